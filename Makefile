@@ -1,0 +1,45 @@
+# The kit's tasks. Everything needs only Go; modules come from the proxy.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+
+GO      ?= go
+OUTPUT  ?= _output
+PKGS    ?= ./...
+
+.PHONY: all test conformance bench cover lint tidy-check replace-block
+
+all: lint test
+
+## test: vet and race-test every package (what CI runs).
+test:
+	$(GO) vet $(PKGS)
+	$(GO) test -race $(PKGS)
+
+## conformance: the project's main job (wired to the conformance suite by its issue).
+conformance:
+	$(GO) test -race ./kri/...
+
+## bench: run the benchmarks with allocation figures.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+## cover: race-test with coverage; writes $(OUTPUT)/cover.out and prints a summary.
+cover:
+	mkdir -p $(OUTPUT)
+	$(GO) test -race -coverprofile=$(OUTPUT)/cover.out $(PKGS)
+	$(GO) tool cover -func=$(OUTPUT)/cover.out | tail -n 1
+
+## lint: gofmt check and go vet.
+lint:
+	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
+	if [ -n "$$unformatted" ]; then echo "not gofmt-formatted:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+## tidy-check: fail if go.mod/go.sum are not tidy.
+tidy-check:
+	$(GO) mod tidy -diff
+
+## replace-block: print the k8s.io replace block a consuming module needs
+## (K8S_VERSION=v1.x.y for another release than the one the kit pins).
+replace-block:
+	@$(GO) run ./hack/replaceblock $(if $(K8S_VERSION),-version $(K8S_VERSION))

@@ -1,0 +1,34 @@
+// Package kri defines KRI, the small interface set through which a node agent
+// in the virtual-kubelet family hands pod and node work to a pluggable
+// provider, and the ReasonCache in which container-start failures are kept.
+//
+// The interfaces use the upstream kubelet runtime types from
+// k8s.io/kubernetes/pkg/kubelet/container, so that a provider speaks the same
+// language as the kubelet's own container runtime layer.
+//
+// The doc comment of every method is its contract: who calls it, when, and
+// what must hold once it has returned. The conformance package checks these
+// contracts against a provider; the fake package implements them in memory.
+//
+// # Calling model
+//
+// A node agent drives a PodProvider the way the kubelet's pod workers drive a
+// container runtime:
+//
+//   - Start is run once, in its own goroutine, for the lifetime of the
+//     provider; Stop ends it.
+//   - For each pod, SyncPod is called with the status that GetPodStatus last
+//     returned, again and again, until the pod's containers are in the desired
+//     state. SyncPod is level-triggered: it compares the pod spec with the
+//     observed status and performs only what is missing.
+//   - To stop a pod, KillPod is called with the running pod built from its
+//     status (pkgcontainer.ConvertPodStatusToRunningPod), then DeletePod once
+//     the pod is gone from the API server.
+//   - Periodically, CleanupPods is called with the desired set of pods so that
+//     the provider can drop what is no longer wanted.
+//
+// All methods may be called concurrently, for different pods and for the same
+// pod; a provider must be safe for concurrent use. Methods that take a context
+// must return promptly (with the context's error or a wrapped form of it) once
+// the context is done.
+package kri
