@@ -1,0 +1,246 @@
+package fake
+
+import (
+	"fmt"
+	"time"
+)
+
+// Always, as a count, makes a scripted fault apply to every call from now on.
+const Always = -1
+
+// Method names a method of kri.PodProvider, for scripted faults and the call
+// log.
+type Method string
+
+// The methods of kri.PodProvider.
+const (
+	MethodSyncPod          Method = "SyncPod"
+	MethodKillPod          Method = "KillPod"
+	MethodDeletePod        Method = "DeletePod"
+	MethodCleanupPods      Method = "CleanupPods"
+	MethodRefreshPodStatus Method = "RefreshPodStatus"
+	MethodGetPodStatus     Method = "GetPodStatus"
+	MethodGetPods          Method = "GetPods"
+	MethodStart            Method = "Start"
+	MethodStop             Method = "Stop"
+)
+
+// faultable lists the methods that return an error and so can be scripted
+// to fail.
+var faultable = map[Method]bool{
+	MethodSyncPod: true, MethodKillPod: true, MethodDeletePod: true, MethodCleanupPods: true,
+	MethodGetPodStatus: true, MethodGetPods: true,
+}
+
+// methodFault makes calls of method (for one pod, or any pod when key is
+// empty) fail with err.
+type methodFault struct {
+	method    Method
+	key       string
+	remaining int // Always: no end
+	err       error
+}
+
+// containerScript is the scripted behaviour of one container.
+type containerScript struct {
+	startFaults []startFault // consumed front to back
+	exit        *scriptedExit
+	latency     time.Duration
+	ignoreTERM  bool
+}
+
+type startFault struct {
+	remaining int
+	err       error
+	message   string
+}
+
+type scriptedExit struct {
+	after time.Duration
+	code  int
+}
+
+type containerKey struct {
+	pod, name string
+}
+
+// scriptBook holds every script; it is guarded by the provider's lock.
+type scriptBook struct {
+	methods    []*methodFault
+	containers map[containerKey]*containerScript
+}
+
+func (b *scriptBook) container(k containerKey) *containerScript {
+	if b.containers == nil {
+		b.containers = map[containerKey]*containerScript{}
+	}
+	s := b.containers[k]
+	if s == nil {
+		s = &containerScript{}
+		b.containers[k] = s
+	}
+	return s
+}
+
+// takeMethodFault consumes one matching fault, pod-specific ones first.
+func (b *scriptBook) takeMethodFault(m Method, key string) error {
+	var match *methodFault
+	for _, f := range b.methods {
+		if f.method != m || f.remaining == 0 || (f.key != "" && f.key != key) {
+			continue
+		}
+		if match == nil || (match.key == "" && f.key != "") {
+			match = f
+		}
+	}
+	if match == nil {
+		return nil
+	}
+	if match.remaining > 0 {
+		match.remaining--
+	}
+	return fmt.Errorf("fake: scripted %s failure: %w", m, match.err)
+}
+
+// takeStartFault consumes one scripted start failure of a container.
+func (s *containerScript) takeStartFault() (startFault, bool) {
+	if s == nil {
+		return startFault{}, false
+	}
+	for len(s.startFaults) > 0 {
+		f := s.startFaults[0]
+		if f.remaining == 0 {
+			s.startFaults = s.startFaults[1:]
+			continue
+		}
+		if f.remaining > 0 {
+			s.startFaults[0].remaining--
+		}
+		return f, true
+	}
+	return startFault{}, false
+}
+
+// ContainerScript scripts one container of one pod. Its methods return the
+// script so that calls chain; they take effect at once, also for a pod that
+// is already running: start faults, exits and latency from the container's
+// next start, IgnoreSIGTERM at the next KillPod.
+type ContainerScript struct {
+	p   *PodProvider
+	key containerKey
+}
+
+// PodScript scripts one pod, named "namespace/name".
+type PodScript struct {
+	p   *PodProvider
+	key string
+}
+
+// Pod returns the script of the pod with the given key ("namespace/name",
+// or just the name for a pod without namespace). The pod need not exist yet.
+func (p *PodProvider) Pod(key string) *PodScript {
+	return &PodScript{p: p, key: key}
+}
+
+// Container returns the script of container name of the pod with the given
+// key. It is short for p.Pod(key).Container(name).
+func (p *PodProvider) Container(key, name string) *ContainerScript {
+	return &ContainerScript{p: p, key: containerKey{pod: key, name: name}}
+}
+
+// Container returns the script of the pod's container name.
+func (s *PodScript) Container(name string) *ContainerScript {
+	return s.p.Container(s.key, name)
+}
+
+// Fail makes the next times calls of method for this pod return an error
+// wrapping err (Always: every call). It applies to SyncPod, KillPod,
+// DeletePod, GetPodStatus, GetPods and CleanupPods; for the last two the pod
+// key is ignored — use PodProvider.Fail. A failing call changes nothing.
+// Scripting another method is an error.
+func (s *PodScript) Fail(method Method, times int, err error) error {
+	return s.p.addMethodFault(method, s.key, times, err)
+}
+
+// Fail makes the next times calls of method, for any pod, return an error
+// wrapping err (Always: every call). Faults scripted for a pod are used
+// before these. Scripting a method that returns no error is an error.
+func (p *PodProvider) Fail(method Method, times int, err error) error {
+	return p.addMethodFault(method, "", times, err)
+}
+
+func (p *PodProvider) addMethodFault(method Method, key string, times int, err error) error {
+	if !faultable[method] {
+		return fmt.Errorf("fake: cannot script %q to fail: only SyncPod, KillPod, DeletePod, CleanupPods, GetPodStatus and GetPods return errors", method)
+	}
+	if times == 0 {
+		return nil
+	}
+	if err == nil {
+		err = fmt.Errorf("injected %s error", method)
+	}
+	if times < 0 {
+		times = Always
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.scripts.methods = append(p.scripts.methods, &methodFault{method: method, key: key, remaining: times, err: err})
+	return nil
+}
+
+// FailStarts makes the next times start attempts of the container fail
+// (Always: every attempt) with err — typically pkgcontainer.ErrRunContainer
+// or an image-pull-like error — and message, as a runtime reports a
+// container it could not start. The failure is recorded in the ReasonCache
+// handed to SyncPod. A nil err means pkgcontainer.ErrRunContainer.
+func (s *ContainerScript) FailStarts(times int, err error, message string) *ContainerScript {
+	if times == 0 {
+		return s
+	}
+	if times < 0 {
+		times = Always
+	}
+	if err == nil {
+		err = errRunContainer
+	}
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	cs := s.p.scripts.container(s.key)
+	cs.startFaults = append(cs.startFaults, startFault{remaining: times, err: err, message: message})
+	return s
+}
+
+// ExitAfter makes every run of the container exit with code after running
+// for d, whatever its command says.
+func (s *ContainerScript) ExitAfter(d time.Duration, code int) *ContainerScript {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	s.p.scripts.container(s.key).exit = &scriptedExit{after: max(d, 0), code: code & 0xff}
+	return s
+}
+
+// StartLatency makes the container stay created for d after each start
+// before it runs; SyncPod does not wait for it.
+func (s *ContainerScript) StartLatency(d time.Duration) *ContainerScript {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	s.p.scripts.container(s.key).latency = max(d, 0)
+	return s
+}
+
+// IgnoreSIGTERM makes the container ignore SIGTERM: KillPod ends it only
+// when the grace period is over, with exit code 137. Unlike the other
+// scripts it applies to a container that is already running, too.
+func (s *ContainerScript) IgnoreSIGTERM() *ContainerScript {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	s.p.scripts.container(s.key).ignoreTERM = true
+	return s
+}
+
+// Reset drops every script of the container.
+func (s *ContainerScript) Reset() {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	delete(s.p.scripts.containers, s.key)
+}

@@ -1,0 +1,188 @@
+package fake
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+	"k8s.io/utils/clock"
+
+	"github.com/kri-kit/testkit/kri"
+)
+
+// RuntimeName is the container runtime type the fake reports in container
+// IDs (pkgcontainer.ContainerID.Type).
+const RuntimeName = "fake"
+
+// maxInstancesPerContainer is how many instances of one container the fake
+// remembers: the current one and the one before it, as a kubelet shows
+// State and LastTerminationState.
+const maxInstancesPerContainer = 2
+
+// maxSandboxes is how many sandboxes of one pod the fake remembers: the
+// current one and the one before it.
+const maxSandboxes = 2
+
+// PodRef names a pod.
+type PodRef struct {
+	UID       types.UID
+	Namespace string
+	Name      string
+}
+
+// Key returns "namespace/name", the key scripts and snapshots use.
+func (r PodRef) Key() string { return podKey(r.Namespace, r.Name) }
+
+func podKey(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+func refOf(pod *v1.Pod) PodRef {
+	if pod == nil {
+		return PodRef{}
+	}
+	return PodRef{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name}
+}
+
+// podState is everything the fake knows of one pod.
+type podState struct {
+	ref       PodRef
+	pod       *v1.Pod // the latest spec handed to SyncPod, a private copy
+	createdAt time.Time
+	// sandboxes, newest first.
+	sandboxes []*sandboxState
+	// containers by name; names keeps first-start order for stable output.
+	containers map[string]*containerHistory
+	names      []string
+	// lastStartErr holds the failure of the latest start of a container, if
+	// it failed, for RefreshPodStatus.
+	lastStartErr map[string]kri.ReasonItem
+}
+
+type sandboxState struct {
+	id        string
+	createdAt time.Time
+	ready     bool
+	attempt   uint32
+}
+
+// activeSandbox returns the newest sandbox if it is ready.
+func (ps *podState) activeSandbox() *sandboxState {
+	if len(ps.sandboxes) > 0 && ps.sandboxes[0].ready {
+		return ps.sandboxes[0]
+	}
+	return nil
+}
+
+// containerHistory holds the instances of one container, oldest first.
+type containerHistory struct {
+	instances []*instance
+}
+
+func (h *containerHistory) current() *instance {
+	if h == nil || len(h.instances) == 0 {
+		return nil
+	}
+	return h.instances[len(h.instances)-1]
+}
+
+func (h *containerHistory) previous() *instance {
+	if h == nil || len(h.instances) < 2 {
+		return nil
+	}
+	return h.instances[len(h.instances)-2]
+}
+
+// instance is one run of a container: what a runtime calls a container.
+type instance struct {
+	id           string
+	name         string
+	init         bool
+	image        string
+	hash         uint64
+	sandboxID    string
+	seq          uint64
+	restartCount int
+
+	state      pkgcontainer.State
+	createdAt  time.Time
+	runningAt  time.Time // when the created container starts running
+	startedAt  time.Time
+	finishedAt time.Time
+	exitCode   int
+	reason     string
+	message    string
+
+	// What the container does on its own.
+	runsForever    bool
+	exitAt         time.Time // when it exits on its own, unless runsForever
+	plannedCode    int
+	ignoresSIGTERM bool
+
+	// Set once KillPod sent SIGTERM to a container that ignores it.
+	terminating bool
+	killAt      time.Time
+
+	timers []clock.Timer
+}
+
+func (in *instance) active() bool {
+	return in.state == pkgcontainer.ContainerStateCreated || in.state == pkgcontainer.ContainerStateRunning
+}
+
+func (in *instance) stopTimers() {
+	for _, t := range in.timers {
+		t.Stop()
+	}
+	in.timers = nil
+}
+
+// advance moves the instance to the state it is in at now, reporting each
+// transition to emit in order.
+func (in *instance) advance(now time.Time, emit func(EventType, *instance)) {
+	if in.state == pkgcontainer.ContainerStateCreated && !in.runningAt.After(now) {
+		in.state = pkgcontainer.ContainerStateRunning
+		in.startedAt = in.runningAt
+		emit(EventContainerStarted, in)
+	}
+	if in.state != pkgcontainer.ContainerStateRunning {
+		return
+	}
+	natural := !in.runsForever && !in.exitAt.After(now)
+	killed := in.terminating && !in.killAt.After(now)
+	switch {
+	case natural && (!killed || !in.exitAt.After(in.killAt)):
+		in.exit(in.exitAt, in.plannedCode)
+	case killed:
+		in.exit(in.killAt, exitCodeSIGKILL)
+	default:
+		return
+	}
+	in.stopTimers()
+	emit(EventContainerExited, in)
+}
+
+// Exit codes of a container ended by a signal: 128 + the signal number.
+const (
+	exitCodeSIGTERM = 128 + 15
+	exitCodeSIGKILL = 128 + 9
+)
+
+func (in *instance) exit(at time.Time, code int) {
+	in.state = pkgcontainer.ContainerStateExited
+	if at.Before(in.startedAt) {
+		at = in.startedAt
+	}
+	in.finishedAt = at
+	in.exitCode = code
+	in.terminating = false
+	if code == 0 {
+		in.reason = "Completed"
+	} else {
+		in.reason = "Error"
+	}
+}

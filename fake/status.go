@@ -1,0 +1,343 @@
+package fake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+)
+
+func (c *core) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+	if pod == nil {
+		return nil, errors.New("fake: GetPodStatus: pod is nil")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("fake: GetPodStatus of pod %q: %w", podKey(pod.Namespace, pod.Name), err)
+	}
+	p := c.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.scripts.takeMethodFault(MethodGetPodStatus, podKey(pod.Namespace, pod.Name)); err != nil {
+		return nil, err
+	}
+	now := p.clock.Now()
+	status := &pkgcontainer.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace, TimeStamp: now}
+	ps := p.pods[pod.UID]
+	if ps == nil {
+		return status, nil
+	}
+	p.advancePod(ps, now)
+	var active string
+	if sb := ps.activeSandbox(); sb != nil {
+		active = sb.id
+	}
+	for _, in := range ps.instancesNewestFirst() {
+		st := in.status()
+		status.ContainerStatuses = append(status.ContainerStatuses, st)
+		if active != "" && in.sandboxID == active {
+			status.ActiveContainerStatuses = append(status.ActiveContainerStatuses, in.status())
+		}
+	}
+	for _, sb := range ps.sandboxes {
+		status.SandboxStatuses = append(status.SandboxStatuses, sb.status(ps.ref))
+	}
+	return status, nil
+}
+
+// instancesNewestFirst lists every remembered container instance of the pod,
+// the most recently created first, as a runtime reports them.
+func (ps *podState) instancesNewestFirst() []*instance {
+	var all []*instance
+	for _, name := range ps.names {
+		all = append(all, ps.containers[name].instances...)
+	}
+	slices.SortFunc(all, func(a, b *instance) int { return int(b.seq) - int(a.seq) })
+	return all
+}
+
+func (in *instance) status() *pkgcontainer.Status {
+	return &pkgcontainer.Status{
+		ID:           pkgcontainer.ContainerID{Type: RuntimeName, ID: in.id},
+		Name:         in.name,
+		State:        in.state,
+		CreatedAt:    in.createdAt,
+		StartedAt:    in.startedAt,
+		FinishedAt:   in.finishedAt,
+		ExitCode:     in.exitCode,
+		Image:        in.image,
+		ImageID:      imageID(in.image),
+		ImageRef:     imageID(in.image),
+		Hash:         in.hash,
+		RestartCount: in.restartCount,
+		Reason:       in.reason,
+		Message:      in.message,
+	}
+}
+
+// imageID is the fake's stand-in for the digest of an image.
+func imageID(image string) string {
+	if image == "" {
+		return ""
+	}
+	return "fake-image://" + image
+}
+
+func (sb *sandboxState) status(ref PodRef) *runtimeapi.PodSandboxStatus {
+	state := runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+	if sb.ready {
+		state = runtimeapi.PodSandboxState_SANDBOX_READY
+	}
+	return &runtimeapi.PodSandboxStatus{
+		Id:        sb.id,
+		State:     state,
+		CreatedAt: sb.createdAt.UnixNano(),
+		Metadata:  &runtimeapi.PodSandboxMetadata{Name: ref.Name, Namespace: ref.Namespace, Uid: string(ref.UID), Attempt: sb.attempt},
+	}
+}
+
+func (c *core) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("fake: GetPods: %w", err)
+	}
+	p := c.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.scripts.takeMethodFault(MethodGetPods, ""); err != nil {
+		return nil, err
+	}
+	now := p.clock.Now()
+	pods := make([]*pkgcontainer.Pod, 0, len(p.pods))
+	for _, ps := range p.pods {
+		p.advancePod(ps, now)
+		out := &pkgcontainer.Pod{
+			ID:        ps.ref.UID,
+			Name:      ps.ref.Name,
+			Namespace: ps.ref.Namespace,
+			CreatedAt: uint64(ps.createdAt.UnixNano()),
+			Timestamp: now,
+		}
+		for _, in := range ps.instancesNewestFirst() {
+			if all || in.state == pkgcontainer.ContainerStateRunning {
+				out.Containers = append(out.Containers, in.container())
+			}
+		}
+		for _, sb := range ps.sandboxes {
+			if all || sb.ready {
+				out.Sandboxes = append(out.Sandboxes, sb.container())
+			}
+		}
+		if all || len(out.Containers) > 0 {
+			pods = append(pods, out)
+		}
+	}
+	slices.SortFunc(pods, func(a, b *pkgcontainer.Pod) int {
+		return strings.Compare(podKey(a.Namespace, a.Name)+"\x00"+string(a.ID), podKey(b.Namespace, b.Name)+"\x00"+string(b.ID))
+	})
+	return pods, nil
+}
+
+func (in *instance) container() *pkgcontainer.Container {
+	return &pkgcontainer.Container{
+		ID:           pkgcontainer.ContainerID{Type: RuntimeName, ID: in.id},
+		Name:         in.name,
+		Image:        in.image,
+		ImageID:      imageID(in.image),
+		ImageRef:     imageID(in.image),
+		Hash:         in.hash,
+		State:        in.state,
+		PodSandboxID: in.sandboxID,
+		CreatedAt:    in.createdAt.UnixNano(),
+	}
+}
+
+func (sb *sandboxState) container() *pkgcontainer.Container {
+	state := pkgcontainer.ContainerStateExited
+	if sb.ready {
+		state = pkgcontainer.ContainerStateRunning
+	}
+	return &pkgcontainer.Container{
+		ID:        pkgcontainer.ContainerID{Type: RuntimeName, ID: sb.id},
+		State:     state,
+		CreatedAt: sb.createdAt.UnixNano(),
+	}
+}
+
+func (c *core) RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus) {
+	if pod == nil || podStatus == nil {
+		return
+	}
+	p := c.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ps := p.pods[pod.UID]
+	if ps == nil {
+		return
+	}
+	p.advancePod(ps, p.clock.Now())
+	initDone := true
+	podStatus.InitContainerStatuses = nil
+	for _, c := range pod.Spec.InitContainers {
+		st := ps.containerStatus(c, "PodInitializing")
+		if st.State.Terminated == nil || st.State.Terminated.ExitCode != 0 {
+			initDone = false
+		}
+		podStatus.InitContainerStatuses = append(podStatus.InitContainerStatuses, st)
+	}
+	waiting := "ContainerCreating"
+	if !initDone {
+		waiting = "PodInitializing"
+	}
+	podStatus.ContainerStatuses = nil
+	for _, c := range pod.Spec.Containers {
+		podStatus.ContainerStatuses = append(podStatus.ContainerStatuses, ps.containerStatus(c, waiting))
+	}
+}
+
+// containerStatus is the API status of container c of the pod; waiting is
+// the reason given for a container that has not run yet.
+func (ps *podState) containerStatus(c v1.Container, waiting string) v1.ContainerStatus {
+	h := ps.containers[c.Name]
+	st := v1.ContainerStatus{Name: c.Name, Image: c.Image}
+	if prev := h.previous(); prev != nil && prev.state == pkgcontainer.ContainerStateExited {
+		st.LastTerminationState.Terminated = prev.terminated()
+	}
+	cur := h.current()
+	if cur != nil {
+		st.ContainerID = (&pkgcontainer.ContainerID{Type: RuntimeName, ID: cur.id}).String()
+		st.ImageID = imageID(cur.image)
+		st.RestartCount = int32(cur.restartCount)
+	}
+	if item, failed := ps.lastStartErr[c.Name]; failed {
+		st.State.Waiting = &v1.ContainerStateWaiting{Reason: item.Err.Error(), Message: item.Message}
+		if cur != nil && cur.state == pkgcontainer.ContainerStateExited {
+			st.LastTerminationState.Terminated = cur.terminated()
+		}
+		return st
+	}
+	started := false
+	switch {
+	case cur == nil || cur.state == pkgcontainer.ContainerStateCreated:
+		st.State.Waiting = &v1.ContainerStateWaiting{Reason: waiting}
+	case cur.state == pkgcontainer.ContainerStateRunning:
+		st.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cur.startedAt)}
+		st.Ready, started = true, true
+	default:
+		st.State.Terminated = cur.terminated()
+	}
+	st.Started = &started
+	return st
+}
+
+func (in *instance) terminated() *v1.ContainerStateTerminated {
+	return &v1.ContainerStateTerminated{
+		ExitCode:    int32(in.exitCode),
+		Reason:      in.reason,
+		Message:     in.message,
+		StartedAt:   metav1.NewTime(in.startedAt),
+		FinishedAt:  metav1.NewTime(in.finishedAt),
+		ContainerID: (&pkgcontainer.ContainerID{Type: RuntimeName, ID: in.id}).String(),
+	}
+}
+
+// PodSnapshot is a copy of the simulated state of one pod.
+type PodSnapshot struct {
+	Pod        PodRef
+	Sandboxes  []SandboxSnapshot   // newest first
+	Containers []ContainerSnapshot // every container of the spec: init containers, then app containers
+}
+
+// SandboxSnapshot is a copy of the state of one sandbox.
+type SandboxSnapshot struct {
+	ID        string
+	Ready     bool
+	Attempt   uint32
+	CreatedAt time.Time
+}
+
+// ContainerSnapshot is a copy of the state of the current instance of one
+// container. ID and State are empty while the container was never created.
+type ContainerSnapshot struct {
+	Name         string
+	ID           string
+	Init         bool
+	State        pkgcontainer.State
+	ExitCode     int
+	RestartCount int
+	CreatedAt    time.Time
+	StartedAt    time.Time
+	FinishedAt   time.Time
+	// Terminating is true while a container that ignores SIGTERM waits for
+	// its grace period to end.
+	Terminating bool
+	// LastStartError is the failure of the latest start attempt, if it
+	// failed (the container may still have an older, exited instance).
+	LastStartError error
+}
+
+// Container returns the snapshot of the named container.
+func (s PodSnapshot) Container(name string) (ContainerSnapshot, bool) {
+	for _, c := range s.Containers {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return ContainerSnapshot{}, false
+}
+
+// Snapshot returns the simulated state of the pod with the given key
+// ("namespace/name"), as of the clock's current time, and whether the fake
+// knows the pod.
+func (p *PodProvider) Snapshot(key string) (PodSnapshot, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ps := p.pods[p.byKey[key]]
+	if ps == nil {
+		return PodSnapshot{}, false
+	}
+	p.advancePod(ps, p.clock.Now())
+	return ps.snapshot(), true
+}
+
+// Snapshots returns the simulated state of every pod the fake knows, sorted
+// by key.
+func (p *PodProvider) Snapshots() []PodSnapshot {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clock.Now()
+	out := make([]PodSnapshot, 0, len(p.pods))
+	for _, ps := range p.pods {
+		p.advancePod(ps, now)
+		out = append(out, ps.snapshot())
+	}
+	slices.SortFunc(out, func(a, b PodSnapshot) int {
+		return strings.Compare(a.Pod.Key()+"\x00"+string(a.Pod.UID), b.Pod.Key()+"\x00"+string(b.Pod.UID))
+	})
+	return out
+}
+
+func (ps *podState) snapshot() PodSnapshot {
+	s := PodSnapshot{Pod: ps.ref}
+	for _, sb := range ps.sandboxes {
+		s.Sandboxes = append(s.Sandboxes, SandboxSnapshot{ID: sb.id, Ready: sb.ready, Attempt: sb.attempt, CreatedAt: sb.createdAt})
+	}
+	spec := ps.pod.Spec
+	for i, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+		cs := ContainerSnapshot{Name: c.Name, Init: i < len(spec.InitContainers)}
+		if in := ps.containers[c.Name].current(); in != nil {
+			cs.ID, cs.State, cs.ExitCode, cs.RestartCount = in.id, in.state, in.exitCode, in.restartCount
+			cs.CreatedAt, cs.StartedAt, cs.FinishedAt, cs.Terminating = in.createdAt, in.startedAt, in.finishedAt, in.terminating
+		}
+		if item, ok := ps.lastStartErr[c.Name]; ok {
+			cs.LastStartError = item.Err
+		}
+		s.Containers = append(s.Containers, cs)
+	}
+	return s
+}
