@@ -154,3 +154,16 @@ func podNames(pods []*pkgcontainer.Pod) []string {
 }
 
 func equalStrings(a, b []string) bool { return slices.Equal(a, b) }
+
+// recv waits up to 10s for the result of a blocking call, so that a broken
+// fake fails the test instead of hanging it.
+func recv(t *testing.T, what string, ch <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not return within 10s", what)
+		return nil
+	}
+}

@@ -193,14 +193,16 @@ func TestInitContainersRunInOrderBeforeApps(t *testing.T) {
 	pod := newPod("web", v1.RestartPolicyAlways, container("app", "sleep", "infinity"))
 	pod.Spec.InitContainers = []v1.Container{container("init-1", "sleep", "5"), container("init-2", "sh", "-c", "sleep 2; exit 0")}
 
-	f.mustSync(pod)
-	st := f.status(pod)
-	if !running(st.FindContainerStatusByName("init-1")) || st.FindContainerStatusByName("init-2") != nil || st.FindContainerStatusByName("app") != nil {
-		t.Fatalf("after the first sync only init-1 may run: %s", describe(st))
+	for range 2 { // a sync while init-1 runs must not move on
+		f.mustSync(pod)
+		st := f.status(pod)
+		if !running(st.FindContainerStatusByName("init-1")) || st.FindContainerStatusByName("init-2") != nil || st.FindContainerStatusByName("app") != nil {
+			t.Fatalf("while init-1 runs nothing else may start: %s", describe(st))
+		}
 	}
 	f.clock.Step(5 * time.Second)
 	f.mustSync(pod)
-	st = f.status(pod)
+	st := f.status(pod)
 	if st.FindContainerStatusByName("init-1").ExitCode != 0 || !running(st.FindContainerStatusByName("init-2")) || st.FindContainerStatusByName("app") != nil {
 		t.Fatalf("after init-1 completed, init-2 must run and app wait: %s", describe(st))
 	}
@@ -248,6 +250,24 @@ func TestFailingInitContainerBlocksApps(t *testing.T) {
 	}
 }
 
+func TestInitContainerThatFailsToStartBlocksApps(t *testing.T) {
+	f := newFixture(t)
+	pod := newPod("web", v1.RestartPolicyAlways, container("app", "sleep", "infinity"))
+	pod.Spec.InitContainers = []v1.Container{container("init", "true"), container("later", "true")}
+	f.p.Container("default/web", "init").FailStarts(1, nil, "no such image")
+	if err := f.sync(pod); !errors.Is(err, pkgcontainer.ErrRunContainer) {
+		t.Fatalf("SyncPod = %v, want ErrRunContainer", err)
+	}
+	st := f.status(pod)
+	if len(st.ContainerStatuses) != 0 {
+		t.Fatalf("containers started after an init container failed to start: %s", describe(st))
+	}
+	f.mustSync(pod)
+	if !running(f.current(pod, "app")) {
+		t.Fatalf("app did not start once init succeeded: %s", describe(f.status(pod)))
+	}
+}
+
 func TestStartFailuresAreRecordedAndCleared(t *testing.T) {
 	f := newFixture(t)
 	errPull := errors.New("ErrImagePull")
@@ -275,6 +295,11 @@ func TestStartFailuresAreRecordedAndCleared(t *testing.T) {
 	f.mustSync(pod)
 	if _, ok := f.rc.Get(pod.UID, "app"); ok {
 		t.Error("a successful start did not clear the ReasonCache entry")
+	}
+	var ps v1.PodStatus
+	f.p.RefreshPodStatus(pod, &ps)
+	if ps.ContainerStatuses[0].State.Running == nil {
+		t.Errorf("RefreshPodStatus after the successful start: %+v, want Running", ps.ContainerStatuses[0].State)
 	}
 	if !running(f.current(pod, "app")) {
 		t.Error("app is not running after the scripted failures ran out")
@@ -324,7 +349,7 @@ func TestKillPod(t *testing.T) {
 				t.Fatal("a container ignoring SIGTERM stopped before the grace period ended")
 			}
 			f.clock.Step(time.Second)
-			if err := <-done; err != nil {
+			if err := recv(t, "KillPod", done); err != nil {
 				t.Fatal(err)
 			}
 			c := f.current(pod, "app")
@@ -355,7 +380,7 @@ func TestKillPod(t *testing.T) {
 		go func() { done <- f.p.KillPod(ctx, pod, running, nil) }()
 		f.waitTerminating(pod, "app")
 		cancel()
-		if err := <-done; !errors.Is(err, context.Canceled) {
+		if err := recv(t, "KillPod", done); !errors.Is(err, context.Canceled) {
 			t.Fatalf("KillPod = %v, want context.Canceled", err)
 		}
 	})
@@ -535,7 +560,7 @@ func TestStartAndStop(t *testing.T) {
 			if len(f.p.Calls(fake.ForMethod(fake.MethodStart))) == 0 {
 				t.Fatal("Stop returned before Start did")
 			}
-			if err := <-done; err != nil {
+			if err := recv(t, "Start", done); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -547,7 +572,7 @@ func TestStartAndStop(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- f.p.Start(ctx) }()
 		cancel()
-		if err := <-done; err != nil {
+		if err := recv(t, "Start after cancel", done); err != nil {
 			t.Fatal(err)
 		}
 		f.p.Stop()

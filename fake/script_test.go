@@ -120,7 +120,7 @@ func TestScriptsCanChangeWhilePodsRun(t *testing.T) {
 	done := f.killAsync(pod, ptr[int64](5))
 	f.waitTerminating(pod, "app")
 	f.clock.Step(5 * time.Second)
-	if err := <-done; err != nil {
+	if err := recv(t, "KillPod", done); err != nil {
 		t.Fatal(err)
 	}
 	if c := f.current(pod, "app"); c.ExitCode != 137 {
