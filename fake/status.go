@@ -113,7 +113,11 @@ func (c *core) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, erro
 		return nil, err
 	}
 	now := p.clock.Now()
-	pods := make([]*pkgcontainer.Pod, 0, len(p.pods))
+	type keyed struct {
+		key string
+		pod *pkgcontainer.Pod
+	}
+	list := make([]keyed, 0, len(p.pods))
 	for _, ps := range p.pods {
 		p.advancePod(ps, now)
 		out := &pkgcontainer.Pod{
@@ -134,12 +138,14 @@ func (c *core) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, erro
 			}
 		}
 		if all || len(out.Containers) > 0 {
-			pods = append(pods, out)
+			list = append(list, keyed{key: ps.ref.Key() + "\x00" + string(ps.ref.UID), pod: out})
 		}
 	}
-	slices.SortFunc(pods, func(a, b *pkgcontainer.Pod) int {
-		return strings.Compare(podKey(a.Namespace, a.Name)+"\x00"+string(a.ID), podKey(b.Namespace, b.Name)+"\x00"+string(b.ID))
-	})
+	slices.SortFunc(list, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	pods := make([]*pkgcontainer.Pod, len(list))
+	for i, k := range list {
+		pods[i] = k.pod
+	}
 	return pods, nil
 }
 

@@ -1,0 +1,119 @@
+package fake_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kri-kit/testkit/fake"
+	"github.com/kri-kit/testkit/kri"
+)
+
+// benchPod returns pod i with three long-running containers.
+func benchPod(i int) *v1.Pod {
+	c := func(name string) v1.Container {
+		return v1.Container{Name: name, Image: "busybox:1.36", Command: []string{"sleep", "infinity"}}
+	}
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: fmt.Sprint("pod-", i), UID: types.UID(fmt.Sprint("uid-", i))},
+		Spec:       v1.PodSpec{RestartPolicy: v1.RestartPolicyAlways, Containers: []v1.Container{c("app"), c("sidecar"), c("proxy")}},
+	}
+}
+
+// populate syncs n pods of three containers each into a new provider.
+func populate(tb testing.TB, n int) (*fake.PodProvider, []*v1.Pod) {
+	tb.Helper()
+	p := fake.NewPodProvider(fake.WithClock(clocktesting.NewFakeClock(t0)), fake.WithCallLogSize(16))
+	rc := kri.NewReasonCache()
+	pods := make([]*v1.Pod, n)
+	for i := range n {
+		pods[i] = benchPod(i)
+		if err := p.SyncPod(context.Background(), pods[i], nil, rc); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return p, pods
+}
+
+// BenchmarkSyncPodSteadyState measures one pod worker round (GetPodStatus
+// then SyncPod) of a running pod, with 1 and with 10,000 other pods known:
+// the cost must depend on the pod's containers, not on the number of pods.
+func BenchmarkSyncPodSteadyState(b *testing.B) {
+	for _, n := range []int{1, 10000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			p, pods := populate(b, n)
+			pod := pods[n/2]
+			rc := kri.NewReasonCache()
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				st, err := p.GetPodStatus(ctx, pod)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := p.SyncPod(ctx, pod, st, rc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkGetPodsAll lists 10,000 pods of three containers each.
+func BenchmarkGetPodsAll(b *testing.B) {
+	p, _ := populate(b, 10000)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		pods, err := p.GetPods(ctx, true)
+		if err != nil || len(pods) != 10000 {
+			b.Fatalf("GetPods(true) = %d pods, %v", len(pods), err)
+		}
+	}
+}
+
+// BenchmarkMemory10000Pods reports the live heap that 10,000 pods of three
+// containers each take (metric MB/10k-pods; the target is under 100).
+func BenchmarkMemory10000Pods(b *testing.B) {
+	b.ReportAllocs()
+	var heapMB float64
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		p, pods := populate(b, 10000)
+		pods = nil
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heapMB = float64(after.HeapAlloc-before.HeapAlloc) / (1 << 20)
+		runtime.KeepAlive(p)
+		_ = pods
+	}
+	b.ReportMetric(heapMB, "MB/10k-pods")
+}
+
+// TestTenThousandPodsFitInMemory checks the memory target once; the figure
+// itself comes from BenchmarkMemory10000Pods.
+func TestTenThousandPodsFitInMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds 10,000 pods")
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	p, _ := populate(t, 10000)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if mb := float64(after.HeapAlloc-before.HeapAlloc) / (1 << 20); mb >= 100 {
+		t.Errorf("10,000 pods × 3 containers take %.1f MB of heap, want < 100", mb)
+	}
+	runtime.KeepAlive(p)
+	_ = time.Second
+}
