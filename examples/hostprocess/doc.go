@@ -1,0 +1,66 @@
+// Package hostprocess is a KRI provider that runs every container of a pod
+// as a child process of the current process. It is the worked example a
+// provider author reads first: small enough to read in one sitting, real
+// enough to be asynchronous (processes exit when they please, signals take
+// time), and complete enough to pass the conformance suite.
+//
+// New returns a Provider (a kri.PodProvider); NewNodeProvider returns a
+// NodeProvider (a kri.NodeProvider) describing this machine.
+//
+// # How a pod maps onto the machine
+//
+//   - Sandbox: there is no isolation to set up. A pod's sandbox is the
+//     directory RootDir/pods/<pod UID>/ plus a record with a random ID, listed
+//     in PodStatus.SandboxStatuses: SANDBOX_READY until KillPod,
+//     SANDBOX_NOTREADY afterwards (a later SyncPod creates a new one).
+//   - Container: each start is one process, started with os/exec from
+//     Command followed by Args (Args alone when Command is empty), in a
+//     process group of its own. Its environment is PATH (Options.Path) plus
+//     the container's Env (plain values); the provider's own environment is
+//     not inherited. As the kubelet does, $(VAR) references to the
+//     container's variables are expanded in Env, Command and Args, and $$
+//     stands for $ (a script wanting the shell's $$ writes $$$$).
+//     It runs in WorkingDir, or in its container directory
+//     RootDir/pods/<uid>/<container>/ when WorkingDir is empty. Stdin is
+//     /dev/null; stdout and stderr go to <restart count>.log in the
+//     container directory. The image is not pulled: Image is only reported.
+//   - Container ID: a random ID per start ("hostprocess://<64 hex digits>"),
+//     stable for the life of that process. The provider keeps the current
+//     and the previous instance of each container (and their logs).
+//   - Start failure: an executable that cannot be found or run creates no
+//     instance. SyncPod reports it to the ReasonCache as a
+//     pkgcontainer.StartContainer result with pkgcontainer.ErrRunContainer
+//     and the exec error, RefreshPodStatus reports the container Waiting
+//     with reason "RunContainerError", and the next SyncPod tries again; a
+//     later successful start clears the failure.
+//   - Exit: one goroutine per process waits for it. The exit code is the
+//     process's, or 128+N after a death by signal N (143 for SIGTERM, 137
+//     for SIGKILL). When the main process exits, what is left of its
+//     process group is killed, as a container's processes die with its init
+//     process.
+//   - Stop: KillPod sends SIGTERM to each container's process group and
+//     SIGKILL once the grace period is over; Provider.Stop sends SIGKILL to
+//     everything still running and reaps it. No process outlives the
+//     provider: besides Stop, a Provider dropped without Stop kills its
+//     processes when it is garbage collected, and every main process is
+//     started with SIGKILL as its parent-death signal, so that it dies with
+//     the provider's process even when that is killed outright (children a
+//     main process started itself are only covered by the first two).
+//
+// # What it does not do
+//
+// No resource limits, no volumes, no probes, no networking (every pod
+// shares the host's network), no user or filesystem isolation, no image, no
+// restart back-off (pacing SyncPod is the agent's job). A process that
+// leaves its process group (setsid, setpgid) escapes the provider. Env
+// valueFrom and envFrom are rejected: there is no API server to read them
+// from.
+//
+// # Using it
+//
+//	p, err := hostprocess.New(hostprocess.Options{RootDir: "/var/lib/hostprocess"})
+//	if err != nil { ... }
+//	defer p.Stop()
+//	go p.Start(ctx)
+//	err = p.SyncPod(ctx, pod, nil, reasonCache) // again and again, as the agent does
+package hostprocess

@@ -1,0 +1,198 @@
+package hostprocess
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+)
+
+func (h *host) killPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	uid := runningPod.ID
+	if uid == "" && pod != nil {
+		uid = pod.UID
+	}
+	if uid == "" || h.lookup(uid) == nil {
+		return nil // unknown pod: nothing runs
+	}
+	grace := gracePeriod(pod, gracePeriodOverride)
+	ps, release, err := h.lockPod(ctx, uid, nil)
+	if err != nil {
+		return fmt.Errorf("kill pod %s: %w", uid, err)
+	}
+	if ps == nil {
+		return nil // deleted while we waited
+	}
+	defer release()
+
+	h.mu.Lock()
+	for _, sb := range ps.sandboxes {
+		sb.ready = false
+	}
+	h.mu.Unlock()
+	if err := h.stopContainers(ctx, ps, grace); err != nil {
+		return fmt.Errorf("kill pod %s: %w", uid, err)
+	}
+	return nil
+}
+
+// gracePeriod is the time KillPod gives a container between SIGTERM and
+// SIGKILL: the override, else the pod's TerminationGracePeriodSeconds, else
+// 30 seconds. Zero or less means SIGKILL at once.
+func gracePeriod(pod *v1.Pod, override *int64) time.Duration {
+	switch {
+	case override != nil:
+		return time.Duration(*override) * time.Second
+	case pod != nil && pod.Spec.TerminationGracePeriodSeconds != nil:
+		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
+	}
+	return defaultGracePeriod
+}
+
+// stopContainers stops every running container of ps: SIGTERM to its
+// process group, SIGKILL when grace is over (at once for grace <= 0). It
+// returns nil once all of them have been reaped, or ctx's error. The caller
+// holds ps's operation lock, so no container starts meanwhile.
+func (h *host) stopContainers(ctx context.Context, ps *podState, grace time.Duration) error {
+	sig := sigTerm
+	if grace <= 0 {
+		sig = sigKill
+	}
+	h.mu.Lock()
+	var running []*instance
+	for _, cs := range ps.containers {
+		for _, inst := range cs.instances {
+			if !inst.exited {
+				running = append(running, inst)
+				h.signalLocked(inst, sig)
+			}
+		}
+	}
+	h.mu.Unlock()
+	if len(running) == 0 {
+		return nil
+	}
+
+	// waitAll waits for every process to be reaped; it reports false when
+	// expired fires first.
+	waitAll := func(expired <-chan time.Time) (bool, error) {
+		for _, inst := range running {
+			select {
+			case <-inst.done:
+			case <-expired:
+				return false, nil
+			case <-ctx.Done():
+				return false, ctx.Err()
+			}
+		}
+		return true, nil
+	}
+	if sig == sigTerm {
+		timer := time.NewTimer(grace)
+		defer timer.Stop()
+		if all, err := waitAll(timer.C); all || err != nil {
+			return err
+		}
+		h.mu.Lock()
+		for _, inst := range running {
+			h.signalLocked(inst, sigKill)
+		}
+		h.mu.Unlock()
+	}
+	_, err := waitAll(nil)
+	return err
+}
+
+func (h *host) deletePod(ctx context.Context, pod *v1.Pod) error {
+	if pod == nil {
+		return fmt.Errorf("%w: nil pod", ErrInvalidPod)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := h.podDir(pod.UID); err != nil {
+		return fmt.Errorf("delete pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	if err := h.forget(ctx, pod.UID); err != nil {
+		return fmt.Errorf("delete pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}
+
+// forget stops the containers of the pod with the given UID, removes its
+// directory and forgets it. An unknown pod is left alone.
+func (h *host) forget(ctx context.Context, uid types.UID) error {
+	ps, release, err := h.lockPod(ctx, uid, nil)
+	if err != nil || ps == nil {
+		return err
+	}
+	defer release()
+	if err := h.stopContainers(ctx, ps, cleanupGracePeriod); err != nil {
+		return err
+	}
+	// Every process has been reaped, so no log file is open any more.
+	if err := os.RemoveAll(ps.dir); err != nil {
+		return err // still known: a later call can retry
+	}
+	h.mu.Lock()
+	ps.deleted = true
+	for _, sb := range ps.sandboxes {
+		sb.ready = false
+	}
+	if h.pods[uid] == ps {
+		delete(h.pods, uid)
+	}
+	h.mu.Unlock()
+	return nil
+}
+
+func (h *host) cleanupPods(ctx context.Context, pods []*v1.Pod, runningPods []*pkgcontainer.Pod, possiblyRunningPods map[types.UID]sets.Empty) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	keep := make(map[types.UID]bool, len(pods)+len(runningPods)+len(possiblyRunningPods))
+	for _, p := range pods {
+		if p != nil {
+			keep[p.UID] = true
+		}
+	}
+	for _, p := range runningPods {
+		if p != nil {
+			keep[p.ID] = true
+		}
+	}
+	for uid := range possiblyRunningPods {
+		keep[uid] = true
+	}
+
+	h.mu.Lock()
+	var orphans []types.UID
+	for uid := range h.pods {
+		if !keep[uid] {
+			orphans = append(orphans, uid)
+		}
+	}
+	h.mu.Unlock()
+
+	errs := make([]error, len(orphans))
+	var wg sync.WaitGroup
+	for i, uid := range orphans {
+		wg.Go(func() {
+			if err := h.forget(ctx, uid); err != nil {
+				errs[i] = fmt.Errorf("remove orphaned pod %s: %w", uid, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,186 @@
+package hostprocess
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/kri"
+)
+
+func (h *host) syncPod(ctx context.Context, pod *v1.Pod, reasonCache *kri.ReasonCache) error {
+	if err := validatePod(pod); err != nil {
+		return err
+	}
+	if reasonCache == nil {
+		return fmt.Errorf("%w: pod %s/%s: nil reasonCache", ErrInvalidPod, pod.Namespace, pod.Name)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := h.podDir(pod.UID); err != nil {
+		return err
+	}
+	ps, release, err := h.lockPod(ctx, pod.UID, pod)
+	if err != nil {
+		return fmt.Errorf("sync pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	defer release()
+
+	h.mu.Lock()
+	ps.name, ps.namespace = pod.Name, pod.Namespace
+	h.mu.Unlock()
+
+	var result pkgcontainer.PodSyncResult
+	err = h.reconcile(ctx, ps, pod, &result)
+	reasonCache.Update(pod.UID, result)
+	err = errors.Join(err, result.Error())
+	if err != nil {
+		return fmt.Errorf("sync pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}
+
+// reconcile performs what is missing for pod, adding to result a
+// StartContainer result for every start it attempts (and a CreatePodSandbox
+// one if the sandbox cannot be made). It returns the errors that end a sync
+// early: ctx done, provider stopped.
+func (h *host) reconcile(ctx context.Context, ps *podState, pod *v1.Pod, result *pkgcontainer.PodSyncResult) error {
+	policy := pod.Spec.RestartPolicy
+	if policy == "" {
+		policy = v1.RestartPolicyAlways
+	}
+
+	h.mu.Lock()
+	sb := ps.currentSandbox()
+	needSandbox := sb == nil || !sb.ready
+	if needSandbox && sb != nil && policy == v1.RestartPolicyNever && ps.hasInstances() {
+		// KillPod stopped a pod that must not restart: it is done.
+		h.mu.Unlock()
+		return nil
+	}
+	h.mu.Unlock()
+	if needSandbox {
+		var err error
+		if sb, err = h.createSandbox(ps, sb); err != nil {
+			r := pkgcontainer.NewSyncResult(pkgcontainer.CreatePodSandbox, pod.Name)
+			r.Fail(pkgcontainer.ErrCreatePodSandbox, err.Error())
+			result.AddSyncResult(r)
+			return nil
+		}
+	}
+
+	// start attempts one start and reports whether it succeeded; a
+	// non-nil error ends the sync (ctx done or provider stopped).
+	start := func(c *v1.Container, sidecar bool) (bool, error) {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		r := pkgcontainer.NewSyncResult(pkgcontainer.StartContainer, c.Name)
+		err := h.startContainer(ps, sb, c, sidecar)
+		if errors.Is(err, ErrStopped) {
+			return false, err
+		}
+		if err != nil {
+			r.Fail(pkgcontainer.ErrRunContainer, err.Error())
+			h.mu.Lock()
+			ps.containers[c.Name].startErr = &kri.ReasonItem{Err: pkgcontainer.ErrRunContainer, Message: err.Error()}
+			h.mu.Unlock()
+		}
+		result.AddSyncResult(r)
+		return err == nil, nil
+	}
+
+	// Init containers, one at a time, in order.
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		h.mu.Lock()
+		cur := ps.containers[c.Name].current()
+		inSandbox := cur != nil && cur.sandboxID == sb.id
+		running := inSandbox && !cur.exited
+		succeeded := inSandbox && cur.exited && cur.exitCode == 0
+		h.mu.Unlock()
+
+		if isSidecar(c) {
+			if running {
+				continue
+			}
+			// A sidecar is (re)started whatever the pod's policy, and
+			// the next init container follows once it runs.
+			if ok, err := start(c, true); !ok {
+				return err
+			}
+			continue
+		}
+		switch {
+		case succeeded:
+			continue
+		case running:
+			return nil // wait for it to finish
+		case inSandbox && policy == v1.RestartPolicyNever:
+			return nil // failed for good: the app containers never start
+		}
+		// Not run yet in this sandbox, or failed and to be retried.
+		_, err := start(c, false)
+		return err
+	}
+
+	// App containers.
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		h.mu.Lock()
+		cur := ps.containers[c.Name].current()
+		want := cur == nil || (cur.exited && shouldRestart(policy, cur.exitCode))
+		h.mu.Unlock()
+		if !want {
+			continue
+		}
+		if _, err := start(c, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createSandbox makes a new sandbox for ps, replacing old (nil for the
+// first), and creates the pod directory.
+func (h *host) createSandbox(ps *podState, old *sandbox) (*sandbox, error) {
+	if err := os.MkdirAll(ps.dir, 0o755); err != nil {
+		return nil, err
+	}
+	sb := &sandbox{id: newID(), ready: true}
+	if old != nil {
+		sb.attempt = old.attempt + 1
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	sb.createdAt = time.Now()
+	ps.sandboxes = append([]*sandbox{sb}, ps.sandboxes...)
+	if len(ps.sandboxes) > 2 {
+		ps.sandboxes = ps.sandboxes[:2:2]
+	}
+	return sb, nil
+}
+
+// isSidecar reports whether c is a restartable init container.
+func isSidecar(c *v1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+}
+
+// shouldRestart reports whether an exited app container with the given
+// exit code is started again under policy.
+func shouldRestart(policy v1.RestartPolicy, exitCode int) bool {
+	switch policy {
+	case v1.RestartPolicyNever:
+		return false
+	case v1.RestartPolicyOnFailure:
+		return exitCode != 0
+	default:
+		return true
+	}
+}
