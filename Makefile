@@ -10,14 +10,22 @@ PKGS    ?= ./...
 
 all: lint test
 
-## test: vet and race-test every package (what CI runs).
+## test: vet and race-test every package (what CI runs), and the example
+## consumer module (testdata/consumer), which gates its own provider on the
+## conformance suite.
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race $(PKGS)
+	cd testdata/consumer && $(GO) vet ./... && $(GO) test -race ./...
 
-## conformance: the project's main job (wired to the conformance suite by its issue).
+## conformance: run the conformance suite against the fake provider; writes
+## the JUnit report $(OUTPUT)/conformance-junit.xml and the human summary
+## $(OUTPUT)/conformance-summary.txt (also printed).
 conformance:
-	$(GO) test -race ./kri/...
+	mkdir -p $(OUTPUT)
+	$(GO) test -race -count=1 -v -run '^TestFakeIsConformant$$' ./conformance/ -args \
+		-ginkgo.junit-report=$(abspath $(OUTPUT))/conformance-junit.xml \
+		-kri.summary=$(abspath $(OUTPUT))/conformance-summary.txt
 
 ## bench: run the benchmarks with allocation figures.
 bench:

@@ -90,6 +90,7 @@ type NodeOption func(*nodeConfig)
 
 type nodeConfig struct {
 	clock        clock.WithDelayedExecution
+	heartbeat    time.Duration
 	interceptors NodeInterceptors
 	capacity     v1.ResourceList
 	allocatable  v1.ResourceList // explicitly set entries only
@@ -114,6 +115,25 @@ func WithNodeClock(c clock.WithDelayedExecution) NodeOption {
 			return
 		}
 		cfg.clock = c
+	}
+}
+
+// DefaultNodeHeartbeatInterval is how old a condition's LastHeartbeatTime
+// must be before RefreshNodeStatus renews it on its own, the kubelet's
+// default node status update frequency.
+const DefaultNodeHeartbeatInterval = 10 * time.Second
+
+// WithNodeHeartbeatInterval sets how old a heartbeat must be before
+// RefreshNodeStatus renews it when nothing else changed (default
+// DefaultNodeHeartbeatInterval; 0 renews on every call the clock moved). A
+// negative interval is an error (see Err); the default is kept.
+func WithNodeHeartbeatInterval(d time.Duration) NodeOption {
+	return func(cfg *nodeConfig) {
+		if d < 0 {
+			cfg.fail("WithNodeHeartbeatInterval", "negative interval %v; keeping %v", d, DefaultNodeHeartbeatInterval)
+			return
+		}
+		cfg.heartbeat = d
 	}
 }
 
@@ -211,9 +231,10 @@ type NodeCalls struct {
 // the clock time at which the fake's condition last changed status (the
 // time of NewNodeProvider for the initial conditions).
 type NodeProvider struct {
-	clock clock.WithDelayedExecution
-	err   error
-	next  nodeNext
+	clock     clock.WithDelayedExecution
+	heartbeat time.Duration
+	err       error
+	next      nodeNext
 
 	mu           sync.Mutex
 	interceptors NodeInterceptors
@@ -267,6 +288,7 @@ type nodePingScript struct {
 func NewNodeProvider(opts ...NodeOption) *NodeProvider {
 	cfg := nodeConfig{
 		clock:       clock.RealClock{},
+		heartbeat:   DefaultNodeHeartbeatInterval,
 		capacity:    nodeDefaultCapacity(),
 		allocatable: v1.ResourceList{},
 		info:        nodeDefaultInfo(),
@@ -290,6 +312,7 @@ func NewNodeProvider(opts ...NodeOption) *NodeProvider {
 	}
 	n := &NodeProvider{
 		clock:        cfg.clock,
+		heartbeat:    cfg.heartbeat,
 		err:          errors.Join(cfg.errs...),
 		interceptors: cfg.interceptors,
 		capacity:     cfg.capacity,
@@ -370,13 +393,14 @@ func (n *NodeProvider) ConfigureNode(ctx context.Context, name string) *v1.Node 
 // equals "1"); every condition the fake manages is added when missing, and
 // otherwise gets the fake's Status (with LastTransitionTime set to the time
 // of the fake's last status change when the status differs), Reason and
-// Message; its LastHeartbeatTime is set to the clock's Now when it differs.
-// Conditions of other types and all other fields are left alone.
+// Message; its LastHeartbeatTime is set to the clock's Now when the
+// condition changed or its heartbeat is at least the heartbeat interval old
+// (WithNodeHeartbeatInterval). Conditions of other types and all other
+// fields are left alone.
 //
 // It returns true exactly when it changed a field; when it returns false,
-// nodeStatus is untouched. So with a clock that does not move and no scripted
-// change, a second call returns false; with a moving clock every call renews
-// the heartbeats and returns true. A done ctx or a nil nodeStatus returns
+// nodeStatus is untouched. So a second call with no scripted change in
+// between returns false unless a heartbeat interval has passed. A done ctx or a nil nodeStatus returns
 // false at once.
 func (n *NodeProvider) RefreshNodeStatus(ctx context.Context, nodeStatus *v1.NodeStatus) bool {
 	n.mu.Lock()
@@ -518,23 +542,26 @@ func (n *NodeProvider) refreshNodeStatus(ctx context.Context, st *v1.NodeStatus)
 			continue
 		}
 		have := &st.Conditions[i]
+		condChanged := false
 		if have.Status != c.Status {
 			have.Status = c.Status
 			have.LastTransitionTime = metav1.NewTime(c.Since)
-			changed = true
+			condChanged = true
 		}
 		if have.Reason != c.Reason {
 			have.Reason = c.Reason
-			changed = true
+			condChanged = true
 		}
 		if have.Message != c.Message {
 			have.Message = c.Message
-			changed = true
+			condChanged = true
 		}
-		if !have.LastHeartbeatTime.Time.Equal(now) {
+		stale := now.Sub(have.LastHeartbeatTime.Time) >= n.heartbeat
+		if (condChanged || stale) && !have.LastHeartbeatTime.Time.Equal(now) {
 			have.LastHeartbeatTime = metav1.NewTime(now)
-			changed = true
+			condChanged = true
 		}
+		changed = changed || condChanged
 	}
 	return changed
 }

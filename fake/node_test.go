@@ -510,6 +510,10 @@ func TestNodeProviderRefreshNodeStatus(t *testing.T) {
 		name:   "configured status, clock not moved: nothing to do",
 		status: configured,
 	}, {
+		name:   "clock moved less than the heartbeat interval: nothing to do",
+		status: configured,
+		act:    func(t *testing.T, e env) { e.clk.Step(fake.DefaultNodeHeartbeatInterval - time.Second) },
+	}, {
 		name:        "clock moved: every heartbeat renewed, nothing else",
 		status:      configured,
 		act:         func(t *testing.T, e env) { e.clk.Step(10 * time.Second) },
@@ -533,11 +537,11 @@ func TestNodeProviderRefreshNodeStatus(t *testing.T) {
 		},
 		wantChanged: true,
 		check: func(t *testing.T, e env, before, after *v1.NodeStatus) {
+			// Only the changed condition gets a new heartbeat: the others
+			// are younger than the heartbeat interval.
 			want := before.DeepCopy()
-			for i := range want.Conditions {
-				want.Conditions[i].LastHeartbeatTime = metav1.NewTime(nodeT0.Add(7 * time.Second))
-			}
 			r := nodeCond(want.Conditions, v1.NodeReady)
+			r.LastHeartbeatTime = metav1.NewTime(nodeT0.Add(7 * time.Second))
 			r.Status, r.Reason, r.Message = v1.ConditionFalse, "NetworkDown", "cni plugin gone"
 			r.LastTransitionTime = metav1.NewTime(nodeT0.Add(5 * time.Second))
 			if diff := cmp.Diff(want, after, nodeQuantityCmp); diff != "" {
@@ -1436,4 +1440,24 @@ func TestNodeProviderNilContext(t *testing.T) {
 	p.SetStatusUpdateCallback(ctx, func(n *v1.Node) { got <- n })
 	p.MarkNotReady("R", "")
 	nodeReceive(t, got)
+}
+
+func TestNodeProviderHeartbeatInterval(t *testing.T) {
+	defer nodeVerifyNoLeaks(t)()
+	clk := clocktesting.NewFakeClock(nodeT0)
+	p := fake.NewNodeProvider(fake.WithNodeClock(clk), fake.WithNodeHeartbeatInterval(0))
+	defer p.Close()
+	st := p.ConfigureNode(context.Background(), "node-a").Status
+	clk.Step(time.Millisecond)
+	if !p.RefreshNodeStatus(context.Background(), &st) {
+		t.Error("interval 0: a moved clock must renew the heartbeats")
+	}
+	if p.RefreshNodeStatus(context.Background(), &st) {
+		t.Error("interval 0: a second call with the clock standing still changed the status")
+	}
+	bad := fake.NewNodeProvider(fake.WithNodeHeartbeatInterval(-time.Second))
+	defer bad.Close()
+	if err := bad.Err(); err == nil || !strings.Contains(err.Error(), "WithNodeHeartbeatInterval") {
+		t.Errorf("Err() = %v, want it to name WithNodeHeartbeatInterval", err)
+	}
 }

@@ -1,0 +1,118 @@
+package conformance
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Level says how binding a spec is. Only MUST specs decide the verdict; a
+// failing SHOULD spec fails the run but is reported as a warning.
+type Level string
+
+// The levels of the specs.
+const (
+	Must   Level = "MUST"
+	Should Level = "SHOULD"
+)
+
+// SpecInfo describes one spec of the suite, as listed in the catalogue
+// (testdata/conformance.yaml of the kit).
+type SpecInfo struct {
+	// ID is stable across releases, e.g. "KRI-POD-001"; the spec's Ginkgo
+	// text starts with it in brackets.
+	ID string
+	// Level is MUST or SHOULD.
+	Level Level
+	// Requirement is the one-line requirement the spec checks.
+	Requirement string
+	// Provider is "pod" or "node": which factory of Config it needs.
+	Provider string
+	// Labels are the spec's Ginkgo labels: the provider, the feature
+	// groups, the level ("must"/"should"), "capability:<name>" for each
+	// capability it needs and "benchmark" for measurements.
+	Labels []string
+	// Capabilities the spec needs; it is skipped when one is undeclared.
+	Capabilities []Capability
+	// Benchmark is true for the latency measurements, which run only when
+	// the label filter asks for them.
+	Benchmark bool
+}
+
+// specDef is one spec: its catalogue entry and its body.
+type specDef struct {
+	id        string
+	level     Level
+	kind      string // "pod" or "node"
+	text      string
+	groups    []string
+	caps      []Capability
+	benchmark bool
+	// noStart: the pod provider is not started before the body runs.
+	noStart bool
+	pod     func(*podEnv)
+	node    func(*nodeEnv)
+}
+
+const (
+	kindPod  = "pod"
+	kindNode = "node"
+
+	labelBenchmark = "benchmark"
+)
+
+// title is the Ginkgo text of the spec.
+func (s *specDef) title() string { return fmt.Sprintf("[%s] %s", s.id, s.text) }
+
+// labels are the Ginkgo labels of the spec, in a fixed order.
+func (s *specDef) labels() []string {
+	l := []string{s.kind}
+	l = append(l, s.groups...)
+	l = append(l, strings.ToLower(string(s.level)))
+	for _, c := range s.caps {
+		l = append(l, c.Label())
+	}
+	if s.benchmark {
+		l = append(l, labelBenchmark)
+	}
+	return l
+}
+
+func (s *specDef) info() SpecInfo {
+	return SpecInfo{
+		ID:           s.id,
+		Level:        s.level,
+		Requirement:  s.text,
+		Provider:     s.kind,
+		Labels:       s.labels(),
+		Capabilities: slices.Clone(s.caps),
+		Benchmark:    s.benchmark,
+	}
+}
+
+// Catalogue returns every spec of the suite, in ID order.
+func Catalogue() []SpecInfo {
+	out := make([]SpecInfo, 0, len(allSpecs()))
+	for _, s := range allSpecs() {
+		out = append(out, s.info())
+	}
+	return out
+}
+
+// allSpecs returns the pod specs, then the benchmarks, then the node specs.
+func allSpecs() []*specDef {
+	all := make([]*specDef, 0, len(podSpecs)+len(benchSpecs)+len(nodeSpecs))
+	all = append(all, podSpecs...)
+	all = append(all, benchSpecs...)
+	all = append(all, nodeSpecs...)
+	return all
+}
+
+func specByID(id string) *specDef {
+	for _, s := range allSpecs() {
+		if s.id == id {
+			return s
+		}
+	}
+	return nil
+}

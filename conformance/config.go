@@ -1,0 +1,393 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kri-kit/testkit/kri"
+)
+
+// ErrNotSupported is the error a provider returns (wrapped or not) from an
+// optional operation it does not implement. The suite turns a spec that hits
+// it into a skip naming the operation. A skipped spec never counts as passed:
+// a MUST spec skipped this way still makes the verdict "not conformant".
+var ErrNotSupported = errors.New("operation not supported by the provider")
+
+// Capability names an optional part of the KRI contract. A spec that needs a
+// capability carries the Ginkgo label "capability:<name>" and is skipped,
+// naming the capability, when Config.Capabilities does not declare it.
+type Capability string
+
+// The capabilities the suite knows.
+const (
+	// CapInitContainers: init containers run one at a time, in order, each
+	// to successful completion before the next and before any app container.
+	CapInitContainers Capability = "init-containers"
+	// CapRestartPolicies: exited containers are restarted exactly as the
+	// pod's RestartPolicy (Always, OnFailure, Never) allows.
+	CapRestartPolicies Capability = "restart-policies"
+	// CapGracePeriod: KillPod gives a container that ignores SIGTERM the
+	// grace period (override, else the pod's) before killing it.
+	CapGracePeriod Capability = "grace-period"
+	// CapStartFailures: a failed container start is reported to the
+	// ReasonCache (and cleared by a later success) and by RefreshPodStatus.
+	CapStartFailures Capability = "start-failures"
+	// CapOrphanCleanup: CleanupPods stops and forgets pods named by none of
+	// its arguments.
+	CapOrphanCleanup Capability = "orphan-cleanup"
+	// CapNodeStatusUpdates: the NodeProvider pushes node changes it notices
+	// through the callback of SetStatusUpdateCallback. Declaring it requires
+	// Config.TriggerNodeStatusUpdate.
+	CapNodeStatusUpdates Capability = "node-status-updates"
+)
+
+// AllCapabilities returns every capability the suite knows, sorted.
+func AllCapabilities() []Capability {
+	return []Capability{
+		CapGracePeriod, CapInitContainers, CapNodeStatusUpdates,
+		CapOrphanCleanup, CapRestartPolicies, CapStartFailures,
+	}
+}
+
+// Label returns the Ginkgo label of the specs that need c:
+// "capability:<name>".
+func (c Capability) Label() string { return "capability:" + string(c) }
+
+// Config describes the provider under test and how to drive it. Only one of
+// the two factories is needed; the specs of the other are skipped.
+type Config struct {
+	// NewPodProvider returns a fresh, unstarted PodProvider. It is called
+	// once per pod spec with a context that is cancelled when the spec has
+	// been cleaned up; the suite runs Start itself and calls Stop at the end
+	// of the spec. nil: the pod specs are skipped.
+	NewPodProvider func(ctx context.Context) (kri.PodProvider, error)
+	// NewNodeProvider returns a fresh NodeProvider, once per node spec, with
+	// a context cancelled when the spec ends. nil: the node specs are
+	// skipped.
+	NewNodeProvider func(ctx context.Context) (kri.NodeProvider, error)
+
+	// Capabilities the provider declares. Specs needing a capability that
+	// is not declared are skipped and do not count against the verdict.
+	Capabilities []Capability
+
+	// Workloads are the containers the suite asks the provider to run.
+	// Unset fields take the defaults of DefaultWorkloads.
+	Workloads Workloads
+
+	// Timeouts bound every wait of the suite. Zero fields take the
+	// defaults of DefaultTimeouts.
+	Timeouts Timeouts
+	// TimeoutScale multiplies every duration of Timeouts (0 means 1). It is
+	// multiplied again by the -kri.timeout-scale flag, so that a slow CI
+	// machine can stretch the suite without a code change.
+	TimeoutScale float64
+
+	// ExpectedFailures lists specs known to fail, by ID ("KRI-POD-012"),
+	// each with the reason. Such a spec is reported as an expected failure
+	// (a skip in Ginkgo's terms) and the verdict is "not conformant"; if it
+	// passes, it fails and asks to be removed from the list.
+	ExpectedFailures map[string]string
+
+	// Parallel allows the specs to run in parallel processes under
+	// 'ginkgo -p'. It needs a factory that returns independent providers
+	// in every process. false (the default) marks every spec Serial.
+	Parallel bool
+
+	// ConcurrentPods is the number of pods the concurrency spec drives at
+	// once (default 8).
+	ConcurrentPods int
+	// BenchmarkPods is the number of pods each benchmark measures
+	// (default 20).
+	BenchmarkPods int
+
+	// Namespace of the pods the suite creates (default "kri-conformance").
+	Namespace string
+	// NodeName is the name the node specs configure (default
+	// "kri-conformance-node").
+	NodeName string
+	// RuntimeName is handed to pkgcontainer.ConvertPodStatusToRunningPod
+	// (default: the Type of the pod's container IDs).
+	RuntimeName string
+
+	// TriggerNodeStatusUpdate makes the NodeProvider notice a node change on
+	// its own (for example mark the node NotReady), so that it pushes the
+	// node to the status callback. Required with CapNodeStatusUpdates.
+	TriggerNodeStatusUpdate func(ctx context.Context, p kri.NodeProvider) error
+
+	// SummaryFile, when set, receives the human summary the suite prints at
+	// the end (the -kri.summary flag overrides it).
+	SummaryFile string
+}
+
+// Workloads are the container templates the suite runs. The defaults use a
+// small command vocabulary that both the fake provider and a real shell
+// understand, so a host-process provider can run them too. Each function
+// returns a container without Name; the suite names it.
+type Workloads struct {
+	// Image of the default containers (default "busybox:1.36").
+	Image string
+	// RunsUntilKilled: a container that runs until it is stopped and exits
+	// on SIGTERM (default: sleep infinity).
+	RunsUntilKilled func() v1.Container
+	// RunsFor: a container that runs for about d, then exits 0 (default:
+	// sh -c "sleep S; exit 0").
+	RunsFor func(d time.Duration) v1.Container
+	// ExitsWithCode: a container that exits with code at once (default:
+	// sh -c "exit N").
+	ExitsWithCode func(code int) v1.Container
+	// FailsToStart: a container whose start fails every time, like a
+	// missing binary (default: /nonexistent/kri-conformance).
+	FailsToStart func() v1.Container
+	// IgnoresSIGTERM: a container that runs until killed and ignores
+	// SIGTERM (default: sh -c "trap '' TERM; sleep infinity").
+	IgnoresSIGTERM func() v1.Container
+	// Pod, when set, adjusts every pod the suite creates (node selector,
+	// runtime class, security context, ...).
+	Pod func(*v1.Pod)
+}
+
+// DefaultImage is the image of the default workloads.
+const DefaultImage = "busybox:1.36"
+
+// DefaultWorkloads returns the default workloads with the given image
+// (DefaultImage when empty).
+func DefaultWorkloads(image string) Workloads {
+	if image == "" {
+		image = DefaultImage
+	}
+	c := func(cmd ...string) v1.Container {
+		return v1.Container{Image: image, Command: cmd, ImagePullPolicy: v1.PullIfNotPresent}
+	}
+	return Workloads{
+		Image:           image,
+		RunsUntilKilled: func() v1.Container { return c("sleep", "infinity") },
+		RunsFor: func(d time.Duration) v1.Container {
+			return c("sh", "-c", "sleep "+seconds(d)+"; exit 0")
+		},
+		ExitsWithCode:  func(code int) v1.Container { return c("sh", "-c", "exit "+strconv.Itoa(code)) },
+		FailsToStart:   func() v1.Container { return c("/nonexistent/kri-conformance") },
+		IgnoresSIGTERM: func() v1.Container { return c("sh", "-c", "trap '' TERM; sleep infinity") },
+	}
+}
+
+// seconds formats d as decimal seconds for sleep ("0.25", "2").
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+}
+
+// Timeouts bound the waits of the suite. Specs use no other durations.
+type Timeouts struct {
+	// Call is how long one provider call may take before the spec fails
+	// with "<Method> did not return within <Call>" (default 30s).
+	Call time.Duration
+	// State is how long the suite waits for a pod or node to reach a
+	// state, syncing it again and again (default 60s).
+	State time.Duration
+	// Poll is the interval between two rounds of such a wait (default
+	// 200ms).
+	Poll time.Duration
+	// Stable is how long a state must hold for checks that something does
+	// not happen: no restart, no duplicate, Start still blocking (default
+	// 2s).
+	Stable time.Duration
+	// ShortRun is how long the short-lived workloads (RunsFor) run
+	// (default 1s).
+	ShortRun time.Duration
+	// GracePeriod is the TerminationGracePeriodSeconds of the pods the
+	// suite creates and the grace period the grace-period specs give a
+	// SIGTERM-ignoring container, rounded up to whole seconds (default 1s).
+	// With CapGracePeriod it must be below Call.
+	GracePeriod time.Duration
+}
+
+// DefaultTimeouts returns the defaults, chosen for real, slow providers.
+func DefaultTimeouts() Timeouts {
+	return Timeouts{
+		Call:        30 * time.Second,
+		State:       60 * time.Second,
+		Poll:        200 * time.Millisecond,
+		Stable:      2 * time.Second,
+		ShortRun:    time.Second,
+		GracePeriod: time.Second,
+	}
+}
+
+// The command-line flags of the suite, registered on flag.CommandLine so that
+// 'go test' parses them next to the -ginkgo.* flags.
+var (
+	flagTimeoutScale = 1.0
+	flagSummary      string
+)
+
+func init() {
+	if flag.CommandLine.Lookup("kri.timeout-scale") == nil {
+		flag.Float64Var(&flagTimeoutScale, "kri.timeout-scale", 1,
+			"multiply every timeout of the KRI conformance suite (on top of Config.TimeoutScale)")
+		flag.StringVar(&flagSummary, "kri.summary", "",
+			"also write the KRI conformance summary to this file")
+	}
+}
+
+// settings is a Config with its defaults applied and its durations scaled.
+type settings struct {
+	cfg       Config
+	w         Workloads
+	t         Timeouts // scaled
+	scale     float64
+	graceSecs int64
+	caps      map[Capability]bool
+}
+
+// validate checks the parts of cfg that do not depend on flags.
+func validate(cfg Config) error {
+	var errs []string
+	if cfg.NewPodProvider == nil && cfg.NewNodeProvider == nil {
+		errs = append(errs, "neither NewPodProvider nor NewNodeProvider is set")
+	}
+	known := AllCapabilities()
+	for _, c := range cfg.Capabilities {
+		if !slices.Contains(known, c) {
+			errs = append(errs, fmt.Sprintf("unknown capability %q (known: %s)", c, capList(known)))
+		}
+	}
+	if slices.Contains(cfg.Capabilities, CapNodeStatusUpdates) && cfg.TriggerNodeStatusUpdate == nil {
+		errs = append(errs, fmt.Sprintf("capability %q needs TriggerNodeStatusUpdate", CapNodeStatusUpdates))
+	}
+	ids := make([]string, 0, len(cfg.ExpectedFailures))
+	for id := range cfg.ExpectedFailures {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if specByID(id) == nil {
+			errs = append(errs, fmt.Sprintf("ExpectedFailures names unknown spec %q", id))
+		} else if strings.TrimSpace(cfg.ExpectedFailures[id]) == "" {
+			errs = append(errs, fmt.Sprintf("ExpectedFailures[%q] gives no reason", id))
+		}
+	}
+	if cfg.TimeoutScale < 0 || math.IsNaN(cfg.TimeoutScale) || math.IsInf(cfg.TimeoutScale, 0) {
+		errs = append(errs, fmt.Sprintf("TimeoutScale %v is not a positive number", cfg.TimeoutScale))
+	}
+	for name, d := range map[string]time.Duration{
+		"Call": cfg.Timeouts.Call, "State": cfg.Timeouts.State, "Poll": cfg.Timeouts.Poll,
+		"Stable": cfg.Timeouts.Stable, "ShortRun": cfg.Timeouts.ShortRun, "GracePeriod": cfg.Timeouts.GracePeriod,
+	} {
+		if d < 0 {
+			errs = append(errs, fmt.Sprintf("Timeouts.%s is negative (%s)", name, d))
+		}
+	}
+	if cfg.ConcurrentPods < 0 || cfg.BenchmarkPods < 0 {
+		errs = append(errs, "ConcurrentPods and BenchmarkPods must not be negative")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid conformance.Config: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// resolve applies defaults and the timeout scale (Config.TimeoutScale times
+// the -kri.timeout-scale flag). Call it once flags are parsed.
+func resolve(cfg Config) (*settings, error) {
+	if err := validate(cfg); err != nil {
+		return nil, err
+	}
+	s := &settings{cfg: cfg, caps: map[Capability]bool{}}
+	for _, c := range cfg.Capabilities {
+		s.caps[c] = true
+	}
+
+	def := DefaultWorkloads(cfg.Workloads.Image)
+	w := cfg.Workloads
+	w.Image = def.Image
+	if w.RunsUntilKilled == nil {
+		w.RunsUntilKilled = def.RunsUntilKilled
+	}
+	if w.RunsFor == nil {
+		w.RunsFor = def.RunsFor
+	}
+	if w.ExitsWithCode == nil {
+		w.ExitsWithCode = def.ExitsWithCode
+	}
+	if w.FailsToStart == nil {
+		w.FailsToStart = def.FailsToStart
+	}
+	if w.IgnoresSIGTERM == nil {
+		w.IgnoresSIGTERM = def.IgnoresSIGTERM
+	}
+	s.w = w
+
+	scale := cfg.TimeoutScale
+	if scale == 0 {
+		scale = 1
+	}
+	if flagTimeoutScale <= 0 || math.IsNaN(flagTimeoutScale) || math.IsInf(flagTimeoutScale, 0) {
+		return nil, fmt.Errorf("-kri.timeout-scale=%v is not a positive number", flagTimeoutScale)
+	}
+	scale *= flagTimeoutScale
+	s.scale = scale
+
+	d := DefaultTimeouts()
+	pick := func(v, def time.Duration) time.Duration {
+		if v == 0 {
+			v = def
+		}
+		return time.Duration(float64(v) * scale)
+	}
+	t := cfg.Timeouts
+	s.t = Timeouts{
+		Call:        pick(t.Call, d.Call),
+		State:       pick(t.State, d.State),
+		Poll:        max(pick(t.Poll, d.Poll), time.Millisecond),
+		Stable:      pick(t.Stable, d.Stable),
+		ShortRun:    max(pick(t.ShortRun, d.ShortRun), time.Millisecond),
+		GracePeriod: pick(t.GracePeriod, d.GracePeriod),
+	}
+	s.graceSecs = max(int64(math.Ceil(s.t.GracePeriod.Seconds())), 1)
+	s.t.GracePeriod = time.Duration(s.graceSecs) * time.Second
+	if s.caps[CapGracePeriod] && s.t.Call <= s.t.GracePeriod {
+		return nil, fmt.Errorf("invalid conformance.Config: with capability %q the call timeout (%s after scaling) must exceed the grace period (%s, whole seconds)", CapGracePeriod, s.t.Call, s.t.GracePeriod)
+	}
+	if s.t.Stable < s.t.Poll {
+		s.t.Stable = s.t.Poll
+	}
+
+	if s.cfg.ConcurrentPods == 0 {
+		s.cfg.ConcurrentPods = 8
+	}
+	if s.cfg.BenchmarkPods == 0 {
+		s.cfg.BenchmarkPods = 20
+	}
+	if s.cfg.Namespace == "" {
+		s.cfg.Namespace = "kri-conformance"
+	}
+	if s.cfg.NodeName == "" {
+		s.cfg.NodeName = "kri-conformance-node"
+	}
+	if flagSummary != "" {
+		s.cfg.SummaryFile = flagSummary
+	}
+	return s, nil
+}
+
+// capList joins capabilities for messages.
+func capList(cs []Capability) string {
+	if len(cs) == 0 {
+		return "none"
+	}
+	ss := make([]string, len(cs))
+	for i, c := range cs {
+		ss[i] = string(c)
+	}
+	sort.Strings(ss)
+	return strings.Join(ss, ", ")
+}

@@ -1,0 +1,89 @@
+// Package conformance is the Ginkgo v2 suite every KRI provider must pass: it
+// checks a kri.PodProvider (PodLifecycleHandler) and a kri.NodeProvider
+// against the contracts in the doc comments of package kri.
+//
+// # Running it
+//
+// From a plain 'go test', call Run once per test binary with one Config that
+// carries both provider factories:
+//
+//	func TestConformance(t *testing.T) {
+//		conformance.Run(t, conformance.Config{
+//			NewPodProvider: func(ctx context.Context) (kri.PodProvider, error) { return myprovider.New(), nil },
+//			Capabilities:   []conformance.Capability{conformance.CapRestartPolicies},
+//		})
+//	}
+//
+// Run calls ginkgo.RunSpecs itself, so the -ginkgo.* flags keep working
+// (-ginkgo.label-filter, -ginkgo.focus, -ginkgo.junit-report, -ginkgo.v), as
+// do the suite's own flags: -kri.timeout-scale=N multiplies every timeout,
+// -kri.summary=FILE writes the summary to FILE. A test package that already
+// has a Ginkgo suite registers the specs at package level with
+// DescribePodProvider and DescribeNodeProvider instead, and calls RunSpecs
+// itself.
+//
+// # How the provider is driven
+//
+// Every spec gets a fresh provider from the Config's factory and drives it the
+// way a kubelet pod worker drives a container runtime: Start runs in its own
+// goroutine; SyncPod is called with the status GetPodStatus last returned,
+// again and again, until the pod reaches the desired state; KillPod gets the
+// running pod built by pkgcontainer.ConvertPodStatusToRunningPod; DeletePod
+// and CleanupPods follow. At the end of the spec (DeferCleanup) the suite
+// kills and deletes the pods it created, calls Stop and cancels the contexts
+// it handed out.
+//
+// Every provider call runs under a deadline (Timeouts.Call, 30s by default):
+// a call that does not return fails the spec with "<Method> did not return
+// within 30s" and the run goes on, its goroutine abandoned; a call that
+// panics fails the spec with the panic value and stack. No spec uses a raw
+// duration: the waits all come from Timeouts, scaled by TimeoutScale and
+// -kri.timeout-scale.
+//
+// The context handed to a factory is cancelled once the spec has been
+// cleaned up: a provider that holds resources beyond Stop releases them then
+// (for example with context.AfterFunc).
+//
+// # Parallel specs
+//
+// With Config.Parallel the specs may run in parallel processes under
+// 'ginkgo -p': each process builds its own providers and the summary is
+// written once, by the first process, from the merged report. Without it
+// every spec is Serial. Within a process the suite is safe for the race
+// detector.
+//
+// # Specs, labels and capabilities
+//
+// Each spec has a stable ID at the start of its text ("[KRI-POD-001] ...")
+// and labels: "pod" or "node", a feature group ("sync", "kill", "cleanup",
+// ...), its level ("must" or "should"), "capability:<name>" for each optional
+// capability it needs, and "benchmark" for the latency measurements, which
+// are left out unless the label filter asks for them. Catalogue lists them
+// all; the kit keeps the same list in testdata/conformance.yaml.
+//
+// A spec needing a Capability the Config does not declare is skipped, naming
+// the capability. A provider may return ErrNotSupported (wrapped or not) from
+// an operation it does not implement: the spec is skipped, naming the
+// operation. Specs a provider is known to fail can be listed in
+// Config.ExpectedFailures while it adopts the suite.
+//
+// # Verdict
+//
+// After the run the suite prints a short summary: the result of every spec
+// (passed, failed, skipped, expected-failure, not-run), the capabilities
+// declared and a verdict. The verdict is "conformant" only when every MUST
+// spec that applies to the configured providers and declared capabilities
+// passed and no expected failure was reported. A skip is never a pass.
+//
+// # Workloads
+//
+// The pods the suite creates use busybox-style containers with a small
+// command vocabulary that both the fake provider and a real shell understand
+// (see DefaultWorkloads); Config.Workloads replaces any of them:
+//
+//	sleep infinity                        runs until killed
+//	sh -c "exit 3"                        exits with code 3 at once
+//	sh -c "sleep 1; exit 0"               runs for a while, then exits 0
+//	sh -c "trap '' TERM; sleep infinity"  ignores SIGTERM
+//	/nonexistent/kri-conformance          fails to start
+package conformance

@@ -1,0 +1,174 @@
+package conformance_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+	"github.com/onsi/gomega"
+
+	"github.com/kri-kit/testkit/conformance"
+)
+
+// Ginkgo runs one suite per process, so every test that needs a suite run of
+// its own (a mutant, a preview of the specs, Run called twice) re-executes
+// this test binary with -test.run=^TestHelper$ and helperEnv saying what to
+// do. The parent reads the JSON report and the summary the child writes.
+
+const (
+	helperMutant   = "mutant:"
+	helperRunTwice = "run-twice"
+	helperPreview  = "preview"
+	helperDescribe = "describe"
+	helperParallel = "parallel"
+)
+
+// extraHelpers are further helper modes, by name, each a Config to run.
+var extraHelpers = map[string]func() conformance.Config{}
+
+// skipInHelper skips a test that must not run in a helper process.
+func skipInHelper(t *testing.T) {
+	t.Helper()
+	if os.Getenv(helperEnv) != "" {
+		t.Skip("helper process")
+	}
+}
+
+// TestHelper is the entry point of the re-executed test binary; it does
+// nothing in a normal run.
+func TestHelper(t *testing.T) {
+	mode := os.Getenv(helperEnv)
+	switch {
+	case mode == "":
+		t.Skip("runs only in a helper process")
+	case strings.HasPrefix(mode, helperMutant):
+		m := mutantNamed(strings.TrimPrefix(mode, helperMutant))
+		if m == nil {
+			t.Fatalf("unknown mutant %q", mode)
+		}
+		conformance.Run(t, m.config())
+	case mode == helperRunTwice:
+		cfg := fakeConfig(nil, nil)
+		conformance.Run(t, cfg)
+		conformance.Run(t, cfg)
+	case mode == helperDescribe:
+		// The registration form: specs registered before RunSpecs, which
+		// the test calls itself; then Run, which must refuse.
+		conformance.DescribePodProvider(fakeConfig(nil, nil))
+		conformance.DescribeNodeProvider(fakeConfig(nil, nil))
+		gomega.RegisterFailHandler(ginkgo.Fail)
+		ginkgo.RunSpecs(t, "describe")
+		conformance.Run(t, fakeConfig(nil, nil))
+	case mode == helperPreview:
+		conformance.Run(t, fakeConfig(nil, nil))
+	case mode == helperParallel:
+		// For 'KRI_CONFORMANCE_HELPER=parallel ginkgo -p ./conformance':
+		// the suite with parallel specs against the fake.
+		cfg := fakeConfig(nil, nil)
+		cfg.Parallel = true
+		conformance.Run(t, cfg)
+	case extraHelpers[mode] != nil:
+		conformance.Run(t, extraHelpers[mode]())
+	default:
+		t.Fatalf("unknown %s %q", helperEnv, mode)
+	}
+}
+
+// helperRun is what a helper process left behind.
+type helperRun struct {
+	output  string // stdout and stderr
+	err     error  // of the process (non-nil when the suite failed)
+	report  *types.Report
+	summary string
+	took    time.Duration
+}
+
+// failedIDs returns the spec IDs the report shows failed (any failure
+// state), sorted as in the catalogue.
+func (r *helperRun) failedIDs() []string {
+	return r.idsIn(types.SpecStateFailureStates)
+}
+
+func (r *helperRun) idsIn(states types.SpecState) []string {
+	var out []string
+	if r.report == nil {
+		return nil
+	}
+	for _, sr := range r.report.SpecReports {
+		if sr.LeafNodeType == types.NodeTypeIt && sr.State.Is(states) {
+			out = append(out, specID(sr.LeafNodeText))
+		}
+	}
+	return sortIDs(out)
+}
+
+// specReport returns the report of spec id.
+func (r *helperRun) specReport(id string) (types.SpecReport, bool) {
+	if r.report != nil {
+		for _, sr := range r.report.SpecReports {
+			if sr.LeafNodeType == types.NodeTypeIt && specID(sr.LeafNodeText) == id {
+				return sr, true
+			}
+		}
+	}
+	return types.SpecReport{}, false
+}
+
+// runHelper re-executes the test binary in mode, with extra flags, bounded
+// by timeout and by t's context; it never outlives t.
+func runHelper(t *testing.T, mode string, timeout time.Duration, flags ...string) *helperRun {
+	t.Helper()
+	dir := t.TempDir()
+	reportFile := filepath.Join(dir, "report.json")
+	summaryFile := filepath.Join(dir, "summary.txt")
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	args := append([]string{
+		"-test.run=^TestHelper$",
+		"-test.count=1",
+		"-test.timeout=" + (timeout + 30*time.Second).String(),
+		"-ginkgo.no-color",
+		"-ginkgo.json-report=" + reportFile,
+		"-kri.summary=" + summaryFile,
+	}, flags...)
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode)
+	cmd.Dir = dir
+	cmd.WaitDelay = 5 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	run := &helperRun{err: cmd.Run()}
+	run.output = out.String()
+	if ctx.Err() != nil {
+		t.Errorf("helper %s did not finish within %s; output:\n%s", mode, timeout, tail(run.output))
+	}
+	if data, err := os.ReadFile(reportFile); err == nil {
+		var reports []types.Report
+		if err := json.Unmarshal(data, &reports); err != nil {
+			t.Errorf("helper %s: reading the Ginkgo JSON report: %v", mode, err)
+		} else if len(reports) == 1 {
+			run.report = &reports[0]
+		}
+	}
+	if data, err := os.ReadFile(summaryFile); err == nil {
+		run.summary = string(data)
+	}
+	return run
+}
+
+// tail returns the end of a long output.
+func tail(s string) string {
+	const max = 6000
+	if len(s) > max {
+		return "...\n" + s[len(s)-max:]
+	}
+	return s
+}

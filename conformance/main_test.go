@@ -1,0 +1,23 @@
+package conformance_test
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package when a test leaves a goroutine behind: the
+// suite stops every provider it starts, and the tests kill every helper
+// process they start. Helper processes are exempt: a mutant that hangs makes
+// the suite abandon the hung call on purpose.
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		os.Exit(m.Run())
+	}
+	goleak.VerifyTestMain(m,
+		// RunSpecs never stops the interrupt handler it starts.
+		goleak.IgnoreTopFunction("github.com/onsi/ginkgo/v2/internal/interrupt_handler.(*InterruptHandler).registerForInterrupts.func1"),
+		goleak.IgnoreTopFunction("github.com/onsi/ginkgo/v2/internal/interrupt_handler.(*InterruptHandler).registerForInterrupts.func2"),
+	)
+}

@@ -1,0 +1,451 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/kri"
+)
+
+func newUID() types.UID { return uuid.NewUUID() }
+
+// stopHung records that Stop hung in a cleanup of this run.
+var stopHung atomic.Bool
+
+// podEnv drives one fresh PodProvider the way a kubelet pod worker does.
+type podEnv struct {
+	*base
+	p  kri.PodProvider
+	rc *kri.ReasonCache
+
+	mu   sync.Mutex
+	pods []*v1.Pod                             // created by the spec, removed at cleanup
+	last map[types.UID]*pkgcontainer.PodStatus // what GetPodStatus last returned
+
+	startCancel context.CancelFunc
+	startDone   chan struct{} // closed once Start has returned
+	startErr    error         // set before startDone is closed
+	startPanic  string        // set before startDone is closed
+}
+
+// newPodEnv builds the provider of the spec, registers its cleanup and,
+// when start is true, runs Start in its own goroutine.
+func newPodEnv(b *base, start bool) *podEnv {
+	e := &podEnv{base: b, rc: kri.NewReasonCache(), last: map[types.UID]*pkgcontainer.PodStatus{}}
+	var p kri.PodProvider
+	var err error
+	b.do("NewPodProvider", func(context.Context) { p, err = b.st.cfg.NewPodProvider(b.ctx) })
+	if err != nil {
+		b.failf("NewPodProvider: %v", err)
+	}
+	if p == nil {
+		b.fail("NewPodProvider returned a nil provider and no error")
+	}
+	e.p = p
+	ginkgo.DeferCleanup(e.cleanup)
+	if start {
+		e.start()
+	}
+	return e
+}
+
+// start runs Start in its own goroutine, as a node agent does.
+func (e *podEnv) start() {
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan struct{})
+	e.startCancel, e.startDone = cancel, done
+	go func() {
+		defer close(done)
+		defer func() {
+			if r := recover(); r != nil {
+				e.startPanic = fmt.Sprintf("Start panicked: %v\n\n%s", r, debug.Stack())
+			}
+		}()
+		e.startErr = e.p.Start(ctx)
+	}()
+}
+
+// cleanup removes the pods of the spec (KillPod with grace 0, DeletePod),
+// stops the provider and cancels Start's context. Problems are noted, not
+// failed: the specs check these calls themselves. Calls that hang are
+// abandoned after the call timeout.
+func (e *podEnv) cleanup() {
+	e.mu.Lock()
+	pods := slices.Clone(e.pods)
+	e.mu.Unlock()
+	zero := int64(0)
+	for _, pod := range pods {
+		running := pkgcontainer.Pod{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
+		var st *pkgcontainer.PodStatus
+		var err error
+		if cerr := e.try("GetPodStatus", func(ctx context.Context) { st, err = e.p.GetPodStatus(ctx, pod) }); cerr != nil {
+			e.note("cleanup: " + firstLine(cerr.Error()))
+		} else if err == nil && st != nil {
+			running = pkgcontainer.ConvertPodStatusToRunningPod(e.runtimeName(st), st)
+		}
+		if cerr := e.try("KillPod", func(ctx context.Context) { err = e.p.KillPod(ctx, pod, running, &zero) }); cerr != nil {
+			e.note("cleanup: " + firstLine(cerr.Error()))
+		} else if err != nil {
+			e.note(fmt.Sprintf("cleanup: KillPod of pod %s: %v", podRef(pod), err))
+		}
+		if cerr := e.try("DeletePod", func(ctx context.Context) { err = e.p.DeletePod(ctx, pod) }); cerr != nil {
+			e.note("cleanup: " + firstLine(cerr.Error()))
+		} else if err != nil {
+			e.note(fmt.Sprintf("cleanup: DeletePod of pod %s: %v", podRef(pod), err))
+		}
+	}
+	// A provider whose Stop hung in an earlier cleanup of this run fails
+	// the Stop specs; later cleanups do not wait the full call timeout again.
+	within := e.st.t.Call
+	if stopHung.Load() {
+		within = e.st.t.Stable
+	}
+	if err := e.tryWithin("Stop", within, func(context.Context) { e.p.Stop() }); err != nil {
+		if ce, ok := err.(*callError); ok && ce.hung {
+			stopHung.Store(true)
+		}
+		e.note("cleanup: " + firstLine(err.Error()))
+	}
+	if e.startCancel != nil {
+		e.startCancel()
+	}
+}
+
+func (e *podEnv) w() Workloads { return e.st.w }
+
+// named gives c its name.
+func named(name string, c v1.Container) v1.Container {
+	c.Name = name
+	return c
+}
+
+// newPod returns a new pod of the spec (unique name and UID, the grace
+// period of the settings) with the given restart policy and app containers,
+// and remembers it for cleanup.
+func (e *podEnv) newPod(name string, policy v1.RestartPolicy, containers ...v1.Container) *v1.Pod {
+	grace := e.st.graceSecs
+	pod := &v1.Pod{
+		TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      strings.ToLower(e.spec.id) + "-" + name + "-" + uniqueSuffix()[:6],
+			Namespace: e.st.cfg.Namespace,
+			UID:       newUID(),
+			Labels:    map[string]string{"kri-conformance/spec": e.spec.id},
+		},
+		Spec: v1.PodSpec{
+			RestartPolicy:                 policy,
+			Containers:                    containers,
+			TerminationGracePeriodSeconds: &grace,
+		},
+	}
+	if e.w().Pod != nil {
+		e.w().Pod(pod)
+	}
+	e.track(pod)
+	return pod
+}
+
+func (e *podEnv) track(pod *v1.Pod) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.pods = append(e.pods, pod)
+}
+
+// runtimeName is what ConvertPodStatusToRunningPod is given.
+func (e *podEnv) runtimeName(st *pkgcontainer.PodStatus) string {
+	if e.st.cfg.RuntimeName != "" {
+		return e.st.cfg.RuntimeName
+	}
+	for _, c := range st.ContainerStatuses {
+		if c != nil && c.ID.Type != "" {
+			return c.ID.Type
+		}
+	}
+	return "kri"
+}
+
+// emptyStatus is the status a pod worker has for a pod it never saw.
+func emptyStatus(pod *v1.Pod) *pkgcontainer.PodStatus {
+	return &pkgcontainer.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
+}
+
+func (e *podEnv) lastStatus(pod *v1.Pod) *pkgcontainer.PodStatus {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if st := e.last[pod.UID]; st != nil {
+		return st
+	}
+	return emptyStatus(pod)
+}
+
+func (e *podEnv) setLast(pod *v1.Pod, st *pkgcontainer.PodStatus) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.last[pod.UID] = st
+}
+
+func podRef(pod *v1.Pod) string {
+	if pod == nil {
+		return "<nil>"
+	}
+	return pod.Namespace + "/" + pod.Name
+}
+
+// --- guarded provider calls: a hang or a panic fails the spec ---
+
+func (e *podEnv) syncPod(pod *v1.Pod, status *pkgcontainer.PodStatus) error {
+	var err error
+	e.do("SyncPod", func(ctx context.Context) { err = e.p.SyncPod(ctx, pod, status, e.rc) })
+	return err
+}
+
+// status returns GetPodStatus of pod; an error, a nil status or one that
+// names another pod fails the spec.
+func (e *podEnv) status(pod *v1.Pod) *pkgcontainer.PodStatus {
+	var st *pkgcontainer.PodStatus
+	var err error
+	e.do("GetPodStatus", func(ctx context.Context) { st, err = e.p.GetPodStatus(ctx, pod) })
+	e.noError("GetPodStatus", err)
+	if st == nil {
+		e.failf("GetPodStatus of pod %s returned a nil status and no error", podRef(pod))
+	}
+	if st.ID != pod.UID || st.Name != pod.Name || st.Namespace != pod.Namespace {
+		e.failf("GetPodStatus of pod %s (UID %s) returned a status for %s/%s (UID %s)",
+			podRef(pod), pod.UID, st.Namespace, st.Name, st.ID)
+	}
+	for _, c := range st.ContainerStatuses {
+		if c == nil {
+			e.failf("GetPodStatus of pod %s returned a nil container status", podRef(pod))
+		}
+	}
+	return st
+}
+
+func (e *podEnv) getPods(all bool) []*pkgcontainer.Pod {
+	var pods []*pkgcontainer.Pod
+	var err error
+	e.do("GetPods", func(ctx context.Context) { pods, err = e.p.GetPods(ctx, all) })
+	e.noError("GetPods", err)
+	return pods
+}
+
+func (e *podEnv) killPod(pod *v1.Pod, running pkgcontainer.Pod, grace *int64) error {
+	var err error
+	e.do("KillPod", func(ctx context.Context) { err = e.p.KillPod(ctx, pod, running, grace) })
+	return err
+}
+
+func (e *podEnv) deletePod(pod *v1.Pod) error {
+	var err error
+	e.do("DeletePod", func(ctx context.Context) { err = e.p.DeletePod(ctx, pod) })
+	return err
+}
+
+func (e *podEnv) cleanupPods(pods []*v1.Pod, running []*pkgcontainer.Pod, possibly map[types.UID]sets.Empty) error {
+	var err error
+	e.do("CleanupPods", func(ctx context.Context) { err = e.p.CleanupPods(ctx, pods, running, possibly) })
+	return err
+}
+
+func (e *podEnv) refresh(pod *v1.Pod, st *v1.PodStatus) {
+	e.do("RefreshPodStatus", func(context.Context) { e.p.RefreshPodStatus(pod, st) })
+}
+
+// --- the pod worker loop ---
+
+// syncOnce is one round of a pod worker: SyncPod with the status
+// GetPodStatus last returned, then GetPodStatus. Unless allowErr, SyncPod
+// must return nil.
+func (e *podEnv) syncOnce(pod *v1.Pod, allowErr bool) *pkgcontainer.PodStatus {
+	err := e.syncPod(pod, e.lastStatus(pod))
+	if err != nil {
+		e.skipIfNotSupported("SyncPod", err)
+		if !allowErr {
+			e.failf("SyncPod of pod %s returned an unexpected error: %v", podRef(pod), err)
+		}
+	}
+	st := e.status(pod)
+	e.setLast(pod, st)
+	return st
+}
+
+// syncUntil repeats syncOnce until cond holds (state timeout). SyncPod must
+// succeed in every round.
+func (e *podEnv) syncUntil(pod *v1.Pod, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) *pkgcontainer.PodStatus {
+	return e.syncUntilOpt(pod, false, desc, cond)
+}
+
+func (e *podEnv) syncUntilOpt(pod *v1.Pod, allowErr bool, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) *pkgcontainer.PodStatus {
+	var st *pkgcontainer.PodStatus
+	e.eventually(fmt.Sprintf("pod %s: %s", podRef(pod), desc), func(g gomega.Gomega) {
+		st = e.syncOnce(pod, allowErr)
+		cond(g, st)
+	})
+	return st
+}
+
+// syncUntilRunning syncs pod until each of its app containers runs.
+func (e *podEnv) syncUntilRunning(pod *v1.Pod) *pkgcontainer.PodStatus {
+	return e.syncUntil(pod, "every app container running", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		for _, c := range pod.Spec.Containers {
+			g.Expect(runningOf(st, c.Name)).NotTo(gomega.BeNil(), "container %q is not running; status: %s", c.Name, describeStatus(st))
+		}
+	})
+}
+
+// holdSync keeps syncing pod for the stable window; cond must hold in every
+// round.
+func (e *podEnv) holdSync(pod *v1.Pod, allowErr bool, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) {
+	e.consistently(fmt.Sprintf("pod %s: %s", podRef(pod), desc), func(g gomega.Gomega) {
+		cond(g, e.syncOnce(pod, allowErr))
+	})
+}
+
+// hold queries pod (no SyncPod) for the stable window; cond must hold.
+func (e *podEnv) hold(pod *v1.Pod, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) {
+	e.consistently(fmt.Sprintf("pod %s: %s", podRef(pod), desc), func(g gomega.Gomega) {
+		cond(g, e.status(pod))
+	})
+}
+
+// runningPod is what a pod worker hands KillPod: the running pod built
+// from the latest status.
+func (e *podEnv) runningPod(pod *v1.Pod) pkgcontainer.Pod {
+	st := e.status(pod)
+	return pkgcontainer.ConvertPodStatusToRunningPod(e.runtimeName(st), st)
+}
+
+// kill calls KillPod with the running pod built from GetPodStatus; it must
+// return nil. It returns how long KillPod took.
+func (e *podEnv) kill(pod *v1.Pod, grace *int64) time.Duration {
+	running := e.runningPod(pod)
+	start := time.Now()
+	err := e.killPod(pod, running, grace)
+	elapsed := time.Since(start)
+	e.noError("KillPod", err)
+	return elapsed
+}
+
+// expectNothingRunning fails when GetPodStatus reports a running container
+// of pod.
+func (e *podEnv) expectNothingRunning(pod *v1.Pod, after string) {
+	st := e.status(pod)
+	for _, c := range st.ContainerStatuses {
+		if c.State == pkgcontainer.ContainerStateRunning {
+			e.failf("%s, container %q (%s) of pod %s is still running; status: %s", after, c.Name, c.ID.String(), podRef(pod), describeStatus(st))
+		}
+	}
+}
+
+// --- reading statuses ---
+
+// instancesOf returns the statuses of the instances of container name.
+func instancesOf(st *pkgcontainer.PodStatus, name string) []*pkgcontainer.Status {
+	var out []*pkgcontainer.Status
+	for _, c := range st.ContainerStatuses {
+		if c.Name == name {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// runningOf returns the running instance of container name, or nil.
+func runningOf(st *pkgcontainer.PodStatus, name string) *pkgcontainer.Status {
+	for _, c := range instancesOf(st, name) {
+		if c.State == pkgcontainer.ContainerStateRunning {
+			return c
+		}
+	}
+	return nil
+}
+
+// exitedOf returns the exited instances of container name.
+func exitedOf(st *pkgcontainer.PodStatus, name string) []*pkgcontainer.Status {
+	var out []*pkgcontainer.Status
+	for _, c := range instancesOf(st, name) {
+		if c.State == pkgcontainer.ContainerStateExited {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// succeededOf returns an instance of container name that exited 0, or nil.
+func succeededOf(st *pkgcontainer.PodStatus, name string) *pkgcontainer.Status {
+	for _, c := range exitedOf(st, name) {
+		if c.ExitCode == 0 {
+			return c
+		}
+	}
+	return nil
+}
+
+// describeStatus renders the containers of st for failure messages.
+func describeStatus(st *pkgcontainer.PodStatus) string {
+	if st == nil {
+		return "<nil>"
+	}
+	if len(st.ContainerStatuses) == 0 {
+		return "no containers"
+	}
+	parts := make([]string, 0, len(st.ContainerStatuses))
+	for _, c := range st.ContainerStatuses {
+		s := fmt.Sprintf("%s[%s %s", c.Name, c.ID.ID, c.State)
+		if c.State == pkgcontainer.ContainerStateExited {
+			s += fmt.Sprintf(" code=%d", c.ExitCode)
+		}
+		parts = append(parts, s+"]")
+	}
+	return strings.Join(parts, " ")
+}
+
+// copyStatus copies st deeply enough to notice a provider mutating it.
+func copyStatus(st *pkgcontainer.PodStatus) *pkgcontainer.PodStatus {
+	if st == nil {
+		return nil
+	}
+	cp := *st
+	cp.IPs = slices.Clone(st.IPs)
+	cp.ContainerStatuses = copyStatuses(st.ContainerStatuses)
+	cp.ActiveContainerStatuses = copyStatuses(st.ActiveContainerStatuses)
+	cp.SandboxStatuses = slices.Clone(st.SandboxStatuses)
+	return &cp
+}
+
+func copyStatuses(in []*pkgcontainer.Status) []*pkgcontainer.Status {
+	if in == nil {
+		return nil
+	}
+	out := make([]*pkgcontainer.Status, len(in))
+	for i, s := range in {
+		if s != nil {
+			c := *s
+			c.Mounts = slices.Clone(s.Mounts)
+			out[i] = &c
+		}
+	}
+	return out
+}
+
+// ctxErrOK reports whether err is what a call with a cancelled context may
+// return: nil (the work was done anyway) or the context's error, wrapped.
+func ctxErrOK(err error) bool {
+	return err == nil || errors.Is(err, context.Canceled)
+}

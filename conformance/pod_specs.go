@@ -1,0 +1,950 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+)
+
+// podSpecs are the specs of the PodLifecycleHandler contract. IDs are stable:
+// never renumber, only append.
+var podSpecs = []*specDef{
+	{id: "KRI-POD-001", level: Must, kind: kindPod, groups: []string{"sync"}, pod: podSyncStartsContainers,
+		text: "SyncPod of a new pod starts every app container, and GetPodStatus reports each running under the pod's UID, name and namespace"},
+	{id: "KRI-POD-002", level: Must, kind: kindPod, groups: []string{"status"}, pod: podStatusOfUnknownPod,
+		text: "GetPodStatus of a pod the provider never saw returns a non-nil status with only ID, name and namespace, and no error"},
+	{id: "KRI-POD-003", level: Must, kind: kindPod, groups: []string{"sync"}, pod: podSyncIsIdempotent,
+		text: "SyncPod is idempotent: syncing a running pod again neither duplicates nor restarts its containers, which keep their IDs"},
+	{id: "KRI-POD-004", level: Must, kind: kindPod, groups: []string{"status"}, pod: podContainerIDs,
+		text: "container IDs are non-empty, unique across containers and pods, and stable while the container runs"},
+	{id: "KRI-POD-005", level: Must, kind: kindPod, groups: []string{"status"}, pod: podGetPods,
+		text: "GetPods(false) lists only pods with a running container, each with only its running containers; GetPods(true) also lists exited containers and their pods"},
+	{id: "KRI-POD-006", level: Must, kind: kindPod, groups: []string{"status"}, pod: podExitedContainer,
+		text: "a container that exits is reported exited with its exit code, and FinishedAt is not before StartedAt"},
+	{id: "KRI-POD-007", level: Must, kind: kindPod, groups: []string{"restart"}, caps: []Capability{CapRestartPolicies}, pod: podRestartNever,
+		text: "with RestartPolicy Never, an exited container is not restarted, whatever its exit code"},
+	{id: "KRI-POD-008", level: Must, kind: kindPod, groups: []string{"restart"}, caps: []Capability{CapRestartPolicies}, pod: podRestartOnFailure,
+		text: "with RestartPolicy OnFailure, a container that exits non-zero is restarted as a new instance and one that exits 0 is not"},
+	{id: "KRI-POD-009", level: Must, kind: kindPod, groups: []string{"restart"}, caps: []Capability{CapRestartPolicies}, pod: podRestartAlways,
+		text: "with RestartPolicy Always, a container that exits 0 is restarted as a new instance"},
+	{id: "KRI-POD-010", level: Must, kind: kindPod, groups: []string{"init"}, caps: []Capability{CapInitContainers}, pod: podInitOrder,
+		text: "init containers run one at a time in spec order, each to successful completion before the next and before any app container"},
+	{id: "KRI-POD-011", level: Must, kind: kindPod, groups: []string{"init"}, caps: []Capability{CapInitContainers}, pod: podInitFailureBlocks,
+		text: "a failed init container (RestartPolicy Never) blocks the later init containers and every app container"},
+	{id: "KRI-POD-012", level: Must, kind: kindPod, groups: []string{"reason-cache"}, caps: []Capability{CapStartFailures}, pod: podStartFailureRecorded,
+		text: "a failed container start makes SyncPod return an error and is recorded in the ReasonCache for that container, with error and message"},
+	{id: "KRI-POD-013", level: Must, kind: kindPod, groups: []string{"reason-cache"}, caps: []Capability{CapStartFailures}, pod: podStartSuccessClears,
+		text: "a later successful start of the container clears its ReasonCache entry"},
+	{id: "KRI-POD-014", level: Must, kind: kindPod, groups: []string{"kill"}, pod: podKillStopsAll,
+		text: "after KillPod returns nil, GetPodStatus reports no running container of the pod"},
+	{id: "KRI-POD-015", level: Must, kind: kindPod, groups: []string{"kill"}, pod: podKillUnknownOrStopped,
+		text: "KillPod of an unknown pod, of a pod whose containers have all exited and of an already killed pod returns nil"},
+	{id: "KRI-POD-016", level: Must, kind: kindPod, groups: []string{"kill"}, caps: []Capability{CapGracePeriod}, pod: podKillGraceZero,
+		text: "KillPod with gracePeriodOverride 0 stops a SIGTERM-ignoring container promptly, without waiting for the pod's grace period"},
+	{id: "KRI-POD-017", level: Must, kind: kindPod, groups: []string{"kill"}, caps: []Capability{CapGracePeriod}, pod: podKillGraceOverride,
+		text: "KillPod with gracePeriodOverride G does not stop a SIGTERM-ignoring container before G, and does not wait for the pod's longer grace period"},
+	{id: "KRI-POD-018", level: Must, kind: kindPod, groups: []string{"kill"}, caps: []Capability{CapGracePeriod}, pod: podKillPodGrace,
+		text: "KillPod without override gives a SIGTERM-ignoring container the pod's TerminationGracePeriodSeconds, not less"},
+	{id: "KRI-POD-019", level: Must, kind: kindPod, groups: []string{"delete"}, pod: podDeleteUnknown,
+		text: "DeletePod of a pod the provider does not know returns nil"},
+	{id: "KRI-POD-020", level: Must, kind: kindPod, groups: []string{"delete"}, pod: podDeleteForgets,
+		text: "a deleted pod, killed or still running, is no longer listed by GetPods(true) and GetPodStatus reports it as unknown"},
+	{id: "KRI-POD-021", level: Must, kind: kindPod, groups: []string{"cleanup"}, pod: podCleanupKeepsDesired,
+		text: "CleanupPods leaves every desired pod running, its containers keeping their IDs"},
+	{id: "KRI-POD-022", level: Must, kind: kindPod, groups: []string{"cleanup"}, pod: podCleanupKeepsPossiblyRunning,
+		text: "CleanupPods leaves pods named only by runningPods or possiblyRunningPods untouched"},
+	{id: "KRI-POD-023", level: Must, kind: kindPod, groups: []string{"cleanup"}, caps: []Capability{CapOrphanCleanup}, pod: podCleanupDropsOrphans,
+		text: "CleanupPods stops and forgets a pod named by none of its arguments (an orphan)"},
+	{id: "KRI-POD-024", level: Must, kind: kindPod, groups: []string{"refresh"}, pod: podRefreshUnknown,
+		text: "RefreshPodStatus leaves the status of a pod the provider does not know unchanged"},
+	{id: "KRI-POD-025", level: Must, kind: kindPod, groups: []string{"refresh"}, pod: podRefreshContainers,
+		text: "RefreshPodStatus names only containers of the pod's spec: Running for a running one, Terminated with its exit code for an exited one"},
+	{id: "KRI-POD-026", level: Must, kind: kindPod, groups: []string{"refresh"}, caps: []Capability{CapStartFailures}, pod: podRefreshWaiting,
+		text: "RefreshPodStatus reports a container whose start failed as Waiting with a reason"},
+	{id: "KRI-POD-027", level: Must, kind: kindPod, groups: []string{"context"}, pod: podCancelledContext,
+		text: "every method called with a cancelled context returns within the call timeout, with nil or the context's error"},
+	{id: "KRI-POD-028", level: Must, kind: kindPod, groups: []string{"concurrency"}, pod: podConcurrentPods,
+		text: "N pods synced (each by two workers at once), queried, killed and deleted concurrently all succeed, without duplicate containers"},
+	{id: "KRI-POD-029", level: Must, kind: kindPod, groups: []string{"lifecycle"}, pod: podStartReturnsOnCancel,
+		text: "Start blocks until its context is cancelled, then returns"},
+	{id: "KRI-POD-030", level: Must, kind: kindPod, groups: []string{"lifecycle"}, pod: podStopEndsStart,
+		text: "Stop ends a running Start and returns once Start has returned"},
+	{id: "KRI-POD-031", level: Should, kind: kindPod, groups: []string{"lifecycle"}, pod: podSecondStop,
+		text: "a second Stop is a harmless no-op"},
+	{id: "KRI-POD-032", level: Must, kind: kindPod, groups: []string{"lifecycle"}, noStart: true, pod: podStopWithoutStart,
+		text: "Stop of a provider whose Start was never called returns at once"},
+	{id: "KRI-POD-033", level: Must, kind: kindPod, groups: []string{"lifecycle"}, noStart: true, pod: podCallsBeforeStart,
+		text: "calls made before Start, and while Start is starting, work"},
+	{id: "KRI-POD-034", level: Must, kind: kindPod, groups: []string{"validation"}, pod: podSyncRejectsBadInput,
+		text: "SyncPod rejects a nil pod, a pod without UID, duplicate container names and a nil ReasonCache with an error, and changes nothing"},
+	{id: "KRI-POD-035", level: Must, kind: kindPod, groups: []string{"ownership"}, pod: podOwnership,
+		text: "the provider does not mutate the pods and statuses handed in, and mutating what it returns does not change its later answers"},
+}
+
+func podSyncStartsContainers(e *podEnv) {
+	pod := e.newPod("web", v1.RestartPolicyAlways,
+		named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
+	e.syncUntilRunning(pod)
+}
+
+func podStatusOfUnknownPod(e *podEnv) {
+	pod := e.newPod("ghost", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	st := e.status(pod) // checks non-nil, ID, name and namespace
+	if len(st.ContainerStatuses) > 0 || len(st.ActiveContainerStatuses) > 0 || len(st.SandboxStatuses) > 0 || len(st.IPs) > 0 {
+		e.failf("GetPodStatus of a pod the provider never saw reports more than ID, name and namespace: containers: %s, sandboxes: %d, IPs: %v",
+			describeStatus(st), len(st.SandboxStatuses), st.IPs)
+	}
+}
+
+func podSyncIsIdempotent(e *podEnv) {
+	pod := e.newPod("steady", v1.RestartPolicyAlways,
+		named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
+	st := e.syncUntilRunning(pod)
+	ids := map[string]pkgcontainer.ContainerID{}
+	for _, c := range pod.Spec.Containers {
+		ids[c.Name] = runningOf(st, c.Name).ID
+	}
+	e.holdSync(pod, false, "one running instance per container, same ID", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		for name, id := range ids {
+			inst := instancesOf(st, name)
+			g.Expect(inst).To(gomega.HaveLen(1), "container %q has %d instances after SyncPod of the running pod: %s", name, len(inst), describeStatus(st))
+			g.Expect(inst[0].ID).To(gomega.Equal(id), "container %q changed its ID from %s: %s", name, id.ID, describeStatus(st))
+			g.Expect(inst[0].State).To(gomega.Equal(pkgcontainer.ContainerStateRunning), "container %q stopped running: %s", name, describeStatus(st))
+		}
+	})
+}
+
+func podContainerIDs(e *podEnv) {
+	pods := []*v1.Pod{
+		e.newPod("ids-a", v1.RestartPolicyAlways, named("one", e.w().RunsUntilKilled()), named("two", e.w().RunsUntilKilled())),
+		e.newPod("ids-b", v1.RestartPolicyAlways, named("one", e.w().RunsUntilKilled()), named("two", e.w().RunsUntilKilled())),
+	}
+	seen := map[string]string{} // container ID -> pod/container
+	want := map[types.UID]map[string]pkgcontainer.ContainerID{}
+	for _, pod := range pods {
+		st := e.syncUntilRunning(pod)
+		want[pod.UID] = map[string]pkgcontainer.ContainerID{}
+		for _, c := range st.ContainerStatuses {
+			where := podRef(pod) + "/" + c.Name
+			if c.ID.ID == "" {
+				e.failf("container %s has an empty ID: %s", where, describeStatus(st))
+			}
+			if other, dup := seen[c.ID.String()]; dup {
+				e.failf("containers %s and %s share the ID %s", other, where, c.ID.String())
+			}
+			seen[c.ID.String()] = where
+			if c.State == pkgcontainer.ContainerStateRunning {
+				want[pod.UID][c.Name] = c.ID
+			}
+		}
+	}
+	e.consistently("container IDs stay the same while the containers run", func(g gomega.Gomega) {
+		for _, pod := range pods {
+			st := e.status(pod)
+			for name, id := range want[pod.UID] {
+				r := runningOf(st, name)
+				g.Expect(r).NotTo(gomega.BeNil(), "container %s/%s stopped running: %s", podRef(pod), name, describeStatus(st))
+				g.Expect(r.ID).To(gomega.Equal(id), "container %s/%s changed its ID while running: %s", podRef(pod), name, describeStatus(st))
+			}
+		}
+	})
+}
+
+func podGetPods(e *podEnv) {
+	mixed := e.newPod("mixed", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(0)))
+	done := e.newPod("done", v1.RestartPolicyNever, named("done", e.w().ExitsWithCode(0)))
+	mixedSt := e.syncUntil(mixed, "run running and done exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		g.Expect(runningOf(st, "run")).NotTo(gomega.BeNil(), "run is not running: %s", describeStatus(st))
+		g.Expect(exitedOf(st, "done")).NotTo(gomega.BeEmpty(), "done has not exited: %s", describeStatus(st))
+	})
+	doneSt := e.syncUntil(done, "done exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		g.Expect(exitedOf(st, "done")).NotTo(gomega.BeEmpty(), "done has not exited: %s", describeStatus(st))
+	})
+
+	find := func(list []*pkgcontainer.Pod, pod *v1.Pod) *pkgcontainer.Pod {
+		for _, p := range list {
+			if p != nil && p.ID == pod.UID {
+				if p.Name != pod.Name || p.Namespace != pod.Namespace {
+					e.failf("GetPods lists UID %s as %s/%s, want %s", pod.UID, p.Namespace, p.Name, podRef(pod))
+				}
+				return p
+			}
+		}
+		return nil
+	}
+	ids := func(p *pkgcontainer.Pod) map[string]string {
+		out := map[string]string{}
+		for _, c := range p.Containers {
+			out[c.ID.String()] = c.Name
+		}
+		return out
+	}
+
+	running := e.getPods(false)
+	if p := find(running, done); p != nil {
+		e.failf("GetPods(false) lists pod %s, none of whose containers runs: %v", podRef(done), ids(p))
+	}
+	p := find(running, mixed)
+	if p == nil {
+		e.failf("GetPods(false) does not list pod %s, whose container run is running", podRef(mixed))
+	}
+	runID := runningOf(mixedSt, "run").ID
+	if got := ids(p); len(got) != 1 || got[runID.String()] != "run" {
+		e.failf("GetPods(false) lists pod %s with containers %v, want only the running one {%s: run}", podRef(mixed), got, runID.String())
+	}
+
+	all := e.getPods(true)
+	for _, c := range []struct {
+		pod *v1.Pod
+		st  *pkgcontainer.PodStatus
+	}{{mixed, mixedSt}, {done, doneSt}} {
+		p := find(all, c.pod)
+		if p == nil {
+			e.failf("GetPods(true) does not list pod %s", podRef(c.pod))
+		}
+		got := ids(p)
+		for _, s := range c.st.ContainerStatuses {
+			if got[s.ID.String()] != s.Name {
+				e.failf("GetPods(true) lists pod %s with containers %v, missing %s (%s, %s)", podRef(c.pod), got, s.Name, s.ID.String(), s.State)
+			}
+		}
+	}
+}
+
+func podExitedContainer(e *podEnv) {
+	pod := e.newPod("exits", v1.RestartPolicyNever, named("three", e.w().ExitsWithCode(3)))
+	st := e.syncUntil(pod, "container three exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		g.Expect(exitedOf(st, "three")).NotTo(gomega.BeEmpty(), "three has not exited: %s", describeStatus(st))
+	})
+	c := exitedOf(st, "three")[0]
+	switch {
+	case c.ExitCode != 3:
+		e.failf("container three exited with code %d, want 3", c.ExitCode)
+	case c.StartedAt.IsZero() || c.FinishedAt.IsZero():
+		e.failf("exited container three has StartedAt %v and FinishedAt %v, want both set", c.StartedAt, c.FinishedAt)
+	case c.FinishedAt.Before(c.StartedAt):
+		e.failf("exited container three has FinishedAt %v before StartedAt %v", c.FinishedAt, c.StartedAt)
+	}
+}
+
+// bothExited waits until containers ok and bad have exited.
+func bothExited(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	for _, name := range []string{"ok", "bad"} {
+		g.Expect(exitedOf(st, name)).NotTo(gomega.BeEmpty(), "%s has not exited: %s", name, describeStatus(st))
+	}
+}
+
+func podRestartNever(e *podEnv) {
+	pod := e.newPod("never", v1.RestartPolicyNever, named("ok", e.w().ExitsWithCode(0)), named("bad", e.w().ExitsWithCode(3)))
+	e.syncUntil(pod, "ok and bad exited", bothExited)
+	e.holdSync(pod, false, "no container restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		for _, name := range []string{"ok", "bad"} {
+			g.Expect(instancesOf(st, name)).To(gomega.HaveLen(1), "container %s was restarted under RestartPolicy Never: %s", name, describeStatus(st))
+		}
+	})
+}
+
+// restartedOf reports whether container name has two instances with
+// distinct IDs.
+func restartedOf(g gomega.Gomega, st *pkgcontainer.PodStatus, name string) {
+	inst := instancesOf(st, name)
+	g.Expect(len(inst)).To(gomega.BeNumerically(">=", 2), "container %s was not restarted: %s", name, describeStatus(st))
+	g.Expect(inst[0].ID).NotTo(gomega.Equal(inst[1].ID), "the restarted container %s kept its ID: %s", name, describeStatus(st))
+}
+
+func podRestartOnFailure(e *podEnv) {
+	pod := e.newPod("onfailure", v1.RestartPolicyOnFailure, named("ok", e.w().ExitsWithCode(0)), named("bad", e.w().ExitsWithCode(3)))
+	e.syncUntil(pod, "bad restarted and ok exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		bothExited(g, st)
+		restartedOf(g, st, "bad")
+	})
+	e.holdSync(pod, false, "ok not restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		g.Expect(instancesOf(st, "ok")).To(gomega.HaveLen(1), "container ok exited 0 and was restarted under RestartPolicy OnFailure: %s", describeStatus(st))
+	})
+}
+
+func podRestartAlways(e *podEnv) {
+	pod := e.newPod("always", v1.RestartPolicyAlways, named("ok", e.w().ExitsWithCode(0)))
+	e.syncUntil(pod, "ok exited and restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		g.Expect(succeededOf(st, "ok")).NotTo(gomega.BeNil(), "ok has not exited 0: %s", describeStatus(st))
+		restartedOf(g, st, "ok")
+	})
+}
+
+func podInitOrder(e *podEnv) {
+	pod := e.newPod("init", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	pod.Spec.InitContainers = []v1.Container{
+		named("first", e.w().RunsFor(e.st.t.ShortRun)),
+		named("second", e.w().RunsFor(e.st.t.ShortRun)),
+	}
+	// Every round checks the order so far; a violation fails at once.
+	check := func(st *pkgcontainer.PodStatus) {
+		order := []string{"first", "second", "app"}
+		for i := 1; i < len(order); i++ {
+			later := instancesOf(st, order[i])
+			if len(later) == 0 {
+				continue
+			}
+			for _, prev := range order[:i] {
+				done := succeededOf(st, prev)
+				if done == nil {
+					e.failf("container %s was created before init container %s completed successfully: %s", order[i], prev, describeStatus(st))
+				}
+				for _, l := range later {
+					if !l.StartedAt.IsZero() && l.StartedAt.Before(done.FinishedAt) {
+						e.failf("container %s started at %v, before init container %s finished at %v",
+							order[i], l.StartedAt.Format(time.RFC3339Nano), prev, done.FinishedAt.Format(time.RFC3339Nano))
+					}
+				}
+			}
+		}
+	}
+	e.syncUntil(pod, "init containers completed and app running", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		check(st)
+		g.Expect(runningOf(st, "app")).NotTo(gomega.BeNil(), "app is not running: %s", describeStatus(st))
+	})
+}
+
+func podInitFailureBlocks(e *podEnv) {
+	pod := e.newPod("initfail", v1.RestartPolicyNever, named("app", e.w().RunsUntilKilled()))
+	pod.Spec.InitContainers = []v1.Container{
+		named("first", e.w().ExitsWithCode(1)),
+		named("second", e.w().ExitsWithCode(0)),
+	}
+	blocked := func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		for _, name := range []string{"second", "app"} {
+			g.Expect(instancesOf(st, name)).To(gomega.BeEmpty(), "container %s was created although init container first failed: %s", name, describeStatus(st))
+		}
+	}
+	e.syncUntilOpt(pod, true, "init container first exited 1", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		blocked(g, st)
+		var codes []int
+		for _, c := range exitedOf(st, "first") {
+			codes = append(codes, c.ExitCode)
+		}
+		g.Expect(codes).To(gomega.ContainElement(1), "first has not exited 1: %s", describeStatus(st))
+	})
+	e.holdSync(pod, true, "later containers blocked", blocked)
+}
+
+// failStart syncs pod, whose container "app" fails to start, until SyncPod
+// returns an error and the ReasonCache holds the failure.
+func (e *podEnv) failStart(pod *v1.Pod) {
+	e.eventually(fmt.Sprintf("pod %s: the failed start of app reported", podRef(pod)), func(g gomega.Gomega) {
+		err := e.syncPod(pod, e.lastStatus(pod))
+		if err != nil {
+			e.skipIfNotSupported("SyncPod", err)
+		}
+		st := e.status(pod)
+		e.setLast(pod, st)
+		g.Expect(runningOf(st, "app")).To(gomega.BeNil(), "container app runs although its executable is missing: %s", describeStatus(st))
+		g.Expect(err).To(gomega.HaveOccurred(), "SyncPod returned nil although container app failed to start")
+		item, ok := e.rc.Get(pod.UID, "app")
+		g.Expect(ok).To(gomega.BeTrue(), "the ReasonCache has no entry for container app after its start failed")
+		g.Expect(item.Err).To(gomega.HaveOccurred(), "the ReasonCache entry of app has no error")
+		g.Expect(item.Message).NotTo(gomega.BeEmpty(), "the ReasonCache entry of app has no message")
+	})
+}
+
+func podStartFailureRecorded(e *podEnv) {
+	pod := e.newPod("badstart", v1.RestartPolicyAlways, named("app", e.w().FailsToStart()))
+	e.failStart(pod)
+}
+
+func podStartSuccessClears(e *podEnv) {
+	pod := e.newPod("recovers", v1.RestartPolicyAlways, named("app", e.w().FailsToStart()))
+	e.failStart(pod)
+	fixed := pod.DeepCopy()
+	fixed.Spec.Containers[0] = named("app", e.w().RunsUntilKilled())
+	e.syncUntilRunning(fixed)
+	if item, ok := e.rc.Get(pod.UID, "app"); ok {
+		e.failf("container app started successfully but its ReasonCache entry is still there: %v: %s", item.Err, item.Message)
+	}
+}
+
+func podKillStopsAll(e *podEnv) {
+	pod := e.newPod("kill", v1.RestartPolicyAlways,
+		named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
+	e.syncUntilRunning(pod)
+	e.kill(pod, nil)
+	e.expectNothingRunning(pod, "after KillPod returned nil")
+}
+
+func podKillUnknownOrStopped(e *podEnv) {
+	unknown := e.newPod("unknown", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	err := e.killPod(unknown, pkgcontainer.Pod{ID: unknown.UID, Name: unknown.Name, Namespace: unknown.Namespace}, nil)
+	e.expectNil("KillPod", err, "KillPod of a pod the provider does not know")
+
+	exited := e.newPod("exited", v1.RestartPolicyNever, named("done", e.w().ExitsWithCode(0)))
+	e.syncUntil(exited, "done exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		g.Expect(exitedOf(st, "done")).NotTo(gomega.BeEmpty(), "done has not exited: %s", describeStatus(st))
+	})
+	e.expectNil("KillPod", e.killPod(exited, e.runningPod(exited), nil), "KillPod of a pod whose containers have all exited")
+
+	twice := e.newPod("twice", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	e.syncUntilRunning(twice)
+	stale := e.runningPod(twice)
+	e.expectNil("KillPod", e.killPod(twice, stale, nil), "KillPod of a running pod")
+	e.expectNil("KillPod", e.killPod(twice, stale, nil), "KillPod of an already killed pod (same running pod as before)")
+}
+
+func (e *podEnv) stubbornPod(name string, graceSecs int64) *v1.Pod {
+	pod := e.newPod(name, v1.RestartPolicyAlways, named("stubborn", e.w().IgnoresSIGTERM()))
+	pod.Spec.TerminationGracePeriodSeconds = &graceSecs
+	e.syncUntilRunning(pod)
+	return pod
+}
+
+func podKillGraceZero(e *podEnv) {
+	pod := e.stubbornPod("grace0", 3*e.st.graceSecs)
+	zero := int64(0)
+	elapsed := e.kill(pod, &zero)
+	if elapsed >= e.st.t.GracePeriod {
+		e.failf("KillPod with gracePeriodOverride 0 took %s: a grace period of 0 kills at once (the pod's own is %ds)", elapsed, 3*e.st.graceSecs)
+	}
+	e.expectNothingRunning(pod, "after KillPod with gracePeriodOverride 0 returned nil")
+}
+
+// killObserved runs KillPod of the stubborn pod with override and checks,
+// while it runs, that the container is still running halfway through the
+// grace period G. It returns how long KillPod took.
+func (e *podEnv) killObserved(pod *v1.Pod, override *int64) time.Duration {
+	running := e.runningPod(pod)
+	var killErr error
+	callErr := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		callErr <- e.try("KillPod", func(ctx context.Context) { killErr = e.p.KillPod(ctx, pod, running, override) })
+	}()
+	grace := e.st.t.GracePeriod
+	time.Sleep(grace / 2)
+	mid := e.status(pod)
+	if time.Since(start) < grace { // the answer is from within the grace period
+		if runningOf(mid, "stubborn") == nil {
+			e.failf("the SIGTERM-ignoring container stopped within %s of KillPod, before the grace period of %s: %s",
+				grace/2, grace, describeStatus(mid))
+		}
+	}
+	if err := <-callErr; err != nil {
+		e.fail(err.Error())
+	}
+	elapsed := time.Since(start)
+	e.noError("KillPod", killErr)
+	if elapsed < grace {
+		e.failf("KillPod returned after %s, before the grace period of %s was over", elapsed, grace)
+	}
+	return elapsed
+}
+
+func podKillGraceOverride(e *podEnv) {
+	long := 3 * e.st.graceSecs
+	pod := e.stubbornPod("graceG", long)
+	g := e.st.graceSecs
+	elapsed := e.killObserved(pod, &g)
+	if elapsed >= time.Duration(long)*time.Second {
+		e.failf("KillPod with gracePeriodOverride %ds took %s: it waited for the pod's grace period of %ds", g, elapsed, long)
+	}
+	e.expectNothingRunning(pod, "after KillPod returned nil")
+}
+
+func podKillPodGrace(e *podEnv) {
+	pod := e.stubbornPod("podgrace", e.st.graceSecs)
+	e.killObserved(pod, nil)
+	e.expectNothingRunning(pod, "after KillPod returned nil")
+}
+
+func podDeleteUnknown(e *podEnv) {
+	pod := e.newPod("unknown", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	e.expectNil("DeletePod", e.deletePod(pod), "DeletePod of a pod the provider does not know")
+}
+
+func podDeleteForgets(e *podEnv) {
+	killed := e.newPod("killed", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	live := e.newPod("live", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	e.syncUntilRunning(killed)
+	e.syncUntilRunning(live)
+	e.kill(killed, nil)
+	for _, pod := range []*v1.Pod{killed, live} {
+		e.noError("DeletePod", e.deletePod(pod))
+	}
+	all := e.getPods(true)
+	for _, pod := range []*v1.Pod{killed, live} {
+		for _, p := range all {
+			if p != nil && p.ID == pod.UID {
+				e.failf("GetPods(true) still lists the deleted pod %s", podRef(pod))
+			}
+		}
+		st := e.status(pod)
+		if len(st.ContainerStatuses) > 0 || len(st.SandboxStatuses) > 0 {
+			e.failf("GetPodStatus of the deleted pod %s still reports containers or sandboxes: %s", podRef(pod), describeStatus(st))
+		}
+	}
+}
+
+// runningIDs returns the IDs of the running containers of pod, by name.
+func (e *podEnv) runningIDs(pod *v1.Pod) map[string]pkgcontainer.ContainerID {
+	st := e.status(pod)
+	out := map[string]pkgcontainer.ContainerID{}
+	for _, c := range pod.Spec.Containers {
+		if r := runningOf(st, c.Name); r != nil {
+			out[c.Name] = r.ID
+		}
+	}
+	return out
+}
+
+// holdRunning checks for the stable window that every pod keeps running the
+// same containers (no SyncPod in between).
+func (e *podEnv) holdRunning(desc string, pods ...*v1.Pod) {
+	want := map[types.UID]map[string]pkgcontainer.ContainerID{}
+	for _, pod := range pods {
+		want[pod.UID] = e.runningIDs(pod)
+	}
+	e.consistently(desc, func(g gomega.Gomega) {
+		for _, pod := range pods {
+			st := e.status(pod)
+			for name, id := range want[pod.UID] {
+				r := runningOf(st, name)
+				g.Expect(r).NotTo(gomega.BeNil(), "container %s/%s was stopped: %s", podRef(pod), name, describeStatus(st))
+				g.Expect(r.ID).To(gomega.Equal(id), "container %s/%s was replaced: %s", podRef(pod), name, describeStatus(st))
+			}
+		}
+	})
+}
+
+func (e *podEnv) twoRunningPods() (*v1.Pod, *v1.Pod) {
+	a := e.newPod("a", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	b := e.newPod("b", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	e.syncUntilRunning(a)
+	e.syncUntilRunning(b)
+	return a, b
+}
+
+func podCleanupKeepsDesired(e *podEnv) {
+	a, b := e.twoRunningPods()
+	before := map[types.UID]map[string]pkgcontainer.ContainerID{a.UID: e.runningIDs(a), b.UID: e.runningIDs(b)}
+	e.noError("CleanupPods", e.cleanupPods([]*v1.Pod{a, b}, nil, nil))
+	for _, pod := range []*v1.Pod{a, b} {
+		if got := e.runningIDs(pod); !reflect.DeepEqual(got, before[pod.UID]) {
+			e.failf("after CleanupPods named pod %s as desired, its running containers changed from %v to %v", podRef(pod), before[pod.UID], got)
+		}
+	}
+	e.holdRunning("desired pods keep running after CleanupPods", a, b)
+}
+
+func podCleanupKeepsPossiblyRunning(e *podEnv) {
+	a, b := e.twoRunningPods()
+	before := map[types.UID]map[string]pkgcontainer.ContainerID{a.UID: e.runningIDs(a), b.UID: e.runningIDs(b)}
+	ra := e.runningPod(a)
+	e.noError("CleanupPods", e.cleanupPods(nil, []*pkgcontainer.Pod{&ra}, map[types.UID]sets.Empty{b.UID: {}}))
+	for _, pod := range []*v1.Pod{a, b} {
+		if got := e.runningIDs(pod); !reflect.DeepEqual(got, before[pod.UID]) {
+			e.failf("after CleanupPods named pod %s in runningPods or possiblyRunningPods, its running containers changed from %v to %v", podRef(pod), before[pod.UID], got)
+		}
+	}
+	e.holdRunning("pods named by runningPods and possiblyRunningPods keep running", a, b)
+}
+
+func podCleanupDropsOrphans(e *podEnv) {
+	orphan, desired := e.twoRunningPods()
+	e.noError("CleanupPods", e.cleanupPods([]*v1.Pod{desired}, nil, nil))
+	e.eventually(fmt.Sprintf("orphan pod %s stopped and forgotten", podRef(orphan)), func(g gomega.Gomega) {
+		for _, p := range e.getPods(true) {
+			g.Expect(p.ID).NotTo(gomega.Equal(orphan.UID), "GetPods(true) still lists the orphan pod %s", podRef(orphan))
+		}
+		st := e.status(orphan)
+		g.Expect(st.ContainerStatuses).To(gomega.BeEmpty(), "GetPodStatus of the orphan pod %s still reports containers: %s", podRef(orphan), describeStatus(st))
+	})
+}
+
+func podRefreshUnknown(e *podEnv) {
+	pod := e.newPod("unknown", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	in := v1.PodStatus{
+		Phase:   v1.PodPending,
+		Message: "set by the caller",
+		ContainerStatuses: []v1.ContainerStatus{{
+			Name:  "app",
+			State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "KRIConformanceSentinel"}},
+		}},
+	}
+	want := in.DeepCopy()
+	e.refresh(pod, &in)
+	if !reflect.DeepEqual(&in, want) {
+		e.failf("RefreshPodStatus changed the status of a pod the provider does not know:\nbefore: %+v\nafter:  %+v", *want, in)
+	}
+}
+
+func podRefreshContainers(e *podEnv) {
+	pod := e.newPod("refresh", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(3)))
+	e.syncUntil(pod, "run running and done exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		g.Expect(runningOf(st, "run")).NotTo(gomega.BeNil(), "run is not running: %s", describeStatus(st))
+		g.Expect(exitedOf(st, "done")).NotTo(gomega.BeEmpty(), "done has not exited: %s", describeStatus(st))
+	})
+	var ps v1.PodStatus
+	e.refresh(pod, &ps)
+	if len(ps.InitContainerStatuses) > 0 {
+		e.failf("RefreshPodStatus reports init containers %v for a pod without any", statusNames(ps.InitContainerStatuses))
+	}
+	got := map[string]v1.ContainerStatus{}
+	for _, cs := range ps.ContainerStatuses {
+		if cs.Name != "run" && cs.Name != "done" {
+			e.failf("RefreshPodStatus names container %q, which is not in the pod's spec (statuses: %v)", cs.Name, statusNames(ps.ContainerStatuses))
+		}
+		got[cs.Name] = cs
+	}
+	if run, ok := got["run"]; !ok || run.State.Running == nil {
+		e.failf("RefreshPodStatus does not report the running container run as Running: %+v", run.State)
+	}
+	done, ok := got["done"]
+	if !ok || done.State.Terminated == nil {
+		e.failf("RefreshPodStatus does not report the exited container done as Terminated: %+v", done.State)
+	}
+	if done.State.Terminated.ExitCode != 3 {
+		e.failf("RefreshPodStatus reports container done terminated with exit code %d, want 3", done.State.Terminated.ExitCode)
+	}
+}
+
+func statusNames(ss []v1.ContainerStatus) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.Name
+	}
+	return out
+}
+
+func podRefreshWaiting(e *podEnv) {
+	pod := e.newPod("waiting", v1.RestartPolicyAlways, named("app", e.w().FailsToStart()))
+	// SyncPod's error and the ReasonCache are the business of KRI-POD-012;
+	// here only RefreshPodStatus counts.
+	e.syncUntilOpt(pod, true, "RefreshPodStatus reports app Waiting with a reason", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		g.Expect(runningOf(st, "app")).To(gomega.BeNil(), "container app runs although its executable is missing: %s", describeStatus(st))
+		var ps v1.PodStatus
+		e.refresh(pod, &ps)
+		var app *v1.ContainerStatus
+		for i, cs := range ps.ContainerStatuses {
+			if cs.Name == "app" {
+				app = &ps.ContainerStatuses[i]
+			}
+		}
+		g.Expect(app).NotTo(gomega.BeNil(), "RefreshPodStatus reports no status for container app, whose start failed (statuses: %v)", statusNames(ps.ContainerStatuses))
+		g.Expect(app.State.Waiting).NotTo(gomega.BeNil(), "RefreshPodStatus reports the container whose start failed as %+v, want Waiting", app.State)
+		g.Expect(app.State.Waiting.Reason).NotTo(gomega.BeEmpty(), "RefreshPodStatus reports the container whose start failed as Waiting without a reason")
+	})
+}
+
+func podCancelledContext(e *podEnv) {
+	pod := e.newPod("cancelled", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	e.syncUntilRunning(pod)
+	running := e.runningPod(pod)
+	fresh := e.newPod("fresh", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	ctx, cancel := context.WithCancel(e.ctx)
+	cancel()
+	calls := []struct {
+		method string
+		call   func() error
+	}{
+		{"SyncPod", func() error { return e.p.SyncPod(ctx, fresh, emptyStatus(fresh), e.rc) }},
+		{"GetPodStatus", func() error { _, err := e.p.GetPodStatus(ctx, pod); return err }},
+		{"GetPods", func() error { _, err := e.p.GetPods(ctx, true); return err }},
+		{"KillPod", func() error { return e.p.KillPod(ctx, pod, running, nil) }},
+		{"DeletePod", func() error { return e.p.DeletePod(ctx, pod) }},
+		{"CleanupPods", func() error { return e.p.CleanupPods(ctx, []*v1.Pod{pod, fresh}, nil, nil) }},
+	}
+	for _, c := range calls {
+		var err error
+		e.do(c.method, func(context.Context) { err = c.call() })
+		if !ctxErrOK(err) {
+			e.skipIfNotSupported(c.method, err)
+			e.failf("%s with a cancelled context returned %v, which is neither nil nor the context's error", c.method, err)
+		}
+	}
+}
+
+// concurrentLifecycle takes pod through its life with two pod workers
+// syncing it at once and a GetPods alongside; it returns the first problem.
+// It runs outside the spec's goroutine, so it never fails the spec itself.
+func (e *podEnv) concurrentLifecycle(pod *v1.Pod) error {
+	call := func(method string, fn func(ctx context.Context) error) error {
+		var err error
+		if cerr := e.try(method, func(ctx context.Context) { err = fn(ctx) }); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s of pod %s: %w", method, podRef(pod), err)
+		}
+		return nil
+	}
+	status := func() (*pkgcontainer.PodStatus, error) {
+		var st *pkgcontainer.PodStatus
+		err := call("GetPodStatus", func(ctx context.Context) error {
+			var err error
+			st, err = e.p.GetPodStatus(ctx, pod)
+			return err
+		})
+		if err == nil && st == nil {
+			err = fmt.Errorf("GetPodStatus of pod %s returned a nil status", podRef(pod))
+		}
+		return st, err
+	}
+	worker := func() error {
+		last := emptyStatus(pod)
+		deadline := time.Now().Add(e.st.t.State)
+		for {
+			if err := call("SyncPod", func(ctx context.Context) error { return e.p.SyncPod(ctx, pod, last, e.rc) }); err != nil {
+				return err
+			}
+			st, err := status()
+			if err != nil {
+				return err
+			}
+			last = st
+			all := true
+			for _, c := range pod.Spec.Containers {
+				all = all && runningOf(st, c.Name) != nil
+			}
+			if all {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("pod %s not running within %s: %s", podRef(pod), e.st.t.State, describeStatus(st))
+			}
+			time.Sleep(e.st.t.Poll)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	wg.Go(func() { errs[0] = worker() })
+	wg.Go(func() { errs[1] = worker() })
+	wg.Go(func() {
+		errs[2] = call("GetPods", func(ctx context.Context) error { _, err := e.p.GetPods(ctx, true); return err })
+	})
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	st, err := status()
+	if err != nil {
+		return err
+	}
+	for _, c := range pod.Spec.Containers {
+		if n := len(instancesOf(st, c.Name)); n != 1 {
+			return fmt.Errorf("pod %s: container %s has %d instances after two concurrent pod workers synced it: %s", podRef(pod), c.Name, n, describeStatus(st))
+		}
+	}
+	running := pkgcontainer.ConvertPodStatusToRunningPod(e.runtimeName(st), st)
+	if err := call("KillPod", func(ctx context.Context) error { return e.p.KillPod(ctx, pod, running, nil) }); err != nil {
+		return err
+	}
+	if st, err = status(); err != nil {
+		return err
+	}
+	for _, c := range st.ContainerStatuses {
+		if c.State == pkgcontainer.ContainerStateRunning {
+			return fmt.Errorf("pod %s: container %s still running after KillPod returned nil", podRef(pod), c.Name)
+		}
+	}
+	return call("DeletePod", func(ctx context.Context) error { return e.p.DeletePod(ctx, pod) })
+}
+
+func podConcurrentPods(e *podEnv) {
+	n := e.st.cfg.ConcurrentPods
+	pods := make([]*v1.Pod, n)
+	for i := range pods {
+		pods[i] = e.newPod(fmt.Sprintf("c%d", i), v1.RestartPolicyAlways,
+			named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, pod := range pods {
+		wg.Go(func() { errs[i] = e.concurrentLifecycle(pod) })
+	}
+	wg.Wait()
+	var msgs []string
+	for _, err := range errs {
+		if err != nil {
+			e.skipIfNotSupported("a concurrent call", err)
+			msgs = append(msgs, firstLine(err.Error()))
+		}
+	}
+	if len(msgs) > 0 {
+		e.failf("%d of %d concurrent pod lifecycles failed:\n%s", len(msgs), n, joinLines(msgs))
+	}
+}
+
+func joinLines(ss []string) string {
+	out := ""
+	for _, s := range ss {
+		out += "  " + s + "\n"
+	}
+	return out
+}
+
+// startStillRunning checks for the stable window that Start has not
+// returned.
+func (e *podEnv) startStillRunning() {
+	e.consistently("Start keeps running", func(gomega.Gomega) {
+		select {
+		case <-e.startDone:
+			if e.startPanic != "" {
+				e.fail(e.startPanic)
+			}
+			e.failf("Start returned (%v) while its context was live and Stop was not called", e.startErr)
+		default:
+		}
+	})
+}
+
+// startReturned waits up to within for Start to return; it must return nil
+// (or, when ctxOK, the context's error).
+func (e *podEnv) startReturned(within time.Duration, after string, ctxOK bool) {
+	select {
+	case <-e.startDone:
+	case <-time.After(within):
+		e.failf("Start did not return within %s %s", within, after)
+	}
+	if e.startPanic != "" {
+		e.fail(e.startPanic)
+	}
+	if e.startErr != nil && !(ctxOK && ctxErrOK(e.startErr)) {
+		e.failf("Start returned %v %s, want nil", e.startErr, after)
+	}
+}
+
+func podStartReturnsOnCancel(e *podEnv) {
+	e.startStillRunning()
+	e.startCancel()
+	e.startReturned(e.st.t.Call, "after its context was cancelled", true)
+}
+
+func podStopEndsStart(e *podEnv) {
+	e.startStillRunning()
+	e.do("Stop", func(context.Context) { e.p.Stop() })
+	e.startReturned(e.st.t.Stable, "after Stop returned", false)
+}
+
+func podSecondStop(e *podEnv) {
+	e.do("Stop", func(context.Context) { e.p.Stop() })
+	e.do("Stop", func(context.Context) { e.p.Stop() })
+}
+
+func podStopWithoutStart(e *podEnv) {
+	e.do("Stop", func(context.Context) { e.p.Stop() })
+}
+
+func podCallsBeforeStart(e *podEnv) {
+	pod := e.newPod("early", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	e.noError("SyncPod", e.syncPod(pod, emptyStatus(pod)))
+	e.setLast(pod, e.status(pod))
+	e.getPods(true)
+	e.start()
+	e.syncUntilRunning(pod)
+}
+
+func podSyncRejectsBadInput(e *podEnv) {
+	good := e.newPod("good", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	noUID := good.DeepCopy()
+	noUID.UID = ""
+	noUID.Name += "-nouid"
+	dup := e.newPod("dup", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()), named("app", e.w().RunsUntilKilled()))
+	cases := []struct {
+		what string
+		call func(ctx context.Context) error
+	}{
+		{"a nil pod", func(ctx context.Context) error { return e.p.SyncPod(ctx, nil, nil, e.rc) }},
+		{"a pod without UID", func(ctx context.Context) error { return e.p.SyncPod(ctx, noUID, emptyStatus(noUID), e.rc) }},
+		{"a pod with two containers named app", func(ctx context.Context) error { return e.p.SyncPod(ctx, dup, emptyStatus(dup), e.rc) }},
+		{"a nil ReasonCache", func(ctx context.Context) error { return e.p.SyncPod(ctx, good, emptyStatus(good), nil) }},
+	}
+	for _, c := range cases {
+		var err error
+		e.do("SyncPod", func(ctx context.Context) { err = c.call(ctx) })
+		if err == nil {
+			e.failf("SyncPod of %s returned nil, want an error", c.what)
+		}
+	}
+	for _, p := range e.getPods(true) {
+		if p == nil {
+			continue
+		}
+		if p.ID == good.UID || p.ID == dup.UID || (p.Namespace == noUID.Namespace && p.Name == noUID.Name) {
+			e.failf("a rejected SyncPod left pod %s/%s (UID %s) behind", p.Namespace, p.Name, p.ID)
+		}
+	}
+	for _, pod := range []*v1.Pod{good, dup} {
+		if st := e.status(pod); len(st.ContainerStatuses) > 0 {
+			e.failf("a rejected SyncPod of pod %s created containers: %s", podRef(pod), describeStatus(st))
+		}
+	}
+}
+
+func podOwnership(e *podEnv) {
+	pod := e.newPod("owned", v1.RestartPolicyAlways,
+		named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
+	podCopy := pod.DeepCopy()
+	e.eventually(fmt.Sprintf("pod %s running, its inputs untouched", podRef(pod)), func(g gomega.Gomega) {
+		in := e.lastStatus(pod)
+		inCopy := copyStatus(in)
+		err := e.syncPod(pod, in)
+		e.noError("SyncPod", err)
+		if !reflect.DeepEqual(pod, podCopy) {
+			e.failf("SyncPod mutated the pod it was handed:\nbefore: %+v\nafter:  %+v", podCopy, pod)
+		}
+		if !reflect.DeepEqual(in, inCopy) {
+			e.failf("SyncPod mutated the status it was handed:\nbefore: %s\nafter:  %s", describeStatus(inCopy), describeStatus(in))
+		}
+		st := e.status(pod)
+		e.setLast(pod, st)
+		for _, c := range pod.Spec.Containers {
+			g.Expect(runningOf(st, c.Name)).NotTo(gomega.BeNil(), "container %q is not running: %s", c.Name, describeStatus(st))
+		}
+	})
+
+	// Mutate what GetPodStatus and GetPods returned; later answers must not
+	// change.
+	st := e.status(pod)
+	want := copyStatus(st)
+	for _, c := range st.ContainerStatuses {
+		c.ID.ID += "-mutated"
+		c.State = pkgcontainer.ContainerStateExited
+		c.Name += "-mutated"
+	}
+	st.ContainerStatuses = append(st.ContainerStatuses[:0], st.ContainerStatuses[len(st.ContainerStatuses)-1])
+	again := e.status(pod)
+	if describeStatus(again) != describeStatus(want) {
+		e.failf("mutating the status GetPodStatus returned changed its next answer:\nbefore: %s\nafter:  %s", describeStatus(want), describeStatus(again))
+	}
+
+	find := func() (*pkgcontainer.Pod, string) {
+		for _, p := range e.getPods(true) {
+			if p != nil && p.ID == pod.UID {
+				s := ""
+				for _, c := range p.Containers {
+					s += fmt.Sprintf("%s=%s/%s ", c.Name, c.ID.ID, c.State)
+				}
+				return p, s
+			}
+		}
+		e.failf("GetPods(true) does not list the running pod %s", podRef(pod))
+		return nil, ""
+	}
+	p, before := find()
+	for _, c := range p.Containers {
+		c.ID.ID += "-mutated"
+		c.Name += "-mutated"
+	}
+	p.Containers = nil
+	p.Name += "-mutated"
+	if _, after := find(); after != before {
+		e.failf("mutating the pods GetPods returned changed its next answer:\nbefore: %s\nafter:  %s", before, after)
+	}
+}

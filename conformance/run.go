@@ -1,0 +1,176 @@
+package conformance
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+)
+
+// registration is one Config whose specs are registered with Ginkgo, for the
+// pod specs, the node specs or both.
+type registration struct {
+	cfg   Config
+	kinds []string
+
+	once sync.Once
+	st   *settings
+	err  error
+}
+
+// settings resolves the Config once, when the first spec runs (flags are
+// parsed by then).
+func (r *registration) settings() (*settings, error) {
+	r.once.Do(func() { r.st, r.err = resolve(r.cfg) })
+	return r.st, r.err
+}
+
+func (r *registration) has(kind string) bool {
+	for _, k := range r.kinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// state of the package in this test binary: Ginkgo runs one suite per
+// process, so the specs may be registered once per provider kind.
+var state struct {
+	sync.Mutex
+	runCalled bool
+	regs      []*registration
+	summary   bool // the summary ReportAfterSuite is registered
+}
+
+// suiteDescription is the description handed to RunSpecs by Run.
+const suiteDescription = "KRI conformance"
+
+// Run runs the whole conformance suite against the providers of cfg from a
+// plain 'go test': it registers the specs and calls ginkgo.RunSpecs itself,
+// so the -ginkgo.* flags (label-filter, focus, junit-report, v, ...) and the
+// -kri.timeout-scale and -kri.summary flags keep working. Unless a label
+// filter is given, the benchmark specs are left out ("!benchmark").
+//
+// Ginkgo runs one suite per test binary: Run may be called once per binary,
+// with one Config that carries both providers. A second call, or a call after
+// DescribePodProvider or DescribeNodeProvider, fails t and says so. Run fails
+// t when cfg is invalid and when any spec fails.
+func Run(t *testing.T, cfg Config) {
+	t.Helper()
+	state.Lock()
+	switch {
+	case state.runCalled:
+		state.Unlock()
+		t.Fatal("conformance.Run was called a second time in this test binary: Ginkgo runs one suite (one RunSpecs) per process. " +
+			"Put both providers in one Config (NewPodProvider and NewNodeProvider) and call Run once, or run the second suite from another test package.")
+		return
+	case len(state.regs) > 0:
+		state.Unlock()
+		t.Fatal("conformance.Run: DescribePodProvider or DescribeNodeProvider already registered the suite in this test binary; " +
+			"with them, call ginkgo.RunSpecs yourself instead of Run.")
+		return
+	}
+	state.runCalled = true
+	state.Unlock()
+
+	if err := validate(cfg); err != nil {
+		t.Fatal(err)
+	}
+	reg := &registration{cfg: cfg, kinds: []string{kindPod, kindNode}}
+	if _, err := reg.settings(); err != nil {
+		t.Fatal(err)
+	}
+	register(reg)
+
+	suiteConfig, reporterConfig := ginkgo.GinkgoConfiguration()
+	if suiteConfig.LabelFilter == "" {
+		suiteConfig.LabelFilter = "!" + labelBenchmark
+	}
+	gomega.RegisterFailHandler(ginkgo.Fail)
+	ginkgo.RunSpecs(t, suiteDescription, suiteConfig, reporterConfig)
+}
+
+// DescribePodProvider registers the pod specs (and the benchmarks) in an
+// existing Ginkgo suite, for a test package that calls ginkgo.RunSpecs
+// itself. Call it at package level:
+//
+//	var _ = conformance.DescribePodProvider(cfg)
+//
+// cfg.NewNodeProvider is ignored. The benchmark specs run only when the
+// label filter names "benchmark". It panics when called twice in one binary
+// or after Run.
+func DescribePodProvider(cfg Config) bool {
+	return describe(cfg, kindPod)
+}
+
+// DescribeNodeProvider registers the node specs in an existing Ginkgo suite,
+// like DescribePodProvider. cfg.NewPodProvider is ignored.
+func DescribeNodeProvider(cfg Config) bool {
+	return describe(cfg, kindNode)
+}
+
+func describe(cfg Config, kind string) bool {
+	switch kind {
+	case kindPod:
+		cfg.NewNodeProvider = nil
+	case kindNode:
+		cfg.NewPodProvider = nil
+	}
+	state.Lock()
+	if state.runCalled {
+		state.Unlock()
+		panic("conformance.Describe" + kindTitle(kind) + "Provider called after conformance.Run: use one or the other")
+	}
+	for _, r := range state.regs {
+		if r.has(kind) {
+			state.Unlock()
+			panic("conformance.Describe" + kindTitle(kind) + "Provider called twice in one test binary: the spec IDs would clash")
+		}
+	}
+	state.Unlock()
+	return register(&registration{cfg: cfg, kinds: []string{kind}})
+}
+
+func kindTitle(kind string) string {
+	if kind == kindPod {
+		return "Pod"
+	}
+	return "Node"
+}
+
+// register adds the specs of reg's kinds, and (once) the summary, to the
+// Ginkgo tree. An invalid Config makes every spec fail with the reason.
+func register(reg *registration) bool {
+	state.Lock()
+	state.regs = append(state.regs, reg)
+	needSummary := !state.summary
+	state.summary = true
+	state.Unlock()
+
+	for _, kind := range reg.kinds {
+		ginkgo.Describe("KRI "+kindTitle(kind)+"Provider", func() {
+			for _, s := range allSpecs() {
+				if s.kind != kind {
+					continue
+				}
+				args := []any{ginkgo.Label(s.labels()...)}
+				if !reg.cfg.Parallel {
+					args = append(args, ginkgo.Serial)
+				}
+				args = append(args, func() { runSpec(reg, s) })
+				ginkgo.It(s.title(), args...)
+			}
+		})
+	}
+	if needSummary {
+		ginkgo.ReportAfterSuite("KRI conformance summary", func(report ginkgo.Report) {
+			state.Lock()
+			regs := append([]*registration(nil), state.regs...)
+			state.Unlock()
+			writeSummary(report, regs)
+		})
+	}
+	return true
+}

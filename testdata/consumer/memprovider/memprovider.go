@@ -1,0 +1,403 @@
+// Package memprovider is a tiny in-memory KRI provider, written the way a
+// provider author outside the kit would write one, to show how a module gates
+// itself on the conformance suite. It runs "containers" as records: a
+// container's command decides whether it runs until killed, exits with a
+// code (now or after a few seconds of wall time) or fails to start. It does
+// not support init containers or grace periods: its test declares only the
+// capabilities it has.
+package memprovider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/kri"
+)
+
+// RuntimeName is the Type of the container IDs.
+const RuntimeName = "mem"
+
+// Provider implements kri.PodProvider in memory.
+type Provider struct {
+	mu   sync.Mutex
+	pods map[types.UID]*podRecord
+	seq  int
+
+	runMu   sync.Mutex
+	stop    chan struct{}
+	stopped bool
+	done    chan struct{} // closed when Start returns; nil before Start
+}
+
+var _ kri.PodProvider = (*Provider)(nil)
+
+type podRecord struct {
+	pod       *v1.Pod
+	createdAt time.Time
+	// instances of each container, oldest first.
+	instances map[string][]*instance
+	// failures holds the last failed start of a container.
+	failures map[string]string
+}
+
+type instance struct {
+	id       string
+	name     string
+	image    string
+	started  time.Time
+	finished time.Time
+	exitAt   time.Time // zero: runs until killed
+	exitCode int
+}
+
+// New returns an empty provider.
+func New() *Provider {
+	return &Provider{pods: map[types.UID]*podRecord{}, stop: make(chan struct{})}
+}
+
+// behaviour interprets the command vocabulary: sleep N / sleep infinity,
+// sh -c "…; exit N", true, false, and /nonexistent/… (missing binary).
+// Anything else runs until killed.
+func behaviour(c v1.Container) (runFor time.Duration, forever bool, code int, missing bool) {
+	argv := append(append([]string(nil), c.Command...), c.Args...)
+	if len(argv) == 0 {
+		return 0, true, 0, false
+	}
+	if strings.HasPrefix(argv[0], "/nonexistent/") {
+		return 0, false, 0, true
+	}
+	stmts := [][]string{argv}
+	if b := path.Base(argv[0]); (b == "sh" || b == "bash") && len(argv) == 3 && argv[1] == "-c" {
+		stmts = nil
+		for _, s := range strings.Split(argv[2], ";") {
+			if f := strings.Fields(s); len(f) > 0 {
+				stmts = append(stmts, f)
+			}
+		}
+	}
+	for _, f := range stmts {
+		switch {
+		case f[0] == "sleep" && len(f) == 2 && f[1] == "infinity":
+			return 0, true, 0, false
+		case f[0] == "sleep" && len(f) == 2:
+			s, err := strconv.ParseFloat(f[1], 64)
+			if err != nil {
+				return 0, true, 0, false
+			}
+			runFor += time.Duration(s * float64(time.Second))
+		case f[0] == "exit" && len(f) == 2:
+			n, err := strconv.Atoi(f[1])
+			if err != nil {
+				return 0, true, 0, false
+			}
+			return runFor, false, n, false
+		case f[0] == "true" || f[0] == ":":
+			code = 0
+		case f[0] == "false":
+			code = 1
+		case f[0] == "trap":
+		default:
+			return 0, true, 0, false
+		}
+	}
+	return runFor, false, code, false
+}
+
+func (in *instance) running(now time.Time) bool {
+	return in.finished.IsZero() && (in.exitAt.IsZero() || now.Before(in.exitAt))
+}
+
+// settle records the exit of containers whose time has come.
+func (in *instance) settle(now time.Time) {
+	if in.finished.IsZero() && !in.exitAt.IsZero() && !now.Before(in.exitAt) {
+		in.finished = in.exitAt
+	}
+}
+
+func validate(pod *v1.Pod) error {
+	if pod == nil {
+		return errors.New("memprovider: nil pod")
+	}
+	if pod.UID == "" {
+		return fmt.Errorf("memprovider: pod %s/%s has no UID", pod.Namespace, pod.Name)
+	}
+	seen := map[string]bool{}
+	for _, c := range append(append([]v1.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		if seen[c.Name] {
+			return fmt.Errorf("memprovider: pod %s/%s has two containers named %q", pod.Namespace, pod.Name, c.Name)
+		}
+		seen[c.Name] = true
+	}
+	return nil
+}
+
+// SyncPod starts every app container that is not running and may be
+// (re)started under the pod's restart policy.
+func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, _ *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+	if err := validate(pod); err != nil {
+		return err
+	}
+	if rc == nil {
+		return errors.New("memprovider: nil ReasonCache")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	rec := p.pods[pod.UID]
+	if rec == nil {
+		rec = &podRecord{createdAt: now, instances: map[string][]*instance{}, failures: map[string]string{}}
+		p.pods[pod.UID] = rec
+	}
+	rec.pod = pod.DeepCopy()
+	var result pkgcontainer.PodSyncResult
+	for _, c := range pod.Spec.Containers {
+		insts := rec.instances[c.Name]
+		if n := len(insts); n > 0 {
+			last := insts[n-1]
+			last.settle(now)
+			if last.running(now) || !mayRestart(pod.Spec.RestartPolicy, last.exitCode) {
+				continue
+			}
+		}
+		r := pkgcontainer.NewSyncResult(pkgcontainer.StartContainer, c.Name)
+		result.AddSyncResult(r)
+		runFor, forever, code, missing := behaviour(c)
+		if missing {
+			msg := fmt.Sprintf("exec: %q: executable file not found", c.Command[0])
+			r.Fail(pkgcontainer.ErrRunContainer, msg)
+			rec.failures[c.Name] = msg
+			continue
+		}
+		delete(rec.failures, c.Name)
+		p.seq++
+		in := &instance{id: fmt.Sprintf("%08d", p.seq), name: c.Name, image: c.Image, started: now, exitCode: code}
+		if !forever {
+			in.exitAt = now.Add(runFor)
+			in.settle(now)
+		}
+		rec.instances[c.Name] = append(insts, in)
+	}
+	rc.Update(pod.UID, result)
+	return result.Error()
+}
+
+func mayRestart(policy v1.RestartPolicy, exitCode int) bool {
+	switch policy {
+	case v1.RestartPolicyNever:
+		return false
+	case v1.RestartPolicyOnFailure:
+		return exitCode != 0
+	}
+	return true
+}
+
+// KillPod stops every running container of the pod at once (this provider
+// has no grace periods).
+func (p *Provider) KillPod(ctx context.Context, pod *v1.Pod, running pkgcontainer.Pod, _ *int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	uid := running.ID
+	if uid == "" && pod != nil {
+		uid = pod.UID
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if rec := p.pods[uid]; rec != nil {
+		now := time.Now()
+		for _, insts := range rec.instances {
+			for _, in := range insts {
+				in.settle(now)
+				if in.running(now) {
+					in.finished, in.exitCode = now, 143
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// DeletePod forgets the pod.
+func (p *Provider) DeletePod(ctx context.Context, pod *v1.Pod) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if pod == nil {
+		return errors.New("memprovider: nil pod")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.pods, pod.UID)
+	return nil
+}
+
+// CleanupPods forgets every pod none of its arguments names.
+func (p *Provider) CleanupPods(ctx context.Context, pods []*v1.Pod, running []*pkgcontainer.Pod, possibly map[types.UID]sets.Empty) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	keep := sets.New[types.UID]()
+	for _, pod := range pods {
+		keep.Insert(pod.UID)
+	}
+	for _, rp := range running {
+		keep.Insert(rp.ID)
+	}
+	for uid := range possibly {
+		keep.Insert(uid)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for uid := range p.pods {
+		if !keep.Has(uid) {
+			delete(p.pods, uid)
+		}
+	}
+	return nil
+}
+
+// RefreshPodStatus fills the container statuses of a pod it knows.
+func (p *Provider) RefreshPodStatus(pod *v1.Pod, status *v1.PodStatus) {
+	if pod == nil || status == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	rec := p.pods[pod.UID]
+	if rec == nil {
+		return
+	}
+	now := time.Now()
+	status.ContainerStatuses = nil
+	for _, c := range pod.Spec.Containers {
+		cs := v1.ContainerStatus{Name: c.Name, Image: c.Image}
+		insts := rec.instances[c.Name]
+		switch msg, failed := rec.failures[c.Name]; {
+		case failed:
+			cs.State.Waiting = &v1.ContainerStateWaiting{Reason: "RunContainerError", Message: msg}
+		case len(insts) == 0:
+			cs.State.Waiting = &v1.ContainerStateWaiting{Reason: "ContainerCreating"}
+		default:
+			in := insts[len(insts)-1]
+			in.settle(now)
+			cs.ContainerID = RuntimeName + "://" + in.id
+			cs.RestartCount = int32(len(insts) - 1)
+			if in.running(now) {
+				cs.State.Running = &v1.ContainerStateRunning{}
+			} else {
+				cs.State.Terminated = &v1.ContainerStateTerminated{ExitCode: int32(in.exitCode)}
+			}
+		}
+		status.ContainerStatuses = append(status.ContainerStatuses, cs)
+	}
+}
+
+func (in *instance) status(now time.Time) *pkgcontainer.Status {
+	in.settle(now)
+	s := &pkgcontainer.Status{
+		ID:         pkgcontainer.ContainerID{Type: RuntimeName, ID: in.id},
+		Name:       in.name,
+		Image:      in.image,
+		State:      pkgcontainer.ContainerStateRunning,
+		CreatedAt:  in.started,
+		StartedAt:  in.started,
+		FinishedAt: in.finished,
+		ExitCode:   in.exitCode,
+	}
+	if !in.running(now) {
+		s.State = pkgcontainer.ContainerStateExited
+	}
+	return s
+}
+
+// GetPodStatus reports every container instance of the pod.
+func (p *Provider) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	st := &pkgcontainer.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if rec := p.pods[pod.UID]; rec != nil {
+		now := time.Now()
+		for _, c := range rec.pod.Spec.Containers {
+			for _, in := range rec.instances[c.Name] {
+				st.ContainerStatuses = append(st.ContainerStatuses, in.status(now))
+			}
+		}
+	}
+	return st, nil
+}
+
+// GetPods lists the pods: with all, every container; otherwise only running
+// ones, and only pods that have one.
+func (p *Provider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	var out []*pkgcontainer.Pod
+	for uid, rec := range p.pods {
+		rp := &pkgcontainer.Pod{ID: uid, Name: rec.pod.Name, Namespace: rec.pod.Namespace, CreatedAt: uint64(rec.createdAt.UnixNano())}
+		for _, insts := range rec.instances {
+			for _, in := range insts {
+				s := in.status(now)
+				if all || s.State == pkgcontainer.ContainerStateRunning {
+					rp.Containers = append(rp.Containers, &pkgcontainer.Container{ID: s.ID, Name: s.Name, Image: s.Image, State: s.State})
+				}
+			}
+		}
+		if all || len(rp.Containers) > 0 {
+			out = append(out, rp)
+		}
+	}
+	return out, nil
+}
+
+// Start blocks until ctx is done or Stop is called.
+func (p *Provider) Start(ctx context.Context) error {
+	p.runMu.Lock()
+	if p.stopped || p.done != nil {
+		p.runMu.Unlock()
+		return nil
+	}
+	done := make(chan struct{})
+	p.done = done
+	p.runMu.Unlock()
+	defer close(done)
+	select {
+	case <-ctx.Done():
+	case <-p.stop:
+	}
+	return nil
+}
+
+// Stop ends Start and waits for it; later calls do nothing.
+func (p *Provider) Stop() {
+	p.runMu.Lock()
+	if !p.stopped {
+		p.stopped = true
+		close(p.stop)
+	}
+	done := p.done
+	p.runMu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
