@@ -400,6 +400,12 @@ func (e *podEnv) stubbornPod(name string, graceSecs int64) *v1.Pod {
 	pod := e.newPod(name, v1.RestartPolicyAlways, named("stubborn", e.w().IgnoresSIGTERM()))
 	pod.Spec.TerminationGracePeriodSeconds = &graceSecs
 	e.syncUntilRunning(pod)
+	// A real process is reported running before it has run far enough to
+	// ignore SIGTERM (sh executes its trap after it starts): let it run for
+	// the stable window, still running, before the spec sends SIGTERM.
+	e.hold(pod, "keeps running before KillPod", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		g.Expect(runningOf(st, "stubborn")).NotTo(gomega.BeNil(), "container stubborn is not running; status: %s", describeStatus(st))
+	})
 	return pod
 }
 

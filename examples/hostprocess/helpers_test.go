@@ -28,7 +28,12 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	if code == 0 {
-		if err := goleak.Find(); err != nil {
+		if err := goleak.Find(
+			// Ginkgo's RunSpecs (TestConformance) never stops its
+			// interrupt handler.
+			goleak.IgnoreTopFunction("github.com/onsi/ginkgo/v2/internal/interrupt_handler.(*InterruptHandler).registerForInterrupts.func1"),
+			goleak.IgnoreTopFunction("github.com/onsi/ginkgo/v2/internal/interrupt_handler.(*InterruptHandler).registerForInterrupts.func2"),
+		); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
 			code = 1
 		}

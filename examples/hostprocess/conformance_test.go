@@ -1,0 +1,40 @@
+package hostprocess_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kri-kit/testkit/conformance"
+	"github.com/kri-kit/testkit/examples/hostprocess"
+	"github.com/kri-kit/testkit/kri"
+)
+
+// TestConformance gates the provider on the KRI conformance suite, with every
+// capability it supports declared. Each spec gets a fresh provider rooted in
+// its own temporary directory; the suite stops it when the spec ends.
+func TestConformance(t *testing.T) {
+	timeouts := conformance.DefaultTimeouts()
+	// Real processes start in milliseconds: poll often and keep the
+	// "nothing happens" windows short so the suite stays fast.
+	timeouts.Poll = 20 * time.Millisecond
+	timeouts.Stable = 500 * time.Millisecond
+	timeouts.ShortRun = 500 * time.Millisecond
+	conformance.Run(t, conformance.Config{
+		NewPodProvider: func(ctx context.Context) (kri.PodProvider, error) {
+			return hostprocess.New(hostprocess.Options{RootDir: t.TempDir()})
+		},
+		NewNodeProvider: func(ctx context.Context) (kri.NodeProvider, error) {
+			return hostprocess.NewNodeProvider(hostprocess.NodeOptions{})
+		},
+		Capabilities: []conformance.Capability{
+			conformance.CapInitContainers,
+			conformance.CapRestartPolicies,
+			conformance.CapGracePeriod,
+			conformance.CapStartFailures,
+			conformance.CapOrphanCleanup,
+		},
+		RuntimeName: hostprocess.RuntimeName,
+		Timeouts:    timeouts,
+	})
+}
