@@ -293,8 +293,16 @@ func (c *core) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer
 	}
 	// Wait, on the provider's clock, for the grace period to end. The timer
 	// is set before the lock is released, so a test that sees the container
-	// terminating knows KillPod is already waiting on the clock.
-	timer := p.clock.NewTimer(deadline.Sub(now))
+	// terminating knows KillPod is already waiting on the clock. Its length
+	// comes from a fresh reading, so that a clock stepped since now does not
+	// make the wait longer than the grace period.
+	wait := deadline.Sub(p.clock.Now())
+	if wait <= 0 {
+		p.advancePod(ps, p.clock.Now())
+		p.mu.Unlock()
+		return nil
+	}
+	timer := p.clock.NewTimer(wait)
 	p.mu.Unlock()
 	defer timer.Stop()
 	select {
