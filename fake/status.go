@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -113,11 +114,7 @@ func (c *core) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, erro
 		return nil, err
 	}
 	now := p.clock.Now()
-	type keyed struct {
-		key string
-		pod *pkgcontainer.Pod
-	}
-	list := make([]keyed, 0, len(p.pods))
+	pods := make([]*pkgcontainer.Pod, 0, len(p.pods))
 	for _, ps := range p.pods {
 		p.advancePod(ps, now)
 		out := &pkgcontainer.Pod{
@@ -138,14 +135,12 @@ func (c *core) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, erro
 			}
 		}
 		if all || len(out.Containers) > 0 {
-			list = append(list, keyed{key: ps.ref.Key() + "\x00" + string(ps.ref.UID), pod: out})
+			pods = append(pods, out)
 		}
 	}
-	slices.SortFunc(list, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
-	pods := make([]*pkgcontainer.Pod, len(list))
-	for i, k := range list {
-		pods[i] = k.pod
-	}
+	slices.SortFunc(pods, func(a, b *pkgcontainer.Pod) int {
+		return comparePodRefs(PodRef{UID: a.ID, Namespace: a.Namespace, Name: a.Name}, PodRef{UID: b.ID, Namespace: b.Namespace, Name: b.Name})
+	})
 	return pods, nil
 }
 
@@ -312,7 +307,7 @@ func (p *PodProvider) Snapshot(key string) (PodSnapshot, bool) {
 }
 
 // Snapshots returns the simulated state of every pod the fake knows, sorted
-// by key.
+// by namespace, name and UID.
 func (p *PodProvider) Snapshots() []PodSnapshot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -322,9 +317,7 @@ func (p *PodProvider) Snapshots() []PodSnapshot {
 		p.advancePod(ps, now)
 		out = append(out, ps.snapshot())
 	}
-	slices.SortFunc(out, func(a, b PodSnapshot) int {
-		return strings.Compare(a.Pod.Key()+"\x00"+string(a.Pod.UID), b.Pod.Key()+"\x00"+string(b.Pod.UID))
-	})
+	slices.SortFunc(out, func(a, b PodSnapshot) int { return comparePodRefs(a.Pod, b.Pod) })
 	return out
 }
 
@@ -346,4 +339,14 @@ func (ps *podState) snapshot() PodSnapshot {
 		s.Containers = append(s.Containers, cs)
 	}
 	return s
+}
+
+// comparePodRefs orders pods by namespace, name and UID, without
+// allocating: GetPods and Snapshots sort thousands of pods with it.
+func comparePodRefs(a, b PodRef) int {
+	return cmp.Or(
+		strings.Compare(a.Namespace, b.Namespace),
+		strings.Compare(a.Name, b.Name),
+		strings.Compare(string(a.UID), string(b.UID)),
+	)
 }
