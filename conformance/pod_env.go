@@ -416,6 +416,57 @@ func describeStatus(st *pkgcontainer.PodStatus) string {
 	return strings.Join(parts, " ")
 }
 
+// canonicalStatus renders what the contract says of st in a form that does
+// not depend on the order of its lists, to compare two answers.
+func canonicalStatus(st *pkgcontainer.PodStatus) string {
+	if st == nil {
+		return "<nil>"
+	}
+	instances := func(ss []*pkgcontainer.Status) string {
+		lines := make([]string, 0, len(ss))
+		for _, c := range ss {
+			if c == nil {
+				lines = append(lines, "<nil>")
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("%s[%s %s code=%d image=%q restarts=%d created=%s started=%s finished=%s reason=%q]",
+				c.Name, c.ID.String(), c.State, c.ExitCode, c.Image, c.RestartCount,
+				c.CreatedAt.Format(time.RFC3339Nano), c.StartedAt.Format(time.RFC3339Nano), c.FinishedAt.Format(time.RFC3339Nano), c.Reason))
+		}
+		slices.Sort(lines)
+		return strings.Join(lines, " ")
+	}
+	sandboxes := make([]string, 0, len(st.SandboxStatuses))
+	for _, sb := range st.SandboxStatuses {
+		if sb == nil {
+			sandboxes = append(sandboxes, "<nil>")
+			continue
+		}
+		sandboxes = append(sandboxes, sb.Id+"="+sb.State.String())
+	}
+	slices.Sort(sandboxes)
+	return fmt.Sprintf("pod %s/%s (%s) IPs %v; containers: %s; active: %s; sandboxes: %s",
+		st.Namespace, st.Name, st.ID, st.IPs, instances(st.ContainerStatuses), instances(st.ActiveContainerStatuses), strings.Join(sandboxes, " "))
+}
+
+// canonicalPod renders a pod of GetPods independently of the order of its
+// containers and sandboxes.
+func canonicalPod(p *pkgcontainer.Pod) string {
+	list := func(cs []*pkgcontainer.Container) string {
+		lines := make([]string, 0, len(cs))
+		for _, c := range cs {
+			if c == nil {
+				lines = append(lines, "<nil>")
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("%s=%s/%s", c.Name, c.ID.String(), c.State))
+		}
+		slices.Sort(lines)
+		return strings.Join(lines, " ")
+	}
+	return fmt.Sprintf("pod %s/%s (%s); containers: %s; sandboxes: %s", p.Namespace, p.Name, p.ID, list(p.Containers), list(p.Sandboxes))
+}
+
 // copyStatus copies st deeply enough to notice a provider mutating it.
 func copyStatus(st *pkgcontainer.PodStatus) *pkgcontainer.PodStatus {
 	if st == nil {

@@ -36,8 +36,10 @@ type PodLifecycleHandler interface {
 	//
 	// SyncPod returns nil when every action it attempted succeeded and an
 	// error naming the failed actions otherwise. A nil pod, a pod without
-	// UID, duplicate container names or a nil reasonCache are rejected with
-	// an error and change nothing.
+	// UID or a nil reasonCache is rejected with an error and changes
+	// nothing. A pod with two containers of the same name should be
+	// rejected the same way; the API server's validation forbids such pods,
+	// so a provider may rely on it instead.
 	SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer.PodStatus, reasonCache *ReasonCache) error
 
 	// KillPod stops every container of runningPod, and its sandboxes, giving
@@ -48,8 +50,8 @@ type PodLifecycleHandler interface {
 	// knows the running pod.
 	//
 	// After KillPod returns nil, GetPodStatus reports no running container
-	// for the pod. Killing a pod the provider does not know, or one whose
-	// containers have all stopped already, returns nil.
+	// and no ready sandbox for the pod. Killing a pod the provider does not
+	// know, or one whose containers have all stopped already, returns nil.
 	KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error
 
 	// DeletePod forgets pod: it releases everything the provider keeps for
@@ -65,18 +67,44 @@ type PodLifecycleHandler interface {
 	CleanupPods(ctx context.Context, pods []*v1.Pod, runningPods []*pkgcontainer.Pod, possiblyRunningPods map[types.UID]sets.Empty) error
 
 	// RefreshPodStatus fills the container and init-container statuses of
-	// podStatus from the provider's view of pod: Running for a running
-	// container, Terminated with its exit code for an exited one, Waiting
-	// (with the reason of the last failed start, if any) otherwise. It names
-	// only containers of pod's spec. For a pod the provider does not know it
-	// leaves podStatus unchanged.
+	// podStatus from the provider's view of pod, in any order. It names only
+	// containers of pod's spec. Each status describes the newest instance of
+	// its container: Running for a running container, Terminated with its
+	// exit code for an exited one, Waiting (with the reason of the last
+	// failed start, if any) otherwise. Terminated should carry a reason, as
+	// in GetPodStatus. Image is the image of the container's spec. ContainerID
+	// is the newest instance's ID as GetPodStatus reports it (ID.String()).
+	// RestartCount is the newest instance's RestartCount. Once the container
+	// has restarted, LastTerminationState.Terminated describes the instance
+	// the newest one replaced, with its exit code and ContainerID. For a pod
+	// the provider does not know it leaves podStatus unchanged.
 	RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus)
 
 	// GetPodStatus returns the runtime status of pod: its UID, name and
 	// namespace, its sandboxes and a status per container instance it has
-	// created (several per name once containers restart), with state, exit
-	// code and timestamps (FinishedAt not before StartedAt). Container IDs are
-	// non-empty, unique and stable for the life of the container instance.
+	// created (several per name once containers restart). The lists are in
+	// no particular order; a caller that needs the newest instance first
+	// sorts them by CreatedAt, as the kubelet does
+	// (pkgcontainer.SortContainerStatusesByCreationTime).
+	//
+	// Container IDs are non-empty, unique and stable for the life of the
+	// container instance. State is Running or Exited once the instance has
+	// started, and an exited instance reports its exit code. Timestamps are
+	// ordered: CreatedAt is set, StartedAt is not before CreatedAt, and
+	// FinishedAt is not before StartedAt. An instance that replaces an
+	// exited one of the same name is created after that one's CreatedAt and
+	// not before its FinishedAt. Image is the image of the container spec
+	// the instance was created from, as the spec names it. RestartCount is 0
+	// for the first instance of a container name and one more than that of
+	// the instance it replaces for every restart. Reason of an exited
+	// instance should say why it exited (by the CRI convention "Completed"
+	// for exit code 0 and "Error" otherwise, or a more specific one such as
+	// "OOMKilled").
+	//
+	// While a container of the pod runs, exactly one of SandboxStatuses is
+	// ready. ActiveContainerStatuses may be left empty; when it is not, it
+	// holds the instances of the ready sandbox, every running instance among
+	// them, each with the ID, name and state it has in ContainerStatuses.
 	//
 	// For a pod the provider never saw, or has forgotten, it returns a
 	// non-nil status with only ID, Name and Namespace set, and no error.
@@ -85,7 +113,9 @@ type PodLifecycleHandler interface {
 	// GetPods lists the pods the provider knows. With all false it lists
 	// only pods that have a running container, each with only its running
 	// containers; with all true it lists every pod and every container,
-	// exited ones included.
+	// exited ones included. Each container carries the ID, name and state
+	// GetPodStatus reports for it (a node agent's PLEG derives container
+	// events from them). Pods and containers are in no particular order.
 	GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, error)
 
 	// Start runs the provider's background work. It blocks until ctx is

@@ -1,0 +1,326 @@
+package conformance
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+)
+
+// The specs of the fields a node agent reads from GetPodStatus, GetPods and
+// RefreshPodStatus (KRI-POD-037 to 044): restart counts, timestamps across
+// restarts, reasons, images, sandboxes, active statuses, PLEG's view.
+
+// history follows the instances of one container as a pod worker sees them
+// round after round. The order in which instances first appear is the order
+// in which they were created: a SyncPod creates at most one instance of a
+// container, so the suite, which looks after every round, never misses one.
+type history struct {
+	name   string
+	order  []pkgcontainer.ContainerID
+	latest map[pkgcontainer.ContainerID]*pkgcontainer.Status
+}
+
+func newHistory(name string) *history {
+	return &history{name: name, latest: map[pkgcontainer.ContainerID]*pkgcontainer.Status{}}
+}
+
+// observe records the instances of the container in st. Instances that
+// appear in the same round (only in the first one a provider could show
+// more than one) are ordered by CreatedAt.
+func (h *history) observe(st *pkgcontainer.PodStatus) {
+	var fresh []*pkgcontainer.Status
+	for _, c := range instancesOf(st, h.name) {
+		if _, seen := h.latest[c.ID]; !seen {
+			fresh = append(fresh, c)
+		}
+		h.latest[c.ID] = c
+	}
+	slices.SortStableFunc(fresh, func(a, b *pkgcontainer.Status) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	for _, c := range fresh {
+		h.order = append(h.order, c.ID)
+	}
+}
+
+// instances returns the latest status of every instance seen, oldest first.
+func (h *history) instances() []*pkgcontainer.Status {
+	out := make([]*pkgcontainer.Status, len(h.order))
+	for i, id := range h.order {
+		out[i] = h.latest[id]
+	}
+	return out
+}
+
+func (h *history) String() string {
+	parts := make([]string, 0, len(h.order))
+	for i, c := range h.instances() {
+		parts = append(parts, fmt.Sprintf("#%d %s %s restarts=%d created=%s started=%s finished=%s",
+			i, c.ID.ID, c.State, c.RestartCount, stamp(c.CreatedAt), stamp(c.StartedAt), stamp(c.FinishedAt)))
+	}
+	return fmt.Sprintf("instances of %s, in order of creation: [%s]", h.name, strings.Join(parts, ", "))
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "unset"
+	}
+	return t.Format(time.RFC3339Nano)
+}
+
+// restarted syncs pod until container name has been created n times and
+// returns its history.
+func (e *podEnv) restarted(pod *v1.Pod, name string, n int) *history {
+	h := newHistory(name)
+	e.syncUntil(pod, fmt.Sprintf("container %s created %d times", name, n), func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		h.observe(st)
+		g.Expect(len(h.order)).To(gomega.BeNumerically(">=", n), "container %s has had %d instances: %s", name, len(h.order), describeStatus(st))
+	})
+	return h
+}
+
+// refreshSettled returns what RefreshPodStatus reports for pod while the
+// pod's instances stay the same (GetPodStatus before and after agree), so
+// that its answer can be compared with h. No SyncPod runs meanwhile.
+func (e *podEnv) refreshSettled(pod *v1.Pod, h *history) v1.PodStatus {
+	var ps v1.PodStatus
+	e.eventually(fmt.Sprintf("pod %s: RefreshPodStatus between two identical GetPodStatus answers", podRef(pod)), func(g gomega.Gomega) {
+		before := e.status(pod)
+		ps = v1.PodStatus{}
+		e.refresh(pod, &ps)
+		after := e.status(pod)
+		h.observe(before)
+		h.observe(after)
+		g.Expect(canonicalStatus(after)).To(gomega.Equal(canonicalStatus(before)), "the pod's containers changed while RefreshPodStatus ran")
+	})
+	return ps
+}
+
+// apiStatusOf returns the API status of container name in ss, or nil.
+func apiStatusOf(ss []v1.ContainerStatus, name string) *v1.ContainerStatus {
+	for i := range ss {
+		if ss[i].Name == name {
+			return &ss[i]
+		}
+	}
+	return nil
+}
+
+func podRestartCount(e *podEnv) {
+	pod := e.newPod("restarts", v1.RestartPolicyAlways, named("app", e.w().ExitsWithCode(1)))
+	h := e.restarted(pod, "app", 3)
+	for i, c := range h.instances() {
+		if c.RestartCount != i {
+			e.failf("instance #%d of container app reports RestartCount %d, want %d (0 for the first instance, one more per restart); %s",
+				i, c.RestartCount, i, h)
+		}
+	}
+	ps := e.refreshSettled(pod, h)
+	want := int32(len(h.order) - 1)
+	cs := apiStatusOf(ps.ContainerStatuses, "app")
+	switch {
+	case cs == nil:
+		e.failf("RefreshPodStatus reports no status for container app (statuses: %v)", statusNames(ps.ContainerStatuses))
+	case cs.RestartCount != want:
+		e.failf("RefreshPodStatus reports RestartCount %d for container app, which has restarted %d times; %s", cs.RestartCount, want, h)
+	}
+}
+
+func podRestartTimestamps(e *podEnv) {
+	pod := e.newPod("stamps", v1.RestartPolicyAlways, named("app", e.w().ExitsWithCode(1)))
+	h := e.restarted(pod, "app", 3)
+	inst := h.instances()
+	for i, c := range inst {
+		switch {
+		case c.CreatedAt.IsZero():
+			e.failf("instance #%d of container app has no CreatedAt; %s", i, h)
+		case !c.StartedAt.IsZero() && c.StartedAt.Before(c.CreatedAt):
+			e.failf("instance #%d of container app started before it was created; %s", i, h)
+		case c.State == pkgcontainer.ContainerStateExited && (c.StartedAt.IsZero() || c.FinishedAt.IsZero()):
+			e.failf("exited instance #%d of container app lacks StartedAt or FinishedAt; %s", i, h)
+		case c.FinishedAt.Before(c.StartedAt):
+			e.failf("instance #%d of container app finished before it started; %s", i, h)
+		}
+		if i == 0 {
+			continue
+		}
+		prev := inst[i-1]
+		switch {
+		case !c.CreatedAt.After(prev.CreatedAt):
+			e.failf("instance #%d of container app replaced #%d but was not created after it, so sorting by CreatedAt (as the kubelet does) misorders them; %s", i, i-1, h)
+		case c.CreatedAt.Before(prev.FinishedAt):
+			e.failf("instance #%d of container app was created before instance #%d, which it replaced, finished; %s", i, i-1, h)
+		}
+	}
+}
+
+func podExitReason(e *podEnv) {
+	pod := e.newPod("reasons", v1.RestartPolicyNever, named("done", e.w().ExitsWithCode(0)), named("bad", e.w().ExitsWithCode(3)))
+	st := e.syncUntil(pod, "done and bad exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		for _, name := range []string{"done", "bad"} {
+			g.Expect(exitedOf(st, name)).NotTo(gomega.BeEmpty(), "%s has not exited: %s", name, describeStatus(st))
+		}
+	})
+	var ps v1.PodStatus
+	e.refresh(pod, &ps)
+	for _, name := range []string{"done", "bad"} {
+		c := exitedOf(st, name)[0]
+		if c.Reason == "" {
+			e.failf("GetPodStatus reports container %s exited with code %d but no Reason (by the CRI convention \"Completed\" or \"Error\")", name, c.ExitCode)
+		}
+		cs := apiStatusOf(ps.ContainerStatuses, name)
+		switch {
+		case cs == nil || cs.State.Terminated == nil:
+			e.failf("RefreshPodStatus does not report the exited container %s as Terminated (statuses: %v)", name, statusNames(ps.ContainerStatuses))
+		case cs.State.Terminated.Reason == "":
+			e.failf("RefreshPodStatus reports container %s Terminated with exit code %d but no reason", name, cs.State.Terminated.ExitCode)
+		}
+	}
+}
+
+func podInstanceImages(e *podEnv) {
+	pod := e.newPod("images", v1.RestartPolicyAlways, named("run", e.w().RunsUntilKilled()), named("again", e.w().ExitsWithCode(1)))
+	h := e.restarted(pod, "again", 2)
+	st := e.status(pod)
+	h.observe(st)
+	image := map[string]string{}
+	for _, c := range pod.Spec.Containers {
+		image[c.Name] = c.Image
+	}
+	for _, c := range st.ContainerStatuses {
+		if want, ok := image[c.Name]; ok && c.Image != want {
+			e.failf("GetPodStatus reports %s instance %s of container %s with image %q, want the spec's %q", c.State, c.ID.ID, c.Name, c.Image, want)
+		}
+	}
+	ps := e.refreshSettled(pod, h)
+	for _, c := range pod.Spec.Containers {
+		cs := apiStatusOf(ps.ContainerStatuses, c.Name)
+		switch {
+		case cs == nil:
+			e.failf("RefreshPodStatus reports no status for container %s (statuses: %v)", c.Name, statusNames(ps.ContainerStatuses))
+		case cs.Image != c.Image:
+			e.failf("RefreshPodStatus reports container %s with image %q, want the spec's %q", c.Name, cs.Image, c.Image)
+		}
+	}
+}
+
+// readySandboxes returns the IDs of the ready sandboxes of st.
+func readySandboxes(st *pkgcontainer.PodStatus) []string {
+	var out []string
+	for _, sb := range st.SandboxStatuses {
+		if sb != nil && sb.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			out = append(out, sb.Id)
+		}
+	}
+	return out
+}
+
+func podSandboxes(e *podEnv) {
+	pod := e.newPod("sandbox", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	st := e.syncUntilRunning(pod)
+	switch ready := readySandboxes(st); {
+	case len(ready) != 1:
+		e.failf("GetPodStatus of the running pod %s reports %d ready sandboxes %v, want exactly one (of %d sandboxes)", podRef(pod), len(ready), ready, len(st.SandboxStatuses))
+	case ready[0] == "":
+		e.failf("the ready sandbox of pod %s has an empty ID", podRef(pod))
+	}
+	e.kill(pod, nil)
+	if ready := readySandboxes(e.status(pod)); len(ready) > 0 {
+		e.failf("after KillPod of pod %s returned nil, GetPodStatus still reports ready sandboxes %v", podRef(pod), ready)
+	}
+}
+
+func podRefreshAfterRestart(e *podEnv) {
+	pod := e.newPod("lastterm", v1.RestartPolicyAlways, named("app", e.w().ExitsWithCode(3)))
+	h := e.restarted(pod, "app", 2)
+	ps := e.refreshSettled(pod, h)
+	inst := h.instances()
+	newest, replaced := inst[len(inst)-1], inst[len(inst)-2]
+	cs := apiStatusOf(ps.ContainerStatuses, "app")
+	if cs == nil {
+		e.failf("RefreshPodStatus reports no status for container app (statuses: %v)", statusNames(ps.ContainerStatuses))
+	}
+	if cs.ContainerID != newest.ID.String() {
+		e.failf("RefreshPodStatus reports ContainerID %q for container app, want its newest instance's %q; %s", cs.ContainerID, newest.ID.String(), h)
+	}
+	last := cs.LastTerminationState.Terminated
+	switch {
+	case last == nil:
+		e.failf("RefreshPodStatus reports no LastTerminationState.Terminated for container app, which has restarted; %s", h)
+	case last.ExitCode != int32(replaced.ExitCode) || last.ContainerID != replaced.ID.String():
+		e.failf("RefreshPodStatus reports LastTerminationState.Terminated of container app with exit code %d and ContainerID %q, want the replaced instance's %d and %q; %s",
+			last.ExitCode, last.ContainerID, replaced.ExitCode, replaced.ID.String(), h)
+	}
+}
+
+// runningAndExited syncs pod until container run is running and done has exited.
+func (e *podEnv) runningAndExited(pod *v1.Pod) *pkgcontainer.PodStatus {
+	return e.syncUntil(pod, "run running and done exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		g.Expect(runningOf(st, "run")).NotTo(gomega.BeNil(), "run is not running: %s", describeStatus(st))
+		g.Expect(exitedOf(st, "done")).NotTo(gomega.BeEmpty(), "done has not exited: %s", describeStatus(st))
+	})
+}
+
+func podActiveStatuses(e *podEnv) {
+	pod := e.newPod("active", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(0)))
+	st := e.runningAndExited(pod)
+	if len(st.ActiveContainerStatuses) == 0 {
+		return // the provider leaves it empty, as it may
+	}
+	byID := map[pkgcontainer.ContainerID]*pkgcontainer.Status{}
+	for _, c := range st.ContainerStatuses {
+		byID[c.ID] = c
+	}
+	active := map[pkgcontainer.ContainerID]bool{}
+	for _, a := range st.ActiveContainerStatuses {
+		if a == nil {
+			e.failf("GetPodStatus of pod %s has a nil entry in ActiveContainerStatuses", podRef(pod))
+		}
+		c := byID[a.ID]
+		switch {
+		case c == nil:
+			e.failf("ActiveContainerStatuses of pod %s lists %s (%s), which ContainerStatuses does not: %s", podRef(pod), a.ID.String(), a.Name, describeStatus(st))
+		case c.Name != a.Name || c.State != a.State:
+			e.failf("ActiveContainerStatuses of pod %s lists %s as %s/%s, ContainerStatuses as %s/%s", podRef(pod), a.ID.String(), a.Name, a.State, c.Name, c.State)
+		}
+		active[a.ID] = true
+	}
+	for _, c := range st.ContainerStatuses {
+		if c.State == pkgcontainer.ContainerStateRunning && !active[c.ID] {
+			e.failf("ActiveContainerStatuses of pod %s leaves out the running instance %s of container %s", podRef(pod), c.ID.String(), c.Name)
+		}
+	}
+}
+
+func podGetPodsStates(e *podEnv) {
+	pod := e.newPod("pleg", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(3)))
+	st := e.runningAndExited(pod)
+	var listed *pkgcontainer.Pod
+	for _, p := range e.getPods(true) {
+		if p != nil && p.ID == pod.UID {
+			listed = p
+		}
+	}
+	if listed == nil {
+		e.failf("GetPods(true) does not list pod %s", podRef(pod))
+	}
+	byID := map[pkgcontainer.ContainerID]*pkgcontainer.Container{}
+	for _, c := range listed.Containers {
+		if c != nil {
+			byID[c.ID] = c
+		}
+	}
+	for _, s := range st.ContainerStatuses {
+		c := byID[s.ID]
+		switch {
+		case c == nil:
+			e.failf("GetPods(true) lists pod %s without its container %s (%s); it lists %s", podRef(pod), s.Name, s.ID.String(), canonicalPod(listed))
+		case c.Name != s.Name || c.State != s.State:
+			e.failf("GetPods(true) lists container %s of pod %s as %s/%s, GetPodStatus as %s/%s", s.ID.String(), podRef(pod), c.Name, c.State, s.Name, s.State)
+		}
+	}
+}
