@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/conformance"
@@ -223,7 +224,7 @@ func mutants() []*mutant {
 		{
 			name:      "kill-leaves-container-running",
 			violation: "after KillPod returns nil, the pod's first container runs again",
-			want:      []string{"KRI-POD-014", "KRI-POD-016", "KRI-POD-017", "KRI-POD-018", "KRI-POD-028"},
+			want:      []string{"KRI-POD-014", "KRI-POD-016", "KRI-POD-017", "KRI-POD-018", "KRI-POD-028", "KRI-POD-041"},
 			pod: func() fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					if err := next.KillPod(ctx, pod, rp, grace); err != nil || pod == nil || len(pod.Spec.Containers) == 0 {
@@ -245,7 +246,7 @@ func mutants() []*mutant {
 		{
 			name:      "status-errors-for-unknown-pod",
 			violation: "GetPodStatus of a pod it does not know returns an error instead of an empty status",
-			want:      []string{"KRI-POD-002", "KRI-POD-020", "KRI-POD-023", "KRI-POD-034"},
+			want:      []string{"KRI-POD-002", "KRI-POD-020", "KRI-POD-023", "KRI-POD-034", "KRI-POD-036"},
 			pod: func() fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
@@ -371,7 +372,8 @@ func mutants() []*mutant {
 				"KRI-POD-008", "KRI-POD-009", "KRI-POD-010", "KRI-POD-011", "KRI-POD-012", "KRI-POD-013",
 				"KRI-POD-014", "KRI-POD-015", "KRI-POD-020", "KRI-POD-021", "KRI-POD-022", "KRI-POD-023",
 				"KRI-POD-025", "KRI-POD-026", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034",
-				"KRI-POD-035",
+				"KRI-POD-035", "KRI-POD-036", "KRI-POD-037", "KRI-POD-038", "KRI-POD-039", "KRI-POD-040",
+				"KRI-POD-041", "KRI-POD-042", "KRI-POD-043", "KRI-POD-044",
 			},
 			pod: func() fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) error {
@@ -393,7 +395,7 @@ func mutants() []*mutant {
 			name:      "getpods-panics",
 			violation: "GetPods panics",
 			want: []string{"KRI-POD-005", "KRI-POD-020", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028",
-				"KRI-POD-033", "KRI-POD-034", "KRI-POD-035"},
+				"KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044"},
 			pod: func() fake.Interceptors {
 				return fake.Interceptors{GetPods: func(context.Context, kri.PodProvider, bool) ([]*pkgcontainer.Pod, error) {
 					panic("mutant: GetPods is broken")
@@ -404,7 +406,7 @@ func mutants() []*mutant {
 		{
 			name:      "restart-policy-ignored",
 			violation: "SyncPod treats every pod as RestartPolicy Never",
-			want:      []string{"KRI-POD-008", "KRI-POD-009"},
+			want:      []string{"KRI-POD-008", "KRI-POD-009", "KRI-POD-037", "KRI-POD-038", "KRI-POD-042"},
 			pod: func() fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					return next.SyncPod(ctx, withRestartPolicy(pod, v1.RestartPolicyNever), st, rc)
@@ -520,7 +522,8 @@ func mutants() []*mutant {
 		{
 			name:      "container-ids-unstable",
 			violation: "GetPodStatus reports a new ID for a running container on every call",
-			want:      []string{"KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-021", "KRI-POD-022", "KRI-POD-035"},
+			want: []string{"KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-021", "KRI-POD-022", "KRI-POD-035",
+				"KRI-POD-040", "KRI-POD-043", "KRI-POD-044"},
 			pod: func() fake.Interceptors {
 				var calls atomic.Int64
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
@@ -592,6 +595,150 @@ func mutants() []*mutant {
 							w.Reason, w.Message = "", ""
 						}
 					}
+				}}
+			},
+		},
+
+		// Fields a node agent reads (KRI-POD-036 to 044).
+		{
+			name:      "duplicate-names-accepted",
+			violation: "SyncPod runs a pod with two containers of the same name, dropping the second (a SHOULD)",
+			want:      []string{"KRI-POD-036"},
+			pod: func() fake.Interceptors {
+				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+					if pod != nil {
+						seen := sets.New[string]()
+						pod = pod.DeepCopy()
+						pod.Spec.Containers = slices.DeleteFunc(pod.Spec.Containers, func(c v1.Container) bool {
+							dup := seen.Has(c.Name)
+							seen.Insert(c.Name)
+							return dup
+						})
+					}
+					return next.SyncPod(ctx, pod, st, rc)
+				}}
+			},
+		},
+		{
+			name:      "restart-count-stuck-at-zero",
+			violation: "every instance reports RestartCount 0, in GetPodStatus and RefreshPodStatus",
+			want:      []string{"KRI-POD-037"},
+			pod: func() fake.Interceptors {
+				return fake.Interceptors{
+					GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+						for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
+							c.RestartCount = 0
+						}
+					}),
+					RefreshPodStatus: refreshEdit(func(cs *v1.ContainerStatus) { cs.RestartCount = 0 }),
+				}
+			},
+		},
+		{
+			name:      "restart-keeps-created-at",
+			violation: "every instance of a container reports the CreatedAt of its first instance",
+			want:      []string{"KRI-POD-038"},
+			pod: func() fake.Interceptors {
+				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+					first := map[string]time.Time{}
+					for _, c := range st.ContainerStatuses {
+						if t, ok := first[c.Name]; !ok || c.CreatedAt.Before(t) {
+							first[c.Name] = c.CreatedAt
+						}
+					}
+					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
+						c.CreatedAt = first[c.Name]
+					}
+				})}
+			},
+		},
+		{
+			name:      "exit-reason-dropped",
+			violation: "exited containers carry no Reason, in GetPodStatus and RefreshPodStatus (a SHOULD)",
+			want:      []string{"KRI-POD-039"},
+			pod: func() fake.Interceptors {
+				return fake.Interceptors{
+					GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+						for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
+							if c.State == pkgcontainer.ContainerStateExited {
+								c.Reason = ""
+							}
+						}
+					}),
+					RefreshPodStatus: refreshEdit(func(cs *v1.ContainerStatus) {
+						for _, t := range []*v1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+							if t != nil {
+								t.Reason = ""
+							}
+						}
+					}),
+				}
+			},
+		},
+		{
+			name:      "exited-instances-lose-image",
+			violation: "GetPodStatus reports exited instances without their image",
+			want:      []string{"KRI-POD-040"},
+			pod: func() fake.Interceptors {
+				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
+						if c.State == pkgcontainer.ContainerStateExited {
+							c.Image = ""
+						}
+					}
+				})}
+			},
+		},
+		{
+			name:      "sandbox-ready-after-kill",
+			violation: "GetPodStatus reports the sandboxes of a pod without running containers as ready",
+			want:      []string{"KRI-POD-041"},
+			pod: func() fake.Interceptors {
+				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+					if len(st.GetRunningContainerStatuses()) > 0 {
+						return
+					}
+					for _, sb := range st.SandboxStatuses {
+						sb.State = runtimeapi.PodSandboxState_SANDBOX_READY
+					}
+				})}
+			},
+		},
+		{
+			name:      "last-termination-state-dropped",
+			violation: "RefreshPodStatus never reports LastTerminationState",
+			want:      []string{"KRI-POD-042"},
+			pod: func() fake.Interceptors {
+				return fake.Interceptors{RefreshPodStatus: refreshEdit(func(cs *v1.ContainerStatus) {
+					cs.LastTerminationState = v1.ContainerState{}
+				})}
+			},
+		},
+		{
+			name:      "active-statuses-stale",
+			violation: "ActiveContainerStatuses reports every instance as still being created",
+			want:      []string{"KRI-POD-043"},
+			pod: func() fake.Interceptors {
+				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+					for _, c := range st.ActiveContainerStatuses {
+						c.State = pkgcontainer.ContainerStateCreated
+					}
+				})}
+			},
+		},
+		{
+			name:      "getpods-reports-all-running",
+			violation: "GetPods(true) reports every container as running, so a PLEG never sees one die",
+			want:      []string{"KRI-POD-044"},
+			pod: func() fake.Interceptors {
+				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+					pods, err := next.GetPods(ctx, all)
+					for _, p := range pods {
+						for _, c := range p.Containers {
+							c.State = pkgcontainer.ContainerStateRunning
+						}
+					}
+					return pods, err
 				}}
 			},
 		},
@@ -740,6 +887,35 @@ func mutants() []*mutant {
 				}}
 			},
 		},
+	}
+}
+
+// statusEdit is a GetPodStatus interceptor that changes every status the
+// fake returns with edit.
+func statusEdit(edit func(*pkgcontainer.PodStatus)) func(context.Context, kri.PodProvider, *v1.Pod) (*pkgcontainer.PodStatus, error) {
+	return func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+		st, err := next.GetPodStatus(ctx, pod)
+		if st != nil {
+			edit(st)
+		}
+		return st, err
+	}
+}
+
+// refreshEdit is a RefreshPodStatus interceptor that changes every container
+// and init-container status the fake fills in with edit.
+func refreshEdit(edit func(*v1.ContainerStatus)) func(kri.PodProvider, *v1.Pod, *v1.PodStatus) {
+	return func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+		before := ps.DeepCopy()
+		next.RefreshPodStatus(pod, ps)
+		if equalPodStatus(before, ps) {
+			return // an unknown pod: leave the status alone
+		}
+		for _, list := range [][]v1.ContainerStatus{ps.ContainerStatuses, ps.InitContainerStatuses} {
+			for i := range list {
+				edit(&list[i])
+			}
+		}
 	}
 }
 

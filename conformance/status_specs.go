@@ -183,10 +183,8 @@ func podExitReason(e *podEnv) {
 }
 
 func podInstanceImages(e *podEnv) {
-	pod := e.newPod("images", v1.RestartPolicyAlways, named("run", e.w().RunsUntilKilled()), named("again", e.w().ExitsWithCode(1)))
-	h := e.restarted(pod, "again", 2)
-	st := e.status(pod)
-	h.observe(st)
+	pod := e.newPod("images", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(0)))
+	st := e.runningAndExited(pod)
 	image := map[string]string{}
 	for _, c := range pod.Spec.Containers {
 		image[c.Name] = c.Image
@@ -196,7 +194,7 @@ func podInstanceImages(e *podEnv) {
 			e.failf("GetPodStatus reports %s instance %s of container %s with image %q, want the spec's %q", c.State, c.ID.ID, c.Name, c.Image, want)
 		}
 	}
-	ps := e.refreshSettled(pod, h)
+	ps := e.refreshSettled(pod, newHistory("done"))
 	for _, c := range pod.Spec.Containers {
 		cs := apiStatusOf(ps.ContainerStatuses, c.Name)
 		switch {
@@ -235,7 +233,8 @@ func podSandboxes(e *podEnv) {
 }
 
 func podRefreshAfterRestart(e *podEnv) {
-	pod := e.newPod("lastterm", v1.RestartPolicyAlways, named("app", e.w().ExitsWithCode(3)))
+	const code = 3
+	pod := e.newPod("lastterm", v1.RestartPolicyAlways, named("app", e.w().ExitsWithCode(code)))
 	h := e.restarted(pod, "app", 2)
 	ps := e.refreshSettled(pod, h)
 	inst := h.instances()
@@ -251,9 +250,9 @@ func podRefreshAfterRestart(e *podEnv) {
 	switch {
 	case last == nil:
 		e.failf("RefreshPodStatus reports no LastTerminationState.Terminated for container app, which has restarted; %s", h)
-	case last.ExitCode != int32(replaced.ExitCode) || last.ContainerID != replaced.ID.String():
+	case last.ExitCode != code || last.ContainerID != replaced.ID.String():
 		e.failf("RefreshPodStatus reports LastTerminationState.Terminated of container app with exit code %d and ContainerID %q, want the replaced instance's %d and %q; %s",
-			last.ExitCode, last.ContainerID, replaced.ExitCode, replaced.ID.String(), h)
+			last.ExitCode, last.ContainerID, code, replaced.ID.String(), h)
 	}
 }
 
