@@ -7,7 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -162,6 +165,44 @@ func runHelper(t *testing.T, mode string, timeout time.Duration, flags ...string
 		run.summary = string(data)
 	}
 	return run
+}
+
+// passedState is the Ginkgo state of a passed spec.
+const passedState = types.SpecStatePassed
+
+// helperSlots bounds the helper processes running at once, across the tests
+// that run the suite many times. The children mostly wait on timers (a few
+// seconds of wall time for well under a second of CPU each): run several per
+// CPU.
+var helperSlots = make(chan struct{}, min(8, 4*runtime.NumCPU()))
+
+// runHelpers runs one helper process per mode, as many at once as
+// helperSlots allows, the highest rank first (rank nil: in order). The
+// results are in the order of modes.
+func runHelpers(t *testing.T, modes []string, rank []int) []*helperRun {
+	t.Helper()
+	order := make([]int, len(modes))
+	for i := range order {
+		order[i] = i
+	}
+	if rank != nil {
+		slices.SortStableFunc(order, func(a, b int) int { return rank[b] - rank[a] })
+	}
+	runs := make([]*helperRun, len(modes))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for _, i := range order {
+		wg.Go(func() {
+			helperSlots <- struct{}{}
+			defer func() { <-helperSlots }()
+			began := time.Now()
+			runs[i] = runHelper(t, modes[i], 2*time.Minute)
+			runs[i].took = time.Since(began)
+		})
+	}
+	wg.Wait()
+	t.Logf("%d suite runs in %s (%d at a time)", len(modes), time.Since(start).Round(100*time.Millisecond), cap(helperSlots))
+	return runs
 }
 
 // tail returns the end of a long output.

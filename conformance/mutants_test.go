@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -942,6 +941,7 @@ func TestMutantsAreCaught(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite once per mutant")
 	}
+	t.Parallel() // shares the helper slots with TestBenignVariantsPass
 	zoo := mutants()
 	if len(zoo) < 15 {
 		t.Fatalf("the zoo has %d mutants, want at least 15", len(zoo))
@@ -951,32 +951,14 @@ func TestMutantsAreCaught(t *testing.T) {
 		musts[s.ID] = s.Level == conformance.Must
 	}
 
-	// The children mostly wait on timers (a few seconds of wall time for
-	// well under a second of CPU each): run several per CPU.
-	parallel := min(8, 4*runtime.NumCPU())
-	sem := make(chan struct{}, parallel)
-	runs := make([]*helperRun, len(zoo))
-	var wg sync.WaitGroup
-	start := time.Now()
 	// Start the slow mutants (those that hang a call in many specs) first,
 	// so that the others run alongside them.
-	order := make([]int, len(zoo))
-	for i := range order {
-		order[i] = i
+	modes := make([]string, len(zoo))
+	rank := make([]int, len(zoo))
+	for i, m := range zoo {
+		modes[i], rank[i] = helperMutant+m.name, m.cost
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return zoo[b].cost - zoo[a].cost })
-	for _, i := range order {
-		m := zoo[i]
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			began := time.Now()
-			runs[i] = runHelper(t, helperMutant+m.name, 2*time.Minute)
-			runs[i].took = time.Since(began)
-		})
-	}
-	wg.Wait()
-	t.Logf("%d mutants in %s (%d at a time)", len(zoo), time.Since(start).Round(100*time.Millisecond), parallel)
+	runs := runHelpers(t, modes, rank)
 
 	for i, m := range zoo {
 		t.Run(m.name, func(t *testing.T) {
@@ -1009,6 +991,21 @@ func TestMutantsAreCaught(t *testing.T) {
 				m.check(t, r)
 			}
 		})
+	}
+}
+
+// TestEverySpecHasAMutant checks that the zoo proves every spec that is not
+// a measurement: some mutant must be expected to fail it.
+func TestEverySpecHasAMutant(t *testing.T) {
+	skipInHelper(t)
+	caught := sets.New[string]()
+	for _, m := range mutants() {
+		caught.Insert(m.want...)
+	}
+	for _, s := range conformance.Catalogue() {
+		if !s.Benchmark && !caught.Has(s.ID) {
+			t.Errorf("no mutant is expected to fail %s (%s): add one to mutants()", s.ID, s.Requirement)
+		}
 	}
 }
 

@@ -1,0 +1,484 @@
+package conformance_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/conformance"
+	"github.com/kri-kit/testkit/fake"
+	"github.com/kri-kit/testkit/kri"
+)
+
+// A benign variant is the fake with a change that only uses a freedom the
+// contract leaves to providers: the mirror image of a mutant. The suite must
+// pass every one of them; a spec that fails one is a bug in the spec (a false
+// failure a correct provider would hit).
+type benign struct {
+	name string
+	// freedom says what the contract leaves free that the variant uses.
+	freedom string
+	// pod and node build the interceptors of one fresh provider (state lives
+	// in the closure); nil leaves that provider as it is.
+	pod  func() fake.Interceptors
+	node func() fake.NodeInterceptors
+}
+
+// config runs the variant with both providers, every capability and the
+// fake's own timeouts (unscaled: timing is where false failures hide).
+func (b *benign) config() conformance.Config {
+	var podHook func(*fake.PodProvider)
+	var nodeHook func(*fake.NodeProvider)
+	if b.pod != nil {
+		podHook = func(p *fake.PodProvider) { p.SetInterceptors(b.pod()) }
+	}
+	if b.node != nil {
+		nodeHook = func(n *fake.NodeProvider) { n.SetInterceptors(b.node()) }
+	}
+	return fakeConfig(podHook, nodeHook)
+}
+
+const helperBenign = "benign:"
+
+func init() {
+	for _, b := range benignVariants() {
+		extraHelpers[helperBenign+b.name] = b.config
+	}
+}
+
+// callLatency is what the slow variant adds to every call: far below the
+// fake's call timeout (5s) and grace period (1s), above its poll interval.
+const callLatency = 25 * time.Millisecond
+
+// startSetup is how long the slow-start variant's Start works before it
+// blocks: longer than the fake's stable window, so that specs run while
+// Start is still starting.
+const startSetup = 300 * time.Millisecond
+
+func benignVariants() []*benign {
+	return []*benign{
+		{
+			name:    "shuffled-lists",
+			freedom: "the order of statuses, sandboxes, pods and containers (kri: \"in no particular order\")",
+			pod:     shuffler,
+			node: func() fake.NodeInterceptors {
+				conditions, addresses := newShuffler(), newShuffler()
+				return fake.NodeInterceptors{ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
+					n := next.ConfigureNode(ctx, name)
+					if n != nil {
+						conditions(n.Status.Conditions)
+						addresses(n.Status.Addresses)
+					}
+					return n
+				}}
+			},
+		},
+		{
+			name:    "digest-container-ids",
+			freedom: "the format of container and sandbox IDs (64 hex digits, as containerd's)",
+			pod:     func() fake.Interceptors { return idMapper(fake.RuntimeName, digestID) },
+		},
+		{
+			name:    "other-runtime-name",
+			freedom: "the runtime name, the Type of every container ID",
+			pod:     func() fake.Interceptors { return idMapper("remote-runtime", func(id string) string { return id }) },
+		},
+		{
+			name:    "slow-calls",
+			freedom: "how long a call takes, within the call timeout",
+			pod:     slowPodCalls,
+			node:    slowNodeCalls,
+		},
+		{
+			name:    "slow-start",
+			freedom: "how long Start works before it blocks (calls made meanwhile must work)",
+			pod:     slowStart,
+		},
+		{
+			name:    "extra-fields",
+			freedom: "fields the contract does not constrain: IPs, hashes, image IDs, resources, mounts, users, sandbox network and labels, a stale sandbox, Ready/Started and pod IPs from RefreshPodStatus",
+			pod:     extraFields,
+		},
+	}
+}
+
+// newShuffler returns a function that reorders a slice in place: every call
+// rotates it one step further than the call before, so that two answers in
+// a row never share an order (a random shuffle would, now and then, and let
+// an order-sensitive spec pass by luck).
+func newShuffler() func(any) {
+	var mu sync.Mutex
+	calls := 0
+	return func(s any) {
+		mu.Lock()
+		calls++
+		k := calls
+		mu.Unlock()
+		switch s := s.(type) {
+		case []*pkgcontainer.Status:
+			rotate(s, k)
+		case []*runtimeapi.PodSandboxStatus:
+			rotate(s, k)
+		case []*pkgcontainer.Pod:
+			rotate(s, k)
+		case []*pkgcontainer.Container:
+			rotate(s, k)
+		case []v1.ContainerStatus:
+			rotate(s, k)
+		case []v1.NodeCondition:
+			rotate(s, k)
+		case []v1.NodeAddress:
+			rotate(s, k)
+		default:
+			panic(fmt.Sprintf("newShuffler: cannot shuffle a %T", s))
+		}
+	}
+}
+
+// rotate moves the first k%len(s) elements of s to its end.
+func rotate[T any](s []T, k int) {
+	if len(s) < 2 {
+		return
+	}
+	k %= len(s)
+	slices.Reverse(s[:k])
+	slices.Reverse(s[k:])
+	slices.Reverse(s)
+}
+
+// shuffler reorders every list on every call, each list kind with a
+// shuffler of its own (so that consecutive answers to the same question
+// differ).
+func shuffler() fake.Interceptors {
+	statuses, active, sandboxes := newShuffler(), newShuffler(), newShuffler()
+	pods, containers, podSandboxes := newShuffler(), newShuffler(), newShuffler()
+	apiStatuses, apiInitStatuses := newShuffler(), newShuffler()
+	return fake.Interceptors{
+		GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+			statuses(st.ContainerStatuses)
+			active(st.ActiveContainerStatuses)
+			sandboxes(st.SandboxStatuses)
+		}),
+		GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+			list, err := next.GetPods(ctx, all)
+			pods(list)
+			for _, p := range list {
+				containers(p.Containers)
+				podSandboxes(p.Sandboxes)
+			}
+			return list, err
+		},
+		RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+			before := ps.DeepCopy()
+			next.RefreshPodStatus(pod, ps)
+			if !equalPodStatus(before, ps) {
+				apiStatuses(ps.ContainerStatuses)
+				apiInitStatuses(ps.InitContainerStatuses)
+			}
+		},
+	}
+}
+
+// digestID turns one of the fake's IDs into 64 hex digits.
+func digestID(id string) string {
+	sum := sha256.Sum256([]byte("kri-benign/" + id))
+	return hex.EncodeToString(sum[:])
+}
+
+// idMapper reports every container and sandbox ID as typ://mapID(id). The
+// fake kills by pod UID and ignores SyncPod's status, so nothing handed in
+// needs translating back.
+func idMapper(typ string, mapID func(string) string) fake.Interceptors {
+	cid := func(id pkgcontainer.ContainerID) pkgcontainer.ContainerID {
+		if id.ID == "" {
+			return id
+		}
+		return pkgcontainer.ContainerID{Type: typ, ID: mapID(id.ID)}
+	}
+	apiID := func(s string) string {
+		if s == "" {
+			return s
+		}
+		typ, id, ok := strings.Cut(s, "://")
+		if !ok {
+			return s
+		}
+		mapped := cid(pkgcontainer.ContainerID{Type: typ, ID: id})
+		return mapped.String()
+	}
+	return fake.Interceptors{
+		GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+			for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
+				c.ID = cid(c.ID)
+			}
+			for _, sb := range st.SandboxStatuses {
+				sb.Id = mapID(sb.Id)
+			}
+		}),
+		GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+			pods, err := next.GetPods(ctx, all)
+			for _, p := range pods {
+				for _, c := range slices.Concat(p.Containers, p.Sandboxes) {
+					c.ID = cid(c.ID)
+					if c.PodSandboxID != "" {
+						c.PodSandboxID = mapID(c.PodSandboxID)
+					}
+				}
+			}
+			return pods, err
+		},
+		RefreshPodStatus: refreshEdit(func(cs *v1.ContainerStatus) {
+			cs.ContainerID = apiID(cs.ContainerID)
+			for _, t := range []*v1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+				if t != nil {
+					t.ContainerID = apiID(t.ContainerID)
+				}
+			}
+		}),
+	}
+}
+
+// pause waits d or until ctx is done.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// slowPodCalls delays every call of the pod provider by callLatency.
+func slowPodCalls() fake.Interceptors {
+	return fake.Interceptors{
+		SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			pause(ctx, callLatency)
+			return next.SyncPod(ctx, pod, st, rc)
+		},
+		KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+			pause(ctx, callLatency)
+			return next.KillPod(ctx, pod, rp, grace)
+		},
+		DeletePod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) error {
+			pause(ctx, callLatency)
+			return next.DeletePod(ctx, pod)
+		},
+		CleanupPods: func(ctx context.Context, next kri.PodProvider, pods []*v1.Pod, rps []*pkgcontainer.Pod, possibly map[types.UID]sets.Empty) error {
+			pause(ctx, callLatency)
+			return next.CleanupPods(ctx, pods, rps, possibly)
+		},
+		RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+			time.Sleep(callLatency)
+			next.RefreshPodStatus(pod, ps)
+		},
+		GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+			pause(ctx, callLatency)
+			return next.GetPodStatus(ctx, pod)
+		},
+		GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+			pause(ctx, callLatency)
+			return next.GetPods(ctx, all)
+		},
+		Stop: func(next kri.PodProvider) {
+			time.Sleep(callLatency)
+			next.Stop()
+		},
+	}
+}
+
+// slowNodeCalls delays every call of the node provider by callLatency;
+// SetStatusUpdateCallback must not block, so it stays fast.
+func slowNodeCalls() fake.NodeInterceptors {
+	return fake.NodeInterceptors{
+		Ping: func(ctx context.Context, next kri.NodeProvider) error {
+			pause(ctx, callLatency)
+			return next.Ping(ctx)
+		},
+		ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
+			pause(ctx, callLatency)
+			return next.ConfigureNode(ctx, name)
+		},
+		RefreshNodeStatus: func(ctx context.Context, next kri.NodeProvider, st *v1.NodeStatus) bool {
+			pause(ctx, callLatency)
+			return next.RefreshNodeStatus(ctx, st)
+		},
+	}
+}
+
+// slowStart makes Start work for startSetup before it blocks. It stays
+// correct: a Stop or a cancelled context during the setup ends Start, and
+// Stop returns once Start has.
+func slowStart() fake.Interceptors {
+	var mu sync.Mutex
+	stopping := make(chan struct{})
+	stopped := false
+	var done chan struct{} // closed when Start returns; nil before Start
+	return fake.Interceptors{
+		Start: func(ctx context.Context, next kri.PodProvider) error {
+			mu.Lock()
+			if done != nil {
+				mu.Unlock()
+				return next.Start(ctx) // a second Start: the fake's answer
+			}
+			done = make(chan struct{})
+			finished := done
+			mu.Unlock()
+			defer close(finished)
+			t := time.NewTimer(startSetup)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return nil
+			case <-stopping:
+				return nil
+			}
+			return next.Start(ctx)
+		},
+		Stop: func(next kri.PodProvider) {
+			mu.Lock()
+			if !stopped {
+				stopped = true
+				close(stopping)
+			}
+			finished := done
+			mu.Unlock()
+			next.Stop()
+			if finished != nil {
+				<-finished
+			}
+		},
+	}
+}
+
+// extraFields fills in what the contract leaves to the provider.
+func extraFields() fake.Interceptors {
+	cpu := resource.MustParse("250m")
+	mem := resource.MustParse("64Mi")
+	signal := v1.SIGTERM
+	return fake.Interceptors{
+		GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+			if len(st.ContainerStatuses) == 0 && len(st.SandboxStatuses) == 0 {
+				return // an unknown pod: only ID, name and namespace
+			}
+			st.IPs = []string{"192.0.2.10", "2001:db8::10"}
+			for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
+				c.Hash ^= 0x5eed
+				c.ImageID = "sha256:" + digestID(c.Image)
+				c.ImageRef = c.Image + "@sha256:" + digestID(c.Image)
+				c.ImageRuntimeHandler = "benign"
+				if c.State == pkgcontainer.ContainerStateRunning {
+					c.Message = "running as the benign variant"
+					c.Resources = &pkgcontainer.ContainerResources{CPURequest: &cpu, MemoryLimit: &mem}
+				}
+				c.User = &pkgcontainer.ContainerUser{Linux: &pkgcontainer.LinuxContainerUser{UID: 1000, GID: 1000}}
+				c.Mounts = []pkgcontainer.Mount{{Name: "data", ContainerPath: "/data", HostPath: "/var/lib/benign"}}
+				c.StopSignal = &signal
+			}
+			for _, sb := range st.SandboxStatuses {
+				sb.Network = &runtimeapi.PodSandboxNetworkStatus{Ip: "192.0.2.10"}
+				sb.Labels = map[string]string{"kri-benign": "true"}
+				sb.RuntimeHandler = "benign"
+			}
+			st.SandboxStatuses = append(st.SandboxStatuses, &runtimeapi.PodSandboxStatus{
+				Id:       "stale-" + string(st.ID),
+				State:    runtimeapi.PodSandboxState_SANDBOX_NOTREADY,
+				Metadata: &runtimeapi.PodSandboxMetadata{Name: st.Name, Namespace: st.Namespace, Uid: string(st.ID)},
+			})
+		}),
+		GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+			pods, err := next.GetPods(ctx, all)
+			for _, p := range pods {
+				p.Timestamp = time.Now()
+				for _, c := range p.Containers {
+					c.ImageID = "sha256:" + digestID(c.Image)
+					c.ImageRuntimeHandler = "benign"
+					c.Hash ^= 0x5eed
+				}
+			}
+			return pods, err
+		},
+		RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+			before := ps.DeepCopy()
+			next.RefreshPodStatus(pod, ps)
+			if equalPodStatus(before, ps) {
+				return // an unknown pod: left unchanged
+			}
+			ps.PodIP = "192.0.2.10"
+			ps.PodIPs = []v1.PodIP{{IP: "192.0.2.10"}, {IP: "2001:db8::10"}}
+			ps.HostIP = "198.51.100.1"
+			for _, list := range [][]v1.ContainerStatus{ps.ContainerStatuses, ps.InitContainerStatuses} {
+				for i := range list {
+					cs := &list[i]
+					running := cs.State.Running != nil
+					cs.Ready = running
+					cs.Started = &running
+					cs.ImageID = "sha256:" + digestID(cs.Image)
+					cs.AllocatedResources = v1.ResourceList{v1.ResourceCPU: cpu}
+					cs.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: cpu}}
+					cs.VolumeMounts = []v1.VolumeMountStatus{{Name: "data", MountPath: "/data"}}
+					cs.User = &v1.ContainerUser{Linux: &v1.LinuxContainerUser{UID: 1000, GID: 1000}}
+					cs.StopSignal = &signal
+				}
+			}
+		},
+	}
+}
+
+// TestBenignVariantsPass runs the suite against every benign variant, each
+// in its own process, and checks that every spec that applies passes.
+func TestBenignVariantsPass(t *testing.T) {
+	skipInHelper(t)
+	if testing.Short() {
+		t.Skip("runs the suite once per variant")
+	}
+	t.Parallel() // shares the helper slots with TestMutantsAreCaught
+	var want []string
+	for _, s := range conformance.Catalogue() {
+		if !s.Benchmark {
+			want = append(want, s.ID)
+		}
+	}
+	want = sortIDs(want)
+	zoo := benignVariants()
+	modes := make([]string, len(zoo))
+	for i, b := range zoo {
+		modes[i] = helperBenign + b.name
+	}
+	runs := runHelpers(t, modes, nil)
+	for i, b := range zoo {
+		t.Run(b.name, func(t *testing.T) {
+			r := runs[i]
+			t.Logf("%s: %s", b.name, r.took.Round(100*time.Millisecond))
+			if r.report == nil {
+				t.Fatalf("variant %s (%s): no Ginkgo report; output:\n%s", b.name, b.freedom, tail(r.output))
+			}
+			for _, id := range r.failedIDs() {
+				msg := ""
+				if sr, ok := r.specReport(id); ok {
+					msg = firstLine(sr.Failure.Message)
+				}
+				t.Errorf("variant %s (%s) fails %s, a false failure: %s", b.name, b.freedom, id, msg)
+			}
+			if passed := r.idsIn(passedState); !slices.Equal(passed, want) {
+				t.Errorf("variant %s: specs passed %v\nwant every non-benchmark spec %v\nnot passed: %v", b.name, passed, want, minus(want, passed))
+			}
+			if r.err != nil || !strings.Contains(r.summary, "verdict: conformant") {
+				t.Errorf("variant %s: the run failed (%v) or its summary is not \"verdict: conformant\":\n%s", b.name, r.err, r.summary)
+			}
+		})
+	}
+}
