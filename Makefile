@@ -6,7 +6,7 @@ GO      ?= go
 OUTPUT  ?= _output
 PKGS    ?= ./...
 
-.PHONY: all test conformance bench cover lint tidy-check replace-block
+.PHONY: all test conformance soak bench cover lint tidy-check replace-block
 
 all: lint test
 
@@ -29,6 +29,12 @@ conformance:
 	$(GO) test -race -count=1 -v -run '^TestFakeIsConformant$$' ./conformance/ -args \
 		-ginkgo.junit-report=$(abspath $(OUTPUT))/conformance-junit.xml \
 		-kri.summary=$(abspath $(OUTPUT))/conformance-summary.txt
+
+## soak: run the conformance suite SOAK_RUNS times in a row (default 20)
+## against the fake and against examples/hostprocess; fails if any run fails.
+SOAK_RUNS ?= 20
+soak:
+	bash hack/soak.sh $(SOAK_RUNS)
 
 ## bench: run the benchmarks with allocation figures.
 bench:

@@ -37,6 +37,10 @@ type SpecInfo struct {
 	// Benchmark is true for the latency measurements, which run only when
 	// the label filter asks for them.
 	Benchmark bool
+	// Note records how the spec's requirement changed between releases
+	// (empty for most specs), so that a provider that passed an earlier
+	// release knows why its results moved.
+	Note string
 }
 
 // specDef is one spec: its catalogue entry and its body.
@@ -48,6 +52,7 @@ type specDef struct {
 	groups    []string
 	caps      []Capability
 	benchmark bool
+	note      string
 	// noStart: the pod provider is not started before the body runs.
 	noStart bool
 	pod     func(*podEnv)
@@ -87,6 +92,7 @@ func (s *specDef) info() SpecInfo {
 		Labels:       s.labels(),
 		Capabilities: slices.Clone(s.caps),
 		Benchmark:    s.benchmark,
+		Note:         s.note,
 	}
 }
 

@@ -33,12 +33,14 @@ type catalogueEntry struct {
 	Level       string   `json:"level"`
 	Requirement string   `json:"requirement"`
 	Labels      []string `json:"labels"`
+	Note        string   `json:"note,omitempty"`
 }
 
 const catalogueHeader = `# The KRI conformance catalogue: every spec of package conformance, with its
 # one-line requirement, its Ginkgo labels and its level. MUST specs decide the
 # verdict; SHOULD specs are reported as warnings; the benchmark specs measure
-# and run only with -ginkgo.label-filter=benchmark.
+# and run only with -ginkgo.label-filter=benchmark. IDs are never renumbered;
+# a note says how a spec's requirement changed between releases.
 #
 # TestCatalogue fails when this file and the registered specs drift apart.
 # After changing a spec, regenerate it with:
@@ -53,6 +55,9 @@ func renderCatalogue(es []catalogueEntry) []byte {
 	for _, e := range es {
 		fmt.Fprintf(&b, "  - id: %s\n    level: %s\n    requirement: %s\n    labels: [%s]\n",
 			e.ID, e.Level, strconv.Quote(e.Requirement), strings.Join(e.Labels, ", "))
+		if e.Note != "" {
+			fmt.Fprintf(&b, "    note: %s\n", strconv.Quote(e.Note))
+		}
 	}
 	return b.Bytes()
 }
@@ -60,7 +65,7 @@ func renderCatalogue(es []catalogueEntry) []byte {
 func entries() []catalogueEntry {
 	var out []catalogueEntry
 	for _, s := range conformance.Catalogue() {
-		out = append(out, catalogueEntry{ID: s.ID, Level: string(s.Level), Requirement: s.Requirement, Labels: s.Labels})
+		out = append(out, catalogueEntry{ID: s.ID, Level: string(s.Level), Requirement: s.Requirement, Labels: s.Labels, Note: s.Note})
 	}
 	return out
 }
@@ -130,8 +135,8 @@ func TestCatalogue(t *testing.T) {
 		switch {
 		case !ok:
 			t.Errorf("spec %s is registered but missing from %s", w.ID, catalogueFile)
-		case g.Level != w.Level || g.Requirement != w.Requirement || !slices.Equal(g.Labels, w.Labels):
-			t.Errorf("%s drifted from the registered spec:\n  file: %s %q %v\n  spec: %s %q %v", w.ID, g.Level, g.Requirement, g.Labels, w.Level, w.Requirement, w.Labels)
+		case g.Level != w.Level || g.Requirement != w.Requirement || !slices.Equal(g.Labels, w.Labels) || g.Note != w.Note:
+			t.Errorf("%s drifted from the registered spec:\n  file: %s %q %v note %q\n  spec: %s %q %v note %q", w.ID, g.Level, g.Requirement, g.Labels, g.Note, w.Level, w.Requirement, w.Labels, w.Note)
 		}
 	}
 	for _, g := range got.Specs {
