@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -32,8 +34,9 @@ type benign struct {
 	// freedom says what the contract leaves free that the variant uses.
 	freedom string
 	// pod and node build the interceptors of one fresh provider (state lives
-	// in the closure); nil leaves that provider as it is.
-	pod  func() fake.Interceptors
+	// in the closure); nil leaves that provider as it is. pod may script the
+	// fake it decorates.
+	pod  func(*fake.PodProvider) fake.Interceptors
 	node func() fake.NodeInterceptors
 }
 
@@ -43,7 +46,7 @@ func (b *benign) config() conformance.Config {
 	var podHook func(*fake.PodProvider)
 	var nodeHook func(*fake.NodeProvider)
 	if b.pod != nil {
-		podHook = func(p *fake.PodProvider) { p.SetInterceptors(b.pod()) }
+		podHook = func(p *fake.PodProvider) { p.SetInterceptors(b.pod(p)) }
 	}
 	if b.node != nil {
 		nodeHook = func(n *fake.NodeProvider) { n.SetInterceptors(b.node()) }
@@ -89,18 +92,32 @@ func benignVariants() []*benign {
 		{
 			name:    "digest-container-ids",
 			freedom: "the format of container and sandbox IDs (64 hex digits, as containerd's)",
-			pod:     func() fake.Interceptors { return idMapper(fake.RuntimeName, digestID) },
+			pod:     func(*fake.PodProvider) fake.Interceptors { return idMapper(fake.RuntimeName, digestID) },
 		},
 		{
 			name:    "other-runtime-name",
 			freedom: "the runtime name, the Type of every container ID",
-			pod:     func() fake.Interceptors { return idMapper("remote-runtime", func(id string) string { return id }) },
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return idMapper("remote-runtime", func(id string) string { return id })
+			},
 		},
 		{
 			name:    "slow-calls",
 			freedom: "how long a call takes, within the call timeout",
 			pod:     slowPodCalls,
 			node:    slowNodeCalls,
+		},
+		{
+			name:    "slow-exits",
+			freedom: "how long a container that exits at once takes to do so (a real process needs a few milliseconds)",
+			pod:     slowExits,
+		},
+		{
+			name:    "slow-container-starts",
+			freedom: "how long a started container stays created before it runs (SyncPod need not wait for it)",
+			pod: func(p *fake.PodProvider) fake.Interceptors {
+				return scriptEach(p, func(s *fake.ContainerScript, _ v1.Container) { s.StartLatency(containerLatency) })
+			},
 		},
 		{
 			name:    "slow-start",
@@ -113,6 +130,40 @@ func benignVariants() []*benign {
 			pod:     extraFields,
 		},
 	}
+}
+
+// containerLatency is how long the slow-exits and slow-container-starts
+// variants make a container take: a few poll intervals of the fake's
+// timeouts, far below its state timeout.
+const containerLatency = 30 * time.Millisecond
+
+// scriptEach is a SyncPod interceptor that scripts every container of each
+// pod with script before the fake syncs it.
+func scriptEach(p *fake.PodProvider, script func(*fake.ContainerScript, v1.Container)) fake.Interceptors {
+	return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+		if pod != nil {
+			for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
+				script(p.Container(pod.Namespace+"/"+pod.Name, c.Name), c)
+			}
+		}
+		return next.SyncPod(ctx, pod, st, rc)
+	}}
+}
+
+// exitCommand matches the command of a container that exits at once.
+var exitCommand = regexp.MustCompile(`^exit ([0-9]+)$`)
+
+// slowExits makes every container whose command exits at once
+// (sh -c "exit N") run for containerLatency first, with the same code.
+func slowExits(p *fake.PodProvider) fake.Interceptors {
+	return scriptEach(p, func(s *fake.ContainerScript, c v1.Container) {
+		if len(c.Command) == 3 && c.Command[0] == "sh" && c.Command[1] == "-c" {
+			if m := exitCommand.FindStringSubmatch(c.Command[2]); m != nil {
+				code, _ := strconv.Atoi(m[1])
+				s.ExitAfter(containerLatency, code)
+			}
+		}
+	})
 }
 
 // newShuffler returns a function that reorders a slice in place: every call
@@ -162,7 +213,7 @@ func rotate[T any](s []T, k int) {
 // shuffler reorders every list on every call, each list kind with a
 // shuffler of its own (so that consecutive answers to the same question
 // differ).
-func shuffler() fake.Interceptors {
+func shuffler(*fake.PodProvider) fake.Interceptors {
 	statuses, active, sandboxes := newShuffler(), newShuffler(), newShuffler()
 	pods, containers, podSandboxes := newShuffler(), newShuffler(), newShuffler()
 	apiStatuses, apiInitStatuses := newShuffler(), newShuffler()
@@ -262,7 +313,7 @@ func pause(ctx context.Context, d time.Duration) {
 }
 
 // slowPodCalls delays every call of the pod provider by callLatency.
-func slowPodCalls() fake.Interceptors {
+func slowPodCalls(*fake.PodProvider) fake.Interceptors {
 	return fake.Interceptors{
 		SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 			pause(ctx, callLatency)
@@ -321,7 +372,7 @@ func slowNodeCalls() fake.NodeInterceptors {
 // slowStart makes Start work for startSetup before it blocks. It stays
 // correct: a Stop or a cancelled context during the setup ends Start, and
 // Stop returns once Start has.
-func slowStart() fake.Interceptors {
+func slowStart(*fake.PodProvider) fake.Interceptors {
 	var mu sync.Mutex
 	stopping := make(chan struct{})
 	stopped := false
@@ -365,7 +416,7 @@ func slowStart() fake.Interceptors {
 }
 
 // extraFields fills in what the contract leaves to the provider.
-func extraFields() fake.Interceptors {
+func extraFields(*fake.PodProvider) fake.Interceptors {
 	cpu := resource.MustParse("250m")
 	mem := resource.MustParse("64Mi")
 	signal := v1.SIGTERM

@@ -142,7 +142,7 @@ func podRestartTimestamps(e *podEnv) {
 			e.failf("instance #%d of container app started before it was created; %s", i, h)
 		case c.State == pkgcontainer.ContainerStateExited && (c.StartedAt.IsZero() || c.FinishedAt.IsZero()):
 			e.failf("exited instance #%d of container app lacks StartedAt or FinishedAt; %s", i, h)
-		case c.FinishedAt.Before(c.StartedAt):
+		case !c.FinishedAt.IsZero() && c.FinishedAt.Before(c.StartedAt):
 			e.failf("instance #%d of container app finished before it started; %s", i, h)
 		}
 		if i == 0 {
