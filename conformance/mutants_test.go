@@ -2,7 +2,6 @@ package conformance_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -34,9 +32,9 @@ type mutant struct {
 	violation string
 	want      []string
 	// pod or node builds the interceptors of one fresh provider (state
-	// kept by a mutant lives in the closure). The mutant is run with only
-	// that provider configured.
-	pod  func() fake.Interceptors
+	// kept by a mutant lives in the closure; pod may script the fake it
+	// decorates). The mutant is run with only that provider configured.
+	pod  func(*fake.PodProvider) fake.Interceptors
 	node func() fake.NodeInterceptors
 	// timeouts, when set, replace the scaled default timeouts.
 	timeouts *conformance.Timeouts
@@ -62,7 +60,7 @@ func (m *mutant) config() conformance.Config {
 	var podHook func(*fake.PodProvider)
 	var nodeHook func(*fake.NodeProvider)
 	if m.pod != nil {
-		podHook = func(p *fake.PodProvider) { p.SetInterceptors(m.pod()) }
+		podHook = func(p *fake.PodProvider) { p.SetInterceptors(m.pod(p)) }
 	}
 	if m.node != nil {
 		nodeHook = func(n *fake.NodeProvider) { n.SetInterceptors(m.node()) }
@@ -128,7 +126,7 @@ func withRestartPolicy(pod *v1.Pod, policy v1.RestartPolicy) *v1.Pod {
 // duplicator makes SyncPod of a running pod start a second instance of its
 // running containers: it runs them in a shadow pod, whose containers
 // GetPodStatus and GetPods report as the pod's own.
-func duplicator() fake.Interceptors {
+func duplicator(*fake.PodProvider) fake.Interceptors {
 	var mu sync.Mutex
 	shadows := map[types.UID]*v1.Pod{}
 	shadowOf := func(uid types.UID) *v1.Pod {
@@ -217,14 +215,19 @@ func duplicator() fake.Interceptors {
 	}
 }
 
-// mutants is the zoo. Every contract the suite checks should have one.
+// mutants is the zoo: the pod mutants, then nodeMutants. Every contract the
+// suite checks should have one.
 func mutants() []*mutant {
+	return append(podMutants(), nodeMutants()...)
+}
+
+func podMutants() []*mutant {
 	return []*mutant{
 		{
 			name:      "kill-leaves-container-running",
 			violation: "after KillPod returns nil, the pod's first container runs again",
 			want:      []string{"KRI-POD-014", "KRI-POD-016", "KRI-POD-017", "KRI-POD-018", "KRI-POD-028", "KRI-POD-041"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					if err := next.KillPod(ctx, pod, rp, grace); err != nil || pod == nil || len(pod.Spec.Containers) == 0 {
 						return err
@@ -246,7 +249,7 @@ func mutants() []*mutant {
 			name:      "status-errors-for-unknown-pod",
 			violation: "GetPodStatus of a pod it does not know returns an error instead of an empty status",
 			want:      []string{"KRI-POD-002", "KRI-POD-020", "KRI-POD-023", "KRI-POD-034", "KRI-POD-036"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
 					if err == nil && len(st.ContainerStatuses) == 0 && len(st.SandboxStatuses) == 0 {
@@ -260,7 +263,7 @@ func mutants() []*mutant {
 			name:      "cleanup-kills-desired-pods",
 			violation: "CleanupPods treats every pod as an orphan",
 			want:      []string{"KRI-POD-021", "KRI-POD-022"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{CleanupPods: func(ctx context.Context, next kri.PodProvider, _ []*v1.Pod, _ []*pkgcontainer.Pod, _ map[types.UID]sets.Empty) error {
 					return next.CleanupPods(ctx, nil, nil, nil)
 				}}
@@ -270,7 +273,7 @@ func mutants() []*mutant {
 			name:      "cleanup-ignores-running-and-possibly-running",
 			violation: "CleanupPods keeps only the desired pods, ignoring runningPods and possiblyRunningPods",
 			want:      []string{"KRI-POD-022"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{CleanupPods: func(ctx context.Context, next kri.PodProvider, pods []*v1.Pod, _ []*pkgcontainer.Pod, _ map[types.UID]sets.Empty) error {
 					return next.CleanupPods(ctx, pods, nil, nil)
 				}}
@@ -280,7 +283,7 @@ func mutants() []*mutant {
 			name:      "reason-cache-never-updated",
 			violation: "SyncPod reports container starts to a ReasonCache of its own",
 			want:      []string{"KRI-POD-012", "KRI-POD-013"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if rc != nil {
 						rc = kri.NewReasonCache()
@@ -293,7 +296,7 @@ func mutants() []*mutant {
 			name:      "reason-cache-never-cleared",
 			violation: "SyncPod reports failed starts but never successful ones, so failures are never cleared",
 			want:      []string{"KRI-POD-013"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if rc == nil || pod == nil {
 						return next.SyncPod(ctx, pod, st, rc)
@@ -315,7 +318,7 @@ func mutants() []*mutant {
 			name:      "sync-hides-start-failures",
 			violation: "SyncPod returns nil although a container failed to start",
 			want:      []string{"KRI-POD-012", "KRI-POD-013"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					err := next.SyncPod(ctx, pod, st, rc)
 					if err == nil || pod == nil || rc == nil {
@@ -334,7 +337,7 @@ func mutants() []*mutant {
 			name:      "start-returns-at-once",
 			violation: "Start returns nil at once instead of blocking",
 			want:      []string{"KRI-POD-029", "KRI-POD-030"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{Start: func(context.Context, kri.PodProvider) error { return nil }}
 			},
 		},
@@ -342,7 +345,7 @@ func mutants() []*mutant {
 			name:      "start-never-returns",
 			violation: "Start keeps blocking after its context is cancelled and after Stop",
 			want:      []string{"KRI-POD-029", "KRI-POD-030"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{Start: func(ctx context.Context, next kri.PodProvider) error {
 					_ = next.Start(ctx)
 					forever()
@@ -354,7 +357,7 @@ func mutants() []*mutant {
 			name:      "stop-hangs",
 			violation: "Stop never returns",
 			want:      []string{"KRI-POD-030", "KRI-POD-031", "KRI-POD-032"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{Stop: func(next kri.PodProvider) {
 					next.Stop()
 					forever()
@@ -374,7 +377,7 @@ func mutants() []*mutant {
 				"KRI-POD-035", "KRI-POD-036", "KRI-POD-037", "KRI-POD-038", "KRI-POD-039", "KRI-POD-040",
 				"KRI-POD-041", "KRI-POD-042", "KRI-POD-043", "KRI-POD-044",
 			},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) error {
 					forever()
 					return nil
@@ -395,7 +398,7 @@ func mutants() []*mutant {
 			violation: "GetPods panics",
 			want: []string{"KRI-POD-005", "KRI-POD-020", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028",
 				"KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPods: func(context.Context, kri.PodProvider, bool) ([]*pkgcontainer.Pod, error) {
 					panic("mutant: GetPods is broken")
 				}}
@@ -406,7 +409,7 @@ func mutants() []*mutant {
 			name:      "restart-policy-ignored",
 			violation: "SyncPod treats every pod as RestartPolicy Never",
 			want:      []string{"KRI-POD-008", "KRI-POD-009", "KRI-POD-037", "KRI-POD-038", "KRI-POD-042"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					return next.SyncPod(ctx, withRestartPolicy(pod, v1.RestartPolicyNever), st, rc)
 				}}
@@ -416,7 +419,7 @@ func mutants() []*mutant {
 			name:      "init-order-reversed",
 			violation: "SyncPod runs the init containers in reverse order",
 			want:      []string{"KRI-POD-010", "KRI-POD-011"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if pod != nil && len(pod.Spec.InitContainers) > 1 {
 						pod = pod.DeepCopy()
@@ -430,7 +433,7 @@ func mutants() []*mutant {
 			name:      "grace-period-ignored",
 			violation: "KillPod always kills at once (grace period 0)",
 			want:      []string{"KRI-POD-017", "KRI-POD-018"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, _ *int64) error {
 					zero := int64(0)
 					return next.KillPod(ctx, pod, rp, &zero)
@@ -441,7 +444,7 @@ func mutants() []*mutant {
 			name:      "grace-override-ignored",
 			violation: "KillPod ignores gracePeriodOverride and uses the pod's grace period",
 			want:      []string{"KRI-POD-016", "KRI-POD-017"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, _ *int64) error {
 					return next.KillPod(ctx, pod, rp, nil)
 				}}
@@ -451,7 +454,7 @@ func mutants() []*mutant {
 			name:      "getpods-lists-exited-containers",
 			violation: "GetPods(false) lists exited containers too",
 			want:      []string{"KRI-POD-005"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, _ bool) ([]*pkgcontainer.Pod, error) {
 					return next.GetPods(ctx, true)
 				}}
@@ -461,7 +464,7 @@ func mutants() []*mutant {
 			name:      "deletepod-forgets-nothing",
 			violation: "DeletePod returns nil and keeps the pod",
 			want:      []string{"KRI-POD-020"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{DeletePod: func(context.Context, kri.PodProvider, *v1.Pod) error { return nil }}
 			},
 		},
@@ -469,7 +472,7 @@ func mutants() []*mutant {
 			name:      "syncpod-mutates-its-input",
 			violation: "SyncPod writes to the status it was handed",
 			want:      []string{"KRI-POD-035"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if st != nil {
 						st.IPs = append(st.IPs, "192.0.2.1")
@@ -482,7 +485,7 @@ func mutants() []*mutant {
 			name:      "refresh-names-foreign-container",
 			violation: "RefreshPodStatus adds a status for a container the spec does not have",
 			want:      []string{"KRI-POD-025"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
 					before := ps.DeepCopy()
 					next.RefreshPodStatus(pod, ps)
@@ -496,7 +499,7 @@ func mutants() []*mutant {
 			name:      "restart-policy-always",
 			violation: "SyncPod treats every pod as RestartPolicy Always",
 			want:      []string{"KRI-POD-007", "KRI-POD-008"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					return next.SyncPod(ctx, withRestartPolicy(pod, v1.RestartPolicyAlways), st, rc)
 				}}
@@ -506,7 +509,7 @@ func mutants() []*mutant {
 			name:      "exit-codes-lost",
 			violation: "GetPodStatus reports exit code 0 for every exited container",
 			want:      []string{"KRI-POD-006", "KRI-POD-011"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
 					if st != nil {
@@ -523,7 +526,7 @@ func mutants() []*mutant {
 			violation: "GetPodStatus reports a new ID for a running container on every call",
 			want: []string{"KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-021", "KRI-POD-022", "KRI-POD-035",
 				"KRI-POD-040", "KRI-POD-043", "KRI-POD-044"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				var calls atomic.Int64
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
@@ -543,7 +546,7 @@ func mutants() []*mutant {
 			name:      "kill-unknown-pod-errors",
 			violation: "KillPod of a pod it does not know returns an error",
 			want:      []string{"KRI-POD-015"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					if unknownPod(ctx, next, pod) {
 						return fmt.Errorf("pod %s not found", rp.ID)
@@ -556,7 +559,7 @@ func mutants() []*mutant {
 			name:      "delete-unknown-pod-errors",
 			violation: "DeletePod of a pod it does not know returns an error",
 			want:      []string{"KRI-POD-019"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{DeletePod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) error {
 					if unknownPod(ctx, next, pod) {
 						return fmt.Errorf("pod %s/%s not found", pod.Namespace, pod.Name)
@@ -569,7 +572,7 @@ func mutants() []*mutant {
 			name:      "refresh-touches-unknown-pod",
 			violation: "RefreshPodStatus of a pod it does not know marks it Unknown",
 			want:      []string{"KRI-POD-024"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
 					if unknownPod(context.Background(), next, pod) {
 						ps.Phase = v1.PodUnknown
@@ -583,7 +586,7 @@ func mutants() []*mutant {
 			name:      "waiting-without-reason",
 			violation: "RefreshPodStatus drops the reason of a container whose start failed",
 			want:      []string{"KRI-POD-026"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
 					next.RefreshPodStatus(pod, ps)
 					if unknownPod(context.Background(), next, pod) {
@@ -603,7 +606,7 @@ func mutants() []*mutant {
 			name:      "duplicate-names-accepted",
 			violation: "SyncPod runs a pod with two containers of the same name, dropping the second (a SHOULD)",
 			want:      []string{"KRI-POD-036"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if pod != nil {
 						seen := sets.New[string]()
@@ -622,7 +625,7 @@ func mutants() []*mutant {
 			name:      "restart-count-stuck-at-zero",
 			violation: "every instance reports RestartCount 0, in GetPodStatus and RefreshPodStatus",
 			want:      []string{"KRI-POD-037"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{
 					GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 						for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
@@ -637,7 +640,7 @@ func mutants() []*mutant {
 			name:      "restart-keeps-created-at",
 			violation: "every instance of a container reports the CreatedAt of its first instance",
 			want:      []string{"KRI-POD-038"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					first := map[string]time.Time{}
 					for _, c := range st.ContainerStatuses {
@@ -655,7 +658,7 @@ func mutants() []*mutant {
 			name:      "exit-reason-dropped",
 			violation: "exited containers carry no Reason, in GetPodStatus and RefreshPodStatus (a SHOULD)",
 			want:      []string{"KRI-POD-039"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{
 					GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 						for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
@@ -678,7 +681,7 @@ func mutants() []*mutant {
 			name:      "exited-instances-lose-image",
 			violation: "GetPodStatus reports exited instances without their image",
 			want:      []string{"KRI-POD-040"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
 						if c.State == pkgcontainer.ContainerStateExited {
@@ -692,7 +695,7 @@ func mutants() []*mutant {
 			name:      "sandbox-ready-after-kill",
 			violation: "GetPodStatus reports the sandboxes of a pod without running containers as ready",
 			want:      []string{"KRI-POD-041"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					if len(st.GetRunningContainerStatuses()) > 0 {
 						return
@@ -707,7 +710,7 @@ func mutants() []*mutant {
 			name:      "last-termination-state-dropped",
 			violation: "RefreshPodStatus never reports LastTerminationState",
 			want:      []string{"KRI-POD-042"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{RefreshPodStatus: refreshEdit(func(cs *v1.ContainerStatus) {
 					cs.LastTerminationState = v1.ContainerState{}
 				})}
@@ -717,7 +720,7 @@ func mutants() []*mutant {
 			name:      "active-statuses-stale",
 			violation: "ActiveContainerStatuses reports every instance as still being created",
 			want:      []string{"KRI-POD-043"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					for _, c := range st.ActiveContainerStatuses {
 						c.State = pkgcontainer.ContainerStateCreated
@@ -729,7 +732,7 @@ func mutants() []*mutant {
 			name:      "getpods-reports-all-running",
 			violation: "GetPods(true) reports every container as running, so a PLEG never sees one die",
 			want:      []string{"KRI-POD-044"},
-			pod: func() fake.Interceptors {
+			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
 					pods, err := next.GetPods(ctx, all)
 					for _, p := range pods {
@@ -738,151 +741,6 @@ func mutants() []*mutant {
 						}
 					}
 					return pods, err
-				}}
-			},
-		},
-
-		// NodeProvider mutants.
-		{
-			name:      "ping-ignores-context",
-			violation: "Ping does not look at its context",
-			want:      []string{"KRI-NODE-006"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{Ping: func(_ context.Context, next kri.NodeProvider) error {
-					return next.Ping(context.Background())
-				}}
-			},
-		},
-		{
-			name:      "ping-unhealthy",
-			violation: "Ping always fails",
-			want:      []string{"KRI-NODE-005", "KRI-NODE-006"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{Ping: func(context.Context, kri.NodeProvider) error {
-					return errors.New("mutant: backend unreachable")
-				}}
-			},
-		},
-		{
-			name:      "configure-node-wrong-name",
-			violation: "ConfigureNode returns a node with another name",
-			want:      []string{"KRI-NODE-001"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
-					n := next.ConfigureNode(ctx, name)
-					n.Name = "mutant-node"
-					return n
-				}}
-			},
-		},
-		{
-			name:      "allocatable-above-capacity",
-			violation: "ConfigureNode reports more allocatable cpu than capacity",
-			want:      []string{"KRI-NODE-002"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
-					n := next.ConfigureNode(ctx, name)
-					cpu := n.Status.Capacity[v1.ResourceCPU]
-					cpu.Add(resource.MustParse("1"))
-					n.Status.Allocatable[v1.ResourceCPU] = cpu
-					return n
-				}}
-			},
-		},
-		{
-			name:      "node-without-ready-condition",
-			violation: "ConfigureNode returns a node without Ready condition (a SHOULD)",
-			want:      []string{"KRI-NODE-003"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
-					n := next.ConfigureNode(ctx, name)
-					n.Status.Conditions = slices.DeleteFunc(n.Status.Conditions, func(c v1.NodeCondition) bool { return c.Type == v1.NodeReady })
-					return n
-				}}
-			},
-		},
-		{
-			name:      "configure-node-shares-its-node",
-			violation: "ConfigureNode returns the same object again for the same name",
-			want:      []string{"KRI-NODE-004"},
-			node: func() fake.NodeInterceptors {
-				var mu sync.Mutex
-				nodes := map[string]*v1.Node{}
-				return fake.NodeInterceptors{ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
-					mu.Lock()
-					defer mu.Unlock()
-					if nodes[name] == nil {
-						nodes[name] = next.ConfigureNode(ctx, name)
-					}
-					return nodes[name]
-				}}
-			},
-		},
-		{
-			name:      "refresh-mutates-but-returns-false",
-			violation: "RefreshNodeStatus changes the status and returns false",
-			want:      []string{"KRI-NODE-007"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{RefreshNodeStatus: func(ctx context.Context, next kri.NodeProvider, st *v1.NodeStatus) bool {
-					next.RefreshNodeStatus(ctx, st)
-					st.Addresses = append(st.Addresses, v1.NodeAddress{Type: v1.NodeInternalDNS, Address: "mutant.example"})
-					return false
-				}}
-			},
-		},
-		{
-			name:      "refresh-node-always-changes",
-			violation: "RefreshNodeStatus renews a heartbeat and returns true on every call (a SHOULD)",
-			want:      []string{"KRI-NODE-008"},
-			node: func() fake.NodeInterceptors {
-				var mu sync.Mutex
-				beat := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-				return fake.NodeInterceptors{RefreshNodeStatus: func(ctx context.Context, next kri.NodeProvider, st *v1.NodeStatus) bool {
-					next.RefreshNodeStatus(ctx, st)
-					mu.Lock()
-					beat = beat.Add(time.Second)
-					now := beat
-					mu.Unlock()
-					for i := range st.Conditions {
-						st.Conditions[i].LastHeartbeatTime.Time = now
-					}
-					return true
-				}}
-			},
-		},
-		{
-			name:      "callback-registration-blocks",
-			violation: "SetStatusUpdateCallback never returns",
-			want:      []string{"KRI-NODE-009", "KRI-NODE-010"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{SetStatusUpdateCallback: func(context.Context, kri.NodeProvider, func(*v1.Node)) {
-					forever()
-				}}
-			},
-			check: expectFailureMessage("KRI-NODE-009", "SetStatusUpdateCallback did not return within"),
-			cost:  1,
-		},
-		{
-			name:      "callback-called-synchronously",
-			violation: "SetStatusUpdateCallback calls the callback before returning",
-			want:      []string{"KRI-NODE-009", "KRI-NODE-010"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{SetStatusUpdateCallback: func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) {
-					next.SetStatusUpdateCallback(ctx, cb)
-					cb(next.ConfigureNode(ctx, "kri-conformance-node"))
-				}}
-			},
-		},
-		{
-			name:      "callback-delivers-wrong-name",
-			violation: "nodes pushed to the status callback carry another name",
-			want:      []string{"KRI-NODE-010"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{SetStatusUpdateCallback: func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) {
-					next.SetStatusUpdateCallback(ctx, func(n *v1.Node) {
-						n.Name += "-renamed"
-						cb(n)
-					})
 				}}
 			},
 		},
