@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -226,7 +227,7 @@ func podMutants() []*mutant {
 		{
 			name:      "kill-leaves-container-running",
 			violation: "after KillPod returns nil, the pod's first container runs again",
-			want:      []string{"KRI-POD-014", "KRI-POD-016", "KRI-POD-017", "KRI-POD-018", "KRI-POD-028", "KRI-POD-041"},
+			want:      []string{"KRI-POD-014", "KRI-POD-016", "KRI-POD-017", "KRI-POD-018", "KRI-POD-028", "KRI-POD-041", "KRI-POD-047"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					if err := next.KillPod(ctx, pod, rp, grace); err != nil || pod == nil || len(pod.Spec.Containers) == 0 {
@@ -375,7 +376,8 @@ func podMutants() []*mutant {
 				"KRI-POD-014", "KRI-POD-015", "KRI-POD-020", "KRI-POD-021", "KRI-POD-022", "KRI-POD-023",
 				"KRI-POD-025", "KRI-POD-026", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034",
 				"KRI-POD-035", "KRI-POD-036", "KRI-POD-037", "KRI-POD-038", "KRI-POD-039", "KRI-POD-040",
-				"KRI-POD-041", "KRI-POD-042", "KRI-POD-043", "KRI-POD-044",
+				"KRI-POD-041", "KRI-POD-042", "KRI-POD-043", "KRI-POD-044", "KRI-POD-045", "KRI-POD-046",
+				"KRI-POD-049", "KRI-POD-050",
 			},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) error {
@@ -397,7 +399,7 @@ func podMutants() []*mutant {
 			name:      "getpods-panics",
 			violation: "GetPods panics",
 			want: []string{"KRI-POD-005", "KRI-POD-020", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028",
-				"KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044"},
+				"KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044", "KRI-POD-045"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPods: func(context.Context, kri.PodProvider, bool) ([]*pkgcontainer.Pod, error) {
 					panic("mutant: GetPods is broken")
@@ -432,7 +434,7 @@ func podMutants() []*mutant {
 		{
 			name:      "grace-period-ignored",
 			violation: "KillPod always kills at once (grace period 0)",
-			want:      []string{"KRI-POD-017", "KRI-POD-018"},
+			want:      []string{"KRI-POD-017", "KRI-POD-018", "KRI-POD-048"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, _ *int64) error {
 					zero := int64(0)
@@ -602,6 +604,127 @@ func podMutants() []*mutant {
 		},
 
 		// Fields a node agent reads (KRI-POD-036 to 044).
+		// Inputs (KRI-POD-045 to 050) and SyncPod's error.
+		{
+			name:      "sync-error-names-nothing",
+			violation: "SyncPod's error does not say which container failed to start",
+			want:      []string{"KRI-POD-012", "KRI-POD-013"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+					err := next.SyncPod(ctx, pod, st, rc)
+					if err != nil && !errors.Is(err, context.Canceled) {
+						return errors.New("mutant: sync failed")
+					}
+					return err
+				}}
+			},
+		},
+		{
+			name:      "killpod-marks-its-input",
+			violation: "KillPod marks the containers of the running pod it was handed exited",
+			want:      []string{"KRI-POD-045"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+					err := next.KillPod(ctx, pod, rp, grace)
+					for _, c := range rp.Containers {
+						c.State = pkgcontainer.ContainerStateExited
+					}
+					return err
+				}}
+			},
+		},
+		{
+			name:      "refresh-reads-the-kept-pod",
+			violation: "SyncPod keeps the caller's pod and RefreshPodStatus reads the containers from it",
+			want:      []string{"KRI-POD-045"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				var mu sync.Mutex
+				kept := map[types.UID]*v1.Pod{}
+				return fake.Interceptors{
+					SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+						if pod != nil {
+							mu.Lock()
+							kept[pod.UID] = pod
+							mu.Unlock()
+						}
+						return next.SyncPod(ctx, pod, st, rc)
+					},
+					RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+						if pod != nil {
+							mu.Lock()
+							if k := kept[pod.UID]; k != nil {
+								pod = k
+							}
+							mu.Unlock()
+						}
+						next.RefreshPodStatus(pod, ps)
+					},
+				}
+			},
+		},
+		{
+			name:      "sync-rejects-nil-status",
+			violation: "SyncPod fails when it is handed no status",
+			want:      []string{"KRI-POD-046"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+					if st == nil {
+						return errors.New("mutant: podStatus is nil")
+					}
+					return next.SyncPod(ctx, pod, st, rc)
+				}}
+			},
+		},
+		{
+			name:      "kill-without-sigterm",
+			violation: "KillPod waits out the grace period before it signals, as if every container ignored SIGTERM",
+			want:      []string{"KRI-POD-047"},
+			pod: func(p *fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+					for _, c := range rp.Containers {
+						p.Container(rp.Namespace+"/"+rp.Name, c.Name).IgnoreSIGTERM()
+					}
+					return next.KillPod(ctx, pod, rp, grace)
+				}}
+			},
+		},
+		{
+			name:      "default-grace-zero",
+			violation: "KillPod kills at once when neither an override nor the pod gives a grace period",
+			want:      []string{"KRI-POD-048"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+					if grace == nil && (pod == nil || pod.Spec.TerminationGracePeriodSeconds == nil) {
+						grace = new(int64)
+					}
+					return next.KillPod(ctx, pod, rp, grace)
+				}}
+			},
+		},
+		{
+			name:      "kill-needs-the-pod",
+			violation: "KillPod with a nil pod does nothing and returns nil",
+			want:      []string{"KRI-POD-049"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+					if pod == nil {
+						return nil
+					}
+					return next.KillPod(ctx, pod, rp, grace)
+				}}
+			},
+		},
+		{
+			name:      "refresh-drops-init-statuses",
+			violation: "RefreshPodStatus reports no init containers",
+			want:      []string{"KRI-POD-050"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+					next.RefreshPodStatus(pod, ps)
+					ps.InitContainerStatuses = nil
+				}}
+			},
+		},
 		{
 			name:      "duplicate-names-accepted",
 			violation: "SyncPod runs a pod with two containers of the same name, dropping the second (a SHOULD)",

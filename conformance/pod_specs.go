@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,7 +41,8 @@ var podSpecs = []*specDef{
 	{id: "KRI-POD-011", level: Must, kind: kindPod, groups: []string{"init"}, caps: []Capability{CapInitContainers}, pod: podInitFailureBlocks,
 		text: "a failed init container (RestartPolicy Never) blocks the later init containers and every app container"},
 	{id: "KRI-POD-012", level: Must, kind: kindPod, groups: []string{"reason-cache"}, caps: []Capability{CapStartFailures}, pod: podStartFailureRecorded,
-		text: "a failed container start makes SyncPod return an error and is recorded in the ReasonCache for that container, with error and message"},
+		note: "Since KRI-POD-045 was added, SyncPod's error must name the container.",
+		text: "a failed container start makes SyncPod return an error naming the container and is recorded in the ReasonCache for that container, with error and message"},
 	{id: "KRI-POD-013", level: Must, kind: kindPod, groups: []string{"reason-cache"}, caps: []Capability{CapStartFailures}, pod: podStartSuccessClears,
 		text: "a later successful start of the container clears its ReasonCache entry"},
 	{id: "KRI-POD-014", level: Must, kind: kindPod, groups: []string{"kill"}, pod: podKillStopsAll,
@@ -107,6 +109,18 @@ var podSpecs = []*specDef{
 		text: "ActiveContainerStatuses is empty or holds every running instance, each with the ID, name and state it has in ContainerStatuses"},
 	{id: "KRI-POD-044", level: Must, kind: kindPod, groups: []string{"status"}, pod: podGetPodsStates,
 		text: "GetPods(true) reports every container instance with the name and state GetPodStatus reports for its ID"},
+	{id: "KRI-POD-045", level: Must, kind: kindPod, groups: []string{"ownership"}, pod: podInputsOwned,
+		text: "GetPodStatus, RefreshPodStatus, CleanupPods, KillPod and DeletePod do not mutate what they are handed, and SyncPod does not keep the pod: changing it afterwards changes no answer"},
+	{id: "KRI-POD-046", level: Must, kind: kindPod, groups: []string{"sync"}, pod: podSyncNilStatus,
+		text: "SyncPod of a new pod with a nil podStatus starts it, as with an empty one"},
+	{id: "KRI-POD-047", level: Must, kind: kindPod, groups: []string{"kill"}, caps: []Capability{CapGracePeriod}, pod: podKillSendsSIGTERM,
+		text: "KillPod sends SIGTERM first: a container that exits on SIGTERM stops without waiting for a long grace period"},
+	{id: "KRI-POD-048", level: Must, kind: kindPod, groups: []string{"kill"}, caps: []Capability{CapGracePeriod}, pod: podKillDefaultGrace,
+		text: "KillPod without override of a pod without TerminationGracePeriodSeconds does not kill a SIGTERM-ignoring container at once (the default is 30 seconds)"},
+	{id: "KRI-POD-049", level: Must, kind: kindPod, groups: []string{"kill"}, pod: podKillNilPod,
+		text: "KillPod with a nil pod, given only the running pod, stops the pod's containers"},
+	{id: "KRI-POD-050", level: Must, kind: kindPod, groups: []string{"refresh", "init"}, caps: []Capability{CapInitContainers}, pod: podRefreshInit,
+		text: "RefreshPodStatus reports init containers in InitContainerStatuses, not among the app containers, a completed one Terminated with exit code 0"},
 }
 
 func podSyncStartsContainers(e *podEnv) {
@@ -362,8 +376,9 @@ func podInitFailureBlocks(e *podEnv) {
 // failStart syncs pod, whose container "app" fails to start, until SyncPod
 // returns an error and the ReasonCache holds the failure.
 func (e *podEnv) failStart(pod *v1.Pod) {
+	var err error
 	e.eventually(fmt.Sprintf("pod %s: the failed start of app reported", podRef(pod)), func(g gomega.Gomega) {
-		err := e.syncPod(pod, e.lastStatus(pod))
+		err = e.syncPod(pod, e.lastStatus(pod))
 		if err != nil {
 			e.skipIfNotSupported("SyncPod", err)
 		}
@@ -376,6 +391,9 @@ func (e *podEnv) failStart(pod *v1.Pod) {
 		g.Expect(item.Err).To(gomega.HaveOccurred(), "the ReasonCache entry of app has no error")
 		g.Expect(item.Message).NotTo(gomega.BeEmpty(), "the ReasonCache entry of app has no message")
 	})
+	if !strings.Contains(err.Error(), `"app"`) && !strings.Contains(err.Error(), " app") {
+		e.failf("SyncPod's error does not name the container app whose start failed: %v", err)
+	}
 }
 
 func podStartFailureRecorded(e *podEnv) {

@@ -64,6 +64,9 @@ type PodLifecycleHandler interface {
 	// pods the agent knows of and the UIDs of pods that may still be
 	// running. The provider must leave every pod named by any of the three
 	// untouched and may stop and forget every other pod it knows (orphans).
+	// A provider that cleans up orphans stops each soon after CleanupPods
+	// returns; GetPods then no longer lists it and GetPodStatus reports it as
+	// unknown.
 	CleanupPods(ctx context.Context, pods []*v1.Pod, runningPods []*pkgcontainer.Pod, possiblyRunningPods map[types.UID]sets.Empty) error
 
 	// RefreshPodStatus fills the container and init-container statuses of

@@ -2,9 +2,11 @@
 // provider author outside the kit would write one, to show how a module gates
 // itself on the conformance suite. It runs "containers" as records: a
 // container's command decides whether it runs until killed, exits with a
-// code (now or after a few seconds of wall time) or fails to start. It does
-// not support init containers or grace periods: its test declares only the
-// capabilities it has.
+// code (now or after a few seconds of wall time) or fails to start. A pod's
+// containers run in its sandbox, a record too, which the first start attempt
+// creates, and the first one after KillPod creates anew. It does not support
+// init containers or grace periods: its test declares only the capabilities
+// it has.
 package memprovider
 
 import (
@@ -18,14 +20,16 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
 )
 
-// RuntimeName is the Type of the container IDs.
+// RuntimeName is the Type of the container and sandbox IDs.
 const RuntimeName = "mem"
 
 // Provider implements kri.PodProvider in memory.
@@ -45,16 +49,27 @@ var _ kri.PodProvider = (*Provider)(nil)
 type podRecord struct {
 	pod       *v1.Pod
 	createdAt time.Time
+	// sandboxes of the pod, oldest first; only the newest may be ready.
+	sandboxes []*sandbox
 	// instances of each container, oldest first.
 	instances map[string][]*instance
 	// failures holds the last failed start of a container.
 	failures map[string]string
 }
 
+type sandbox struct {
+	id      string
+	attempt uint32
+	created time.Time
+	ready   bool // until KillPod
+}
+
 type instance struct {
 	id       string
+	sandbox  string // ID of the sandbox the instance runs in
 	name     string
 	image    string
+	restarts int // number of instances of the name before this one
 	started  time.Time
 	finished time.Time
 	exitAt   time.Time // zero: runs until killed
@@ -143,7 +158,8 @@ func validate(pod *v1.Pod) error {
 }
 
 // SyncPod starts every app container that is not running and may be
-// (re)started under the pod's restart policy.
+// (re)started under the pod's restart policy, in the pod's ready sandbox,
+// which it creates first if there is none.
 func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, _ *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 	if err := validate(pod); err != nil {
 		return err
@@ -173,6 +189,7 @@ func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, _ *pkgcontainer.Pod
 				continue
 			}
 		}
+		sb := p.readySandbox(rec, now)
 		r := pkgcontainer.NewSyncResult(pkgcontainer.StartContainer, c.Name)
 		result.AddSyncResult(r)
 		runFor, forever, code, missing := behaviour(c)
@@ -184,7 +201,7 @@ func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, _ *pkgcontainer.Pod
 		}
 		delete(rec.failures, c.Name)
 		p.seq++
-		in := &instance{id: fmt.Sprintf("%08d", p.seq), name: c.Name, image: c.Image, started: now, exitCode: code}
+		in := &instance{id: fmt.Sprintf("%08d", p.seq), sandbox: sb.id, name: c.Name, image: c.Image, restarts: len(insts), started: now, exitCode: code}
 		if !forever {
 			in.exitAt = now.Add(runFor)
 			in.settle(now)
@@ -193,6 +210,18 @@ func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, _ *pkgcontainer.Pod
 	}
 	rc.Update(pod.UID, result)
 	return result.Error()
+}
+
+// readySandbox returns the ready sandbox of rec, creating one if there is
+// none. The caller holds p.mu.
+func (p *Provider) readySandbox(rec *podRecord, now time.Time) *sandbox {
+	if n := len(rec.sandboxes); n > 0 && rec.sandboxes[n-1].ready {
+		return rec.sandboxes[n-1]
+	}
+	p.seq++
+	sb := &sandbox{id: fmt.Sprintf("%08d", p.seq), attempt: uint32(len(rec.sandboxes)), created: now, ready: true}
+	rec.sandboxes = append(rec.sandboxes, sb)
+	return sb
 }
 
 func mayRestart(policy v1.RestartPolicy, exitCode int) bool {
@@ -206,7 +235,7 @@ func mayRestart(policy v1.RestartPolicy, exitCode int) bool {
 }
 
 // KillPod stops every running container of the pod at once (this provider
-// has no grace periods).
+// has no grace periods), then its sandbox.
 func (p *Provider) KillPod(ctx context.Context, pod *v1.Pod, running pkgcontainer.Pod, _ *int64) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -226,6 +255,9 @@ func (p *Provider) KillPod(ctx context.Context, pod *v1.Pod, running pkgcontaine
 					in.finished, in.exitCode = now, 143
 				}
 			}
+		}
+		for _, sb := range rec.sandboxes {
+			sb.ready = false
 		}
 	}
 	return nil
@@ -270,7 +302,9 @@ func (p *Provider) CleanupPods(ctx context.Context, pods []*v1.Pod, running []*p
 	return nil
 }
 
-// RefreshPodStatus fills the container statuses of a pod it knows.
+// RefreshPodStatus fills the container statuses of a pod it knows, each
+// from the newest instance of its container, with the one it replaced as
+// LastTerminationState.
 func (p *Provider) RefreshPodStatus(pod *v1.Pod, status *v1.PodStatus) {
 	if pod == nil || status == nil {
 		return
@@ -294,37 +328,92 @@ func (p *Provider) RefreshPodStatus(pod *v1.Pod, status *v1.PodStatus) {
 		default:
 			in := insts[len(insts)-1]
 			in.settle(now)
-			cs.ContainerID = RuntimeName + "://" + in.id
-			cs.RestartCount = int32(len(insts) - 1)
+			cs.ContainerID = in.apiID()
+			cs.RestartCount = int32(in.restarts)
 			if in.running(now) {
-				cs.State.Running = &v1.ContainerStateRunning{}
+				cs.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(in.started)}
 			} else {
-				cs.State.Terminated = &v1.ContainerStateTerminated{ExitCode: int32(in.exitCode)}
+				cs.State.Terminated = in.terminated()
+			}
+			if len(insts) > 1 {
+				cs.LastTerminationState.Terminated = insts[len(insts)-2].terminated()
 			}
 		}
 		status.ContainerStatuses = append(status.ContainerStatuses, cs)
 	}
 }
 
+func (in *instance) containerID() pkgcontainer.ContainerID {
+	return pkgcontainer.ContainerID{Type: RuntimeName, ID: in.id}
+}
+
+// apiID is the instance's ID as the API's statuses name it.
+func (in *instance) apiID() string {
+	id := in.containerID()
+	return id.String()
+}
+
+// reason says why an exited instance exited, by the CRI convention.
+func (in *instance) reason() string {
+	if in.exitCode == 0 {
+		return "Completed"
+	}
+	return "Error"
+}
+
+// terminated describes an exited instance; the caller has settled it.
+func (in *instance) terminated() *v1.ContainerStateTerminated {
+	return &v1.ContainerStateTerminated{
+		ExitCode:    int32(in.exitCode),
+		Reason:      in.reason(),
+		StartedAt:   metav1.NewTime(in.started),
+		FinishedAt:  metav1.NewTime(in.finished),
+		ContainerID: in.apiID(),
+	}
+}
+
 func (in *instance) status(now time.Time) *pkgcontainer.Status {
 	in.settle(now)
 	s := &pkgcontainer.Status{
-		ID:         pkgcontainer.ContainerID{Type: RuntimeName, ID: in.id},
-		Name:       in.name,
-		Image:      in.image,
-		State:      pkgcontainer.ContainerStateRunning,
-		CreatedAt:  in.started,
-		StartedAt:  in.started,
-		FinishedAt: in.finished,
-		ExitCode:   in.exitCode,
+		ID:           in.containerID(),
+		Name:         in.name,
+		Image:        in.image,
+		State:        pkgcontainer.ContainerStateRunning,
+		CreatedAt:    in.started,
+		StartedAt:    in.started,
+		FinishedAt:   in.finished,
+		ExitCode:     in.exitCode,
+		RestartCount: in.restarts,
 	}
 	if !in.running(now) {
 		s.State = pkgcontainer.ContainerStateExited
+		s.Reason = in.reason()
 	}
 	return s
 }
 
-// GetPodStatus reports every container instance of the pod.
+func (sb *sandbox) status(pod *v1.Pod) *runtimeapi.PodSandboxStatus {
+	s := &runtimeapi.PodSandboxStatus{
+		Id:        sb.id,
+		Metadata:  &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: sb.attempt},
+		State:     runtimeapi.PodSandboxState_SANDBOX_NOTREADY,
+		CreatedAt: sb.created.UnixNano(),
+	}
+	if sb.ready {
+		s.State = runtimeapi.PodSandboxState_SANDBOX_READY
+	}
+	return s
+}
+
+func (sb *sandbox) container() *pkgcontainer.Container {
+	c := &pkgcontainer.Container{ID: pkgcontainer.ContainerID{Type: RuntimeName, ID: sb.id}, State: pkgcontainer.ContainerStateExited, CreatedAt: sb.created.UnixNano()}
+	if sb.ready {
+		c.State = pkgcontainer.ContainerStateRunning
+	}
+	return c
+}
+
+// GetPodStatus reports every sandbox and container instance of the pod.
 func (p *Provider) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -334,6 +423,9 @@ func (p *Provider) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer
 	defer p.mu.Unlock()
 	if rec := p.pods[pod.UID]; rec != nil {
 		now := time.Now()
+		for _, sb := range rec.sandboxes {
+			st.SandboxStatuses = append(st.SandboxStatuses, sb.status(rec.pod))
+		}
 		for _, c := range rec.pod.Spec.Containers {
 			for _, in := range rec.instances[c.Name] {
 				st.ContainerStatuses = append(st.ContainerStatuses, in.status(now))
@@ -343,8 +435,9 @@ func (p *Provider) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer
 	return st, nil
 }
 
-// GetPods lists the pods: with all, every container; otherwise only running
-// ones, and only pods that have one.
+// GetPods lists the pods: with all, every container and sandbox; otherwise
+// only running containers and the ready sandbox, and only pods that have a
+// running container.
 func (p *Provider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -359,8 +452,13 @@ func (p *Provider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, 
 			for _, in := range insts {
 				s := in.status(now)
 				if all || s.State == pkgcontainer.ContainerStateRunning {
-					rp.Containers = append(rp.Containers, &pkgcontainer.Container{ID: s.ID, Name: s.Name, Image: s.Image, State: s.State})
+					rp.Containers = append(rp.Containers, &pkgcontainer.Container{ID: s.ID, Name: s.Name, Image: s.Image, State: s.State, PodSandboxID: in.sandbox, CreatedAt: in.started.UnixNano()})
 				}
+			}
+		}
+		for _, sb := range rec.sandboxes {
+			if all || sb.ready {
+				rp.Sandboxes = append(rp.Sandboxes, sb.container())
 			}
 		}
 		if all || len(rp.Containers) > 0 {
