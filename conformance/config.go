@@ -49,13 +49,18 @@ const (
 	// through the callback of SetStatusUpdateCallback. Declaring it requires
 	// Config.TriggerNodeStatusUpdate.
 	CapNodeStatusUpdates Capability = "node-status-updates"
+	// CapBackendFailures: the NodeProvider's Ping reports a backend that
+	// has become unhealthy. Declaring it requires
+	// Config.MakeBackendUnhealthy.
+	CapBackendFailures Capability = "backend-failures"
 )
 
 // AllCapabilities returns every capability the suite knows, sorted.
 func AllCapabilities() []Capability {
 	return []Capability{
-		CapGracePeriod, CapInitContainers, CapNodeStatusUpdates,
-		CapOrphanCleanup, CapRestartPolicies, CapStartFailures,
+		CapBackendFailures, CapGracePeriod, CapInitContainers,
+		CapNodeStatusUpdates, CapOrphanCleanup, CapRestartPolicies,
+		CapStartFailures,
 	}
 }
 
@@ -123,6 +128,13 @@ type Config struct {
 	// its own (for example mark the node NotReady), so that it pushes the
 	// node to the status callback. Required with CapNodeStatusUpdates.
 	TriggerNodeStatusUpdate func(ctx context.Context, p kri.NodeProvider) error
+
+	// MakeBackendUnhealthy makes the backend of the NodeProvider unhealthy
+	// or unreachable (for example stop the daemon it talks to), so that
+	// the next Ping must report it. The provider is not used after the
+	// spec, so the backend need not be healed. Required with
+	// CapBackendFailures.
+	MakeBackendUnhealthy func(ctx context.Context, p kri.NodeProvider) error
 
 	// SummaryFile, when set, receives the human summary the suite prints at
 	// the end (the -kri.summary flag overrides it).
@@ -262,6 +274,9 @@ func validate(cfg Config) error {
 	}
 	if slices.Contains(cfg.Capabilities, CapNodeStatusUpdates) && cfg.TriggerNodeStatusUpdate == nil {
 		errs = append(errs, fmt.Sprintf("capability %q needs TriggerNodeStatusUpdate", CapNodeStatusUpdates))
+	}
+	if slices.Contains(cfg.Capabilities, CapBackendFailures) && cfg.MakeBackendUnhealthy == nil {
+		errs = append(errs, fmt.Sprintf("capability %q needs MakeBackendUnhealthy", CapBackendFailures))
 	}
 	ids := make([]string, 0, len(cfg.ExpectedFailures))
 	for id := range cfg.ExpectedFailures {

@@ -59,6 +59,14 @@ func fakeConfig(pod func(*fake.PodProvider), node func(*fake.NodeProvider)) conf
 			n.MarkNotReady("KRIConformance", "triggered by the conformance suite")
 			return nil
 		},
+		MakeBackendUnhealthy: func(ctx context.Context, p kri.NodeProvider) error {
+			n, ok := p.(*fake.NodeProvider)
+			if !ok {
+				return errors.New("not the fake NodeProvider")
+			}
+			n.FailPingsUntilHealed(nil)
+			return nil
+		},
 		Timeouts: fakeTimeouts,
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,16 @@ var nodeSpecs = []*specDef{
 		text: "SetStatusUpdateCallback returns without blocking and without calling the callback synchronously"},
 	{id: "KRI-NODE-010", level: Must, kind: kindNode, groups: []string{"callback"}, caps: []Capability{CapNodeStatusUpdates}, node: nodeCallbackName,
 		text: "a node delivered to the status callback carries the name the node was configured with"},
+	{id: "KRI-NODE-011", level: Must, kind: kindNode, groups: []string{"context"}, node: nodeCancelledContext,
+		text: "RefreshNodeStatus, ConfigureNode and SetStatusUpdateCallback called with a cancelled context return within the call timeout"},
+	{id: "KRI-NODE-012", level: Must, kind: kindNode, groups: []string{"refresh"}, node: nodeRefreshFillsEmpty,
+		text: "RefreshNodeStatus of an empty status fills capacity and allocatable for cpu, memory and pods and a Ready condition, and returns true"},
+	{id: "KRI-NODE-013", level: Must, kind: kindNode, groups: []string{"callback"}, caps: []Capability{CapNodeStatusUpdates}, node: nodeCallbackOwnership,
+		text: "a node delivered to the status callback belongs to the callee: the provider does not change it afterwards"},
+	{id: "KRI-NODE-014", level: Must, kind: kindNode, groups: []string{"callback"}, caps: []Capability{CapNodeStatusUpdates}, node: nodeCallbackReplaced,
+		text: "a later SetStatusUpdateCallback replaces the callback: updates go to the new one and no longer to the old one"},
+	{id: "KRI-NODE-015", level: Must, kind: kindNode, groups: []string{"ping"}, caps: []Capability{CapBackendFailures}, node: nodePingUnhealthy,
+		text: "Ping reports an unhealthy backend: after MakeBackendUnhealthy it returns an error"},
 }
 
 // nodeEnv drives one fresh NodeProvider.
@@ -282,6 +293,206 @@ func nodeCallbackName(e *nodeEnv) {
 			e.failf("the status callback received a node named %q, want the configured name %q (all: %v)", n, name, fmt.Sprint(got))
 		}
 	}
+}
+
+// trigger calls Config.TriggerNodeStatusUpdate.
+func (e *nodeEnv) trigger() {
+	var err error
+	e.do("TriggerNodeStatusUpdate", func(ctx context.Context) { err = e.st.cfg.TriggerNodeStatusUpdate(ctx, e.p) })
+	e.noError("TriggerNodeStatusUpdate", err)
+}
+
+// nodeCancelledContext calls each method that takes a context with one that
+// is already cancelled, all at once, so that the spec takes one call timeout
+// however many of them hang, and reports every one that did.
+func nodeCancelledContext(e *nodeEnv) {
+	e.configure(e.name())
+	ctx, cancel := context.WithCancel(e.ctx)
+	cancel()
+	calls := []struct {
+		method string
+		call   func()
+	}{
+		{"RefreshNodeStatus", func() { e.p.RefreshNodeStatus(ctx, &v1.NodeStatus{}) }},
+		{"ConfigureNode", func() { e.p.ConfigureNode(ctx, e.name()) }},
+		{"SetStatusUpdateCallback", func() { e.p.SetStatusUpdateCallback(ctx, func(*v1.Node) {}) }},
+	}
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Go(func() {
+			errs[i] = e.try(c.method+" with a cancelled context", func(context.Context) { c.call() })
+		})
+	}
+	wg.Wait()
+	var problems []string
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		msg := err.Error()
+		if ce, ok := err.(*callError); ok && ce.hung {
+			msg += " (a method that takes a context must return promptly once it is done)"
+		}
+		problems = append(problems, msg)
+	}
+	if len(problems) > 0 {
+		e.fail(strings.Join(problems, "\n"))
+	}
+}
+
+// nodeRefreshFillsEmpty refreshes a status that has nothing yet, as the
+// agent's first status update would.
+func nodeRefreshFillsEmpty(e *nodeEnv) {
+	e.configure(e.name())
+	st := &v1.NodeStatus{}
+	changed := e.refresh(st)
+	var problems []string
+	for _, r := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourcePods} {
+		if _, ok := st.Capacity[r]; !ok {
+			problems = append(problems, fmt.Sprintf("no capacity for %s (capacity: %v)", r, quantities(st.Capacity)))
+		}
+		if _, ok := st.Allocatable[r]; !ok {
+			problems = append(problems, fmt.Sprintf("no allocatable %s (allocatable: %v)", r, quantities(st.Allocatable)))
+		}
+	}
+	if !slices.ContainsFunc(st.Conditions, func(c v1.NodeCondition) bool { return c.Type == v1.NodeReady }) {
+		problems = append(problems, fmt.Sprintf("no Ready condition (conditions: %v)", conditionTypes(st.Conditions)))
+	}
+	if !changed {
+		if reflect.DeepEqual(st, &v1.NodeStatus{}) {
+			problems = append(problems, "it returned false and left the status empty")
+		} else {
+			problems = append(problems, "it returned false although it filled the status")
+		}
+	}
+	if len(problems) > 0 {
+		e.failf("RefreshNodeStatus of an empty status did not bring it up to date:\n%s", strings.Join(problems, "\n"))
+	}
+}
+
+// delivery is a node delivered to the status callback and a deep copy of it
+// taken on delivery.
+type delivery struct {
+	node, copy *v1.Node
+}
+
+func nodeCallbackOwnership(e *nodeEnv) {
+	name := e.name()
+	node := e.configure(name)
+	var mu sync.Mutex
+	var got []delivery
+	e.register(func(n *v1.Node) {
+		mu.Lock()
+		defer mu.Unlock()
+		if n != nil {
+			got = append(got, delivery{node: n, copy: n.DeepCopy()})
+		}
+	})
+	e.trigger()
+	e.eventually("a node delivered to the status callback", func(g gomega.Gomega) {
+		mu.Lock()
+		defer mu.Unlock()
+		g.Expect(got).NotTo(gomega.BeEmpty(), "no node was delivered to the callback")
+	})
+	// Work the provider; the nodes it delivered must not change meanwhile.
+	st := node.Status.DeepCopy()
+	e.refresh(st)
+	e.configure(name)
+	e.trigger()
+	e.refresh(st)
+	e.consistently("the nodes delivered to the status callback are not changed by the provider", func(g gomega.Gomega) {
+		mu.Lock()
+		defer mu.Unlock()
+		for i, d := range got {
+			if !reflect.DeepEqual(d.node, d.copy) {
+				g.Expect(false).To(gomega.BeTrue(), "the provider changed node %d of %d it delivered to the status callback after delivering it:\n%s",
+					i+1, len(got), nodeDiff(d.copy, d.node))
+			}
+		}
+	})
+}
+
+// nodeCallbackReplaced registers two callbacks in turn, then triggers an
+// update. Only deliveries to the first callback that begin after the update
+// was triggered count against the provider, so one already under way when
+// the callback was replaced is tolerated.
+func nodeCallbackReplaced(e *nodeEnv) {
+	e.configure(e.name())
+	var mu sync.Mutex
+	var first, second []string // names of the nodes each callback received once armed
+	armed := false
+	nameOf := func(n *v1.Node) string {
+		if n == nil {
+			return "<nil node>"
+		}
+		return n.Name
+	}
+	e.register(func(n *v1.Node) {
+		mu.Lock()
+		defer mu.Unlock()
+		if armed {
+			first = append(first, nameOf(n))
+		}
+	})
+	e.register(func(n *v1.Node) {
+		mu.Lock()
+		defer mu.Unlock()
+		second = append(second, nameOf(n))
+	})
+	oldGot := func() string {
+		return fmt.Sprintf("the first callback received %d node(s) %v after a second SetStatusUpdateCallback replaced it (the second received %d)",
+			len(first), first, len(second))
+	}
+	mu.Lock()
+	armed = true
+	mu.Unlock()
+	e.trigger()
+	e.eventually("a node delivered to the second status callback", func(g gomega.Gomega) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(first) > 0 {
+			gomega.StopTrying(oldGot()).Now()
+		}
+		g.Expect(second).NotTo(gomega.BeEmpty(), "no node was delivered to the second callback (nor to the first)")
+	})
+	e.consistently("the replaced callback receives nothing", func(g gomega.Gomega) {
+		mu.Lock()
+		defer mu.Unlock()
+		g.Expect(first).To(gomega.BeEmpty(), oldGot())
+	})
+}
+
+func nodePingUnhealthy(e *nodeEnv) {
+	var err error
+	e.do("MakeBackendUnhealthy", func(ctx context.Context) { err = e.st.cfg.MakeBackendUnhealthy(ctx, e.p) })
+	e.noError("MakeBackendUnhealthy", err)
+	if err := e.ping(nil); err == nil {
+		e.fail("Ping returned nil after MakeBackendUnhealthy made the backend unhealthy, want an error")
+	}
+}
+
+// nodeDiff names the fields that differ between nodes a and b, the status
+// ones as nodeStatusDiff does.
+func nodeDiff(a, b *v1.Node) string {
+	var out []string
+	am, bm := reflect.ValueOf(a.ObjectMeta), reflect.ValueOf(b.ObjectMeta)
+	for i := range am.NumField() {
+		x, y := am.Field(i).Interface(), bm.Field(i).Interface()
+		if !reflect.DeepEqual(x, y) {
+			out = append(out, fmt.Sprintf("%s: %+v -> %+v", am.Type().Field(i).Name, x, y))
+		}
+	}
+	if !reflect.DeepEqual(a.TypeMeta, b.TypeMeta) {
+		out = append(out, fmt.Sprintf("TypeMeta: %+v -> %+v", a.TypeMeta, b.TypeMeta))
+	}
+	if !reflect.DeepEqual(a.Spec, b.Spec) {
+		out = append(out, fmt.Sprintf("Spec: %+v -> %+v", a.Spec, b.Spec))
+	}
+	if d := nodeStatusDiff(&a.Status, &b.Status); d != "" {
+		out = append(out, d)
+	}
+	return strings.Join(out, "\n")
 }
 
 // nodeStatusDiff names the fields that differ between a and b, with both

@@ -74,7 +74,8 @@ var podSpecs = []*specDef{
 	{id: "KRI-POD-027", level: Must, kind: kindPod, groups: []string{"context"}, pod: podCancelledContext,
 		text: "every method called with a cancelled context returns within the call timeout, with nil or the context's error"},
 	{id: "KRI-POD-028", level: Must, kind: kindPod, groups: []string{"concurrency"}, pod: podConcurrentPods,
-		text: "N pods synced (each by two workers at once), queried, killed and deleted concurrently all succeed, without duplicate containers"},
+		note: "RefreshPodStatus and a CleanupPods naming every pod now run alongside the lifecycles.",
+		text: "N pods synced (each by two workers at once), queried, refreshed, cleaned up, killed and deleted concurrently all succeed, without duplicate containers"},
 	{id: "KRI-POD-029", level: Must, kind: kindPod, groups: []string{"lifecycle"}, pod: podStartReturnsOnCancel,
 		text: "Start blocks until its context is cancelled, then returns"},
 	{id: "KRI-POD-030", level: Must, kind: kindPod, groups: []string{"lifecycle"}, pod: podStopEndsStart,
@@ -773,6 +774,13 @@ func (e *podEnv) concurrentLifecycle(pod *v1.Pod) error {
 	wg.Go(func() { errs[1] = worker() })
 	wg.Go(func() {
 		errs[2] = call("GetPods", func(ctx context.Context) error { _, err := e.p.GetPods(ctx, true); return err })
+		if errs[2] == nil {
+			errs[2] = call("RefreshPodStatus", func(context.Context) error {
+				var ps v1.PodStatus
+				e.p.RefreshPodStatus(pod, &ps)
+				return nil
+			})
+		}
 	})
 	wg.Wait()
 	for _, err := range errs {
@@ -811,11 +819,18 @@ func podConcurrentPods(e *podEnv) {
 		pods[i] = e.newPod(fmt.Sprintf("c%d", i), v1.RestartPolicyAlways,
 			named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
 	}
-	errs := make([]error, n)
+	errs := make([]error, n+1)
 	var wg sync.WaitGroup
 	for i, pod := range pods {
 		wg.Go(func() { errs[i] = e.concurrentLifecycle(pod) })
 	}
+	// The agent's periodic cleanup runs alongside, naming every pod.
+	wg.Go(func() {
+		var err error
+		if errs[n] = e.try("CleanupPods", func(ctx context.Context) { err = e.p.CleanupPods(ctx, pods, nil, nil) }); errs[n] == nil && err != nil {
+			errs[n] = fmt.Errorf("CleanupPods naming every pod, alongside the lifecycles: %w", err)
+		}
+	})
 	wg.Wait()
 	var msgs []string
 	for _, err := range errs {
@@ -825,7 +840,7 @@ func podConcurrentPods(e *podEnv) {
 		}
 	}
 	if len(msgs) > 0 {
-		e.failf("%d of %d concurrent pod lifecycles failed:\n%s", len(msgs), n, joinLines(msgs))
+		e.failf("%d of %d concurrent pod lifecycles (and the cleanup beside them) failed:\n%s", len(msgs), n+1, joinLines(msgs))
 	}
 }
 

@@ -147,6 +147,7 @@ func TestValidate(t *testing.T) {
 		{Config{}, "neither NewPodProvider nor NewNodeProvider"},
 		{Config{NewPodProvider: pod, Capabilities: []Capability{"teleport"}}, `unknown capability "teleport"`},
 		{Config{NewPodProvider: pod, Capabilities: []Capability{CapNodeStatusUpdates}}, "needs TriggerNodeStatusUpdate"},
+		{Config{NewPodProvider: pod, Capabilities: []Capability{CapBackendFailures}}, "needs MakeBackendUnhealthy"},
 		{Config{NewPodProvider: pod, ExpectedFailures: map[string]string{"KRI-POD-999": "x"}}, `unknown spec "KRI-POD-999"`},
 		{Config{NewPodProvider: pod, ExpectedFailures: map[string]string{"KRI-POD-001": " "}}, "gives no reason"},
 		{Config{NewPodProvider: pod, TimeoutScale: -1}, "TimeoutScale"},
