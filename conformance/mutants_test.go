@@ -263,7 +263,7 @@ func podMutants() []*mutant {
 		{
 			name:      "cleanup-kills-desired-pods",
 			violation: "CleanupPods treats every pod as an orphan",
-			want:      []string{"KRI-POD-021", "KRI-POD-022"},
+			want:      []string{"KRI-POD-021", "KRI-POD-022", "KRI-POD-028"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{CleanupPods: func(ctx context.Context, next kri.PodProvider, _ []*v1.Pod, _ []*pkgcontainer.Pod, _ map[types.UID]sets.Empty) error {
 					return next.CleanupPods(ctx, nil, nil, nil)
