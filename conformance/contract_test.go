@@ -323,7 +323,7 @@ func TestContractCoverage(t *testing.T) {
 
 	inTable := map[contractKey]bool{}
 	used := map[string]bool{}
-	var promises, covered, callers, gaps []contractEntry
+	var covered, gaps, callers int
 	for i, e := range table.Promises {
 		at := fmt.Sprintf("%s: promise #%d (%s: %q)", contractFile, i+1, e.Where, e.Sentence)
 		k := contractKey{e.Where, e.Sentence}
@@ -370,13 +370,11 @@ func TestContractCoverage(t *testing.T) {
 		}
 		switch {
 		case e.Gap:
-			promises = append(promises, e)
-			gaps = append(gaps, e)
+			gaps++
 		case hasSpecs:
-			promises = append(promises, e)
-			covered = append(covered, e)
+			covered++
 		case hasCaller:
-			callers = append(callers, e)
+			callers++
 		}
 	}
 
@@ -411,7 +409,7 @@ spec checks is gap: true with a note until a spec is added; delete the entries o
 		}
 	}
 	t.Logf("contract: %d sentences in the docs, %d entries: %d provider promises (%d covered by specs, %d gaps), %d caller-only sentences; %d distinct specs used",
-		len(order), len(table.Promises), len(promises), len(covered), len(gaps), len(callers), len(used))
+		len(order), len(table.Promises), covered+gaps, covered, gaps, callers, len(used))
 	// The other direction: a spec must check something the contract says
 	// (the contract in kri comes first, then the spec).
 	for _, id := range unused {

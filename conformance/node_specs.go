@@ -272,15 +272,9 @@ func nodeCallbackName(e *nodeEnv) {
 	e.register(func(n *v1.Node) {
 		mu.Lock()
 		defer mu.Unlock()
-		if n == nil {
-			got = append(got, "<nil node>")
-			return
-		}
-		got = append(got, n.Name)
+		got = append(got, deliveredName(n))
 	})
-	var err error
-	e.do("TriggerNodeStatusUpdate", func(ctx context.Context) { err = e.st.cfg.TriggerNodeStatusUpdate(ctx, e.p) })
-	e.noError("TriggerNodeStatusUpdate", err)
+	e.trigger()
 	e.eventually("a node delivered to the status callback", func(g gomega.Gomega) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -300,6 +294,15 @@ func (e *nodeEnv) trigger() {
 	var err error
 	e.do("TriggerNodeStatusUpdate", func(ctx context.Context) { err = e.st.cfg.TriggerNodeStatusUpdate(ctx, e.p) })
 	e.noError("TriggerNodeStatusUpdate", err)
+}
+
+// deliveredName is the name of a node delivered to a status callback, for
+// failure messages.
+func deliveredName(n *v1.Node) string {
+	if n == nil {
+		return "<nil node>"
+	}
+	return n.Name
 }
 
 // nodeCancelledContext calls each method that takes a context with one that
@@ -422,23 +425,17 @@ func nodeCallbackReplaced(e *nodeEnv) {
 	var mu sync.Mutex
 	var first, second []string // names of the nodes each callback received once armed
 	armed := false
-	nameOf := func(n *v1.Node) string {
-		if n == nil {
-			return "<nil node>"
-		}
-		return n.Name
-	}
 	e.register(func(n *v1.Node) {
 		mu.Lock()
 		defer mu.Unlock()
 		if armed {
-			first = append(first, nameOf(n))
+			first = append(first, deliveredName(n))
 		}
 	})
 	e.register(func(n *v1.Node) {
 		mu.Lock()
 		defer mu.Unlock()
-		second = append(second, nameOf(n))
+		second = append(second, deliveredName(n))
 	})
 	oldGot := func() string {
 		return fmt.Sprintf("the first callback received %d node(s) %v after a second SetStatusUpdateCallback replaced it (the second received %d)",
