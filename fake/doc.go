@@ -23,7 +23,8 @@
 //
 // A container behaves as its Command followed by its Args say, so the same
 // manifest means the same thing to the fake and to a host-process runtime.
-// The executable is compared by base name (/bin/sh is sh):
+// The interpreter is package workload, for other simulated providers to
+// share. The executable is compared by base name (/bin/sh is sh):
 //
 //	sleep N                 run N seconds (decimals allowed), exit 0
 //	sleep infinity          run until killed

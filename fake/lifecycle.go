@@ -13,6 +13,7 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/workload"
 )
 
 // defaultGracePeriod is the grace period when neither the caller nor the pod
@@ -165,13 +166,13 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 	s.result.AddSyncResult(res)
 
 	script := p.scripts.containers[containerKey{pod: ps.ref.Key(), name: c.Name}]
-	b := behaviourOf(c.Command, c.Args)
+	b := workload.Of(c)
 	if fault, ok := script.takeStartFault(); ok {
 		s.fail(res, c.Name, fault.err, fault.message)
 		return false
 	}
-	if b.missingExecutable != "" {
-		s.fail(res, c.Name, errRunContainer, fmt.Sprintf("exec: %q: stat %s: no such file or directory", b.missingExecutable, b.missingExecutable))
+	if b.FailsToStart() {
+		s.fail(res, c.Name, errRunContainer, fmt.Sprintf("exec: %q: stat %s: no such file or directory", b.MissingExecutable, b.MissingExecutable))
 		return false
 	}
 	delete(ps.lastStartErr, c.Name)
@@ -194,11 +195,11 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 		state:          pkgcontainer.ContainerStateCreated,
 		createdAt:      s.now,
 		runningAt:      s.now,
-		runsForever:    b.runsForever,
-		plannedCode:    b.exitCode,
-		ignoresSIGTERM: b.ignoresSIGTERM,
+		runsForever:    b.RunsUntilKilled,
+		plannedCode:    b.ExitCode,
+		ignoresSIGTERM: b.IgnoresSIGTERM,
 	}
-	runFor := b.runFor
+	runFor := b.RunFor
 	if script != nil {
 		in.runningAt = s.now.Add(script.latency)
 		if script.exit != nil {

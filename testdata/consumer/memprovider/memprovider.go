@@ -13,9 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +24,7 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/workload"
 )
 
 // RuntimeName is the Type of the container and sandbox IDs.
@@ -81,52 +79,11 @@ func New() *Provider {
 	return &Provider{pods: map[types.UID]*podRecord{}, stop: make(chan struct{})}
 }
 
-// behaviour interprets the command vocabulary: sleep N / sleep infinity,
-// sh -c "…; exit N", true, false, and /nonexistent/… (missing binary).
-// Anything else runs until killed.
+// behaviour interprets the command vocabulary of package workload (the
+// provider does not model SIGTERM handlers: KillPod kills at once).
 func behaviour(c v1.Container) (runFor time.Duration, forever bool, code int, missing bool) {
-	argv := append(append([]string(nil), c.Command...), c.Args...)
-	if len(argv) == 0 {
-		return 0, true, 0, false
-	}
-	if strings.HasPrefix(argv[0], "/nonexistent/") {
-		return 0, false, 0, true
-	}
-	stmts := [][]string{argv}
-	if b := path.Base(argv[0]); (b == "sh" || b == "bash") && len(argv) == 3 && argv[1] == "-c" {
-		stmts = nil
-		for _, s := range strings.Split(argv[2], ";") {
-			if f := strings.Fields(s); len(f) > 0 {
-				stmts = append(stmts, f)
-			}
-		}
-	}
-	for _, f := range stmts {
-		switch {
-		case f[0] == "sleep" && len(f) == 2 && f[1] == "infinity":
-			return 0, true, 0, false
-		case f[0] == "sleep" && len(f) == 2:
-			s, err := strconv.ParseFloat(f[1], 64)
-			if err != nil {
-				return 0, true, 0, false
-			}
-			runFor += time.Duration(s * float64(time.Second))
-		case f[0] == "exit" && len(f) == 2:
-			n, err := strconv.Atoi(f[1])
-			if err != nil {
-				return 0, true, 0, false
-			}
-			return runFor, false, n, false
-		case f[0] == "true" || f[0] == ":":
-			code = 0
-		case f[0] == "false":
-			code = 1
-		case f[0] == "trap":
-		default:
-			return 0, true, 0, false
-		}
-	}
-	return runFor, false, code, false
+	b := workload.Of(&c)
+	return b.RunFor, b.RunsUntilKilled, b.ExitCode, b.FailsToStart()
 }
 
 func (in *instance) running(now time.Time) bool {
