@@ -21,8 +21,8 @@ func phase(pod *v1.Pod, app, init []v1.ContainerStatus, terminal, initialized bo
 	spec := &pod.Spec
 	var (
 		pendingInit, failedInitFinal, pendingSidecars int
-		unknown, running, waiting                    int
-		stopped, stoppedFinal, succeeded             int
+		unknown, running, waiting                     int
+		stopped, stoppedFinal, succeeded              int
 	)
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
