@@ -328,7 +328,9 @@ func TestContainerRestartPolicyCases(t *testing.T) {
 	both := func(p v1.ContainerRestartPolicy) []v1.Container {
 		return []v1.Container{withPolicy("succeed", p), withPolicy("failed", p)}
 	}
-	spec := func(cs ...v1.Container) v1.PodSpec { return v1.PodSpec{Containers: cs, RestartPolicy: v1.RestartPolicyAlways} }
+	spec := func(cs ...v1.Container) v1.PodSpec {
+		return v1.PodSpec{Containers: cs, RestartPolicy: v1.RestartPolicyAlways}
+	}
 	succeedT := bareStatus("succeed", bareTerminated(0), bareTerminated(2))
 	failedT := bareStatus("failed", bareTerminated(1), bareTerminated(3))
 	succeedW := bareStatus("succeed", waitingS("test-error", ""), bareTerminated(0))
