@@ -88,7 +88,7 @@ func richInputs() (*v1.Pod, *pkgcontainer.PodStatus) {
 		ContainerStatuses: []v1.ContainerStatus{
 			// gone: terminated and no longer in the runtime; kept as is.
 			{Name: "gone", State: v1.ContainerState{Terminated: terminated}, Started: ptrTo(false),
-				VolumeMounts: []v1.VolumeMountStatus{{Name: "v", RecursiveReadOnly: &rro}},
+				VolumeMounts:         []v1.VolumeMountStatus{{Name: "v", RecursiveReadOnly: &rro}},
 				LastTerminationState: v1.ContainerState{Terminated: terminated.DeepCopy()}},
 			// app: running before; its Started and last termination are copied.
 			{Name: "app", ContainerID: cid("a1"), State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}, Started: ptrTo(true),
