@@ -98,7 +98,7 @@ func containerStatus(pod *v1.Pod, v *runtimeView, c *v1.Container, old *v1.Conta
 	case newest != nil:
 		st = instanceStatus(c, newest, old)
 		if previous != nil {
-			st.LastTerminationState = instanceStatus(c, previous, old).State
+			st.LastTerminationState = instanceState(previous, containerID(previous.ID), old)
 		}
 	case old != nil && old.State.Terminated == nil && old.State.Running != nil &&
 		st.State.Waiting != nil && st.State.Waiting.Reason == defaultReason &&
@@ -123,13 +123,14 @@ func containerStatus(pod *v1.Pod, v *runtimeView, c *v1.Container, old *v1.Conta
 // instanceStatus converts one runtime instance of container c
 // (convertContainerStatus in the kubelet), given c's previous API status.
 func instanceStatus(c *v1.Container, cs *pkgcontainer.Status, old *v1.ContainerStatus) v1.ContainerStatus {
-	cid := cs.ID.String()
+	cid := containerID(cs.ID)
 	st := v1.ContainerStatus{
 		Name:         c.Name,
 		RestartCount: clampInt32(cs.RestartCount),
 		Image:        cs.Image,
 		ImageID:      cs.ImageRef,
 		ContainerID:  cid,
+		State:        instanceState(cs, cid, old),
 	}
 	if st.Image == "" {
 		st.Image = c.Image
@@ -150,42 +151,23 @@ func instanceStatus(c *v1.Container, cs *pkgcontainer.Status, old *v1.ContainerS
 		} else if old.LastTerminationState.Terminated != nil {
 			st.LastTerminationState.Terminated = old.LastTerminationState.Terminated.DeepCopy()
 		}
-	}
-	switch {
-	case cs.State == pkgcontainer.ContainerStateRunning:
-		st.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cs.StartedAt)}
-		if old != nil && old.State.Terminated != nil && old.RestartCount >= clampInt32(cs.RestartCount) {
-			// Running again after the previous status showed it
-			// terminated: a restart the runtime did not count.
+		switch {
+		case st.State.Running != nil:
+			if old.State.Terminated != nil && old.RestartCount >= clampInt32(cs.RestartCount) {
+				// Running again after the previous status showed
+				// it terminated: a restart the runtime did not
+				// count.
+				st.RestartCount = incr(old.RestartCount)
+			}
+			if old.Started != nil {
+				started := *old.Started
+				st.Started = &started
+			}
+		case cs.State == pkgcontainer.ContainerStateUnknown && old.State.Running != nil:
+			// Reported terminated: one restart more than the
+			// runtime, which lost the instance, could count.
 			st.RestartCount = incr(old.RestartCount)
 		}
-		if old != nil && old.Started != nil {
-			started := *old.Started
-			st.Started = &started
-		}
-	case cs.State == pkgcontainer.ContainerStateCreated:
-		st.State.Waiting = &v1.ContainerStateWaiting{}
-	case cs.State == pkgcontainer.ContainerStateExited:
-		st.State.Terminated = &v1.ContainerStateTerminated{
-			ExitCode:    clampInt32(cs.ExitCode),
-			Reason:      cs.Reason,
-			Message:     cs.Message,
-			StartedAt:   metav1.NewTime(cs.StartedAt),
-			FinishedAt:  metav1.NewTime(cs.FinishedAt),
-			ContainerID: cid,
-		}
-	case cs.State == pkgcontainer.ContainerStateUnknown && old != nil && old.State.Running != nil:
-		// It was running and its state cannot be read now: it is
-		// reported terminated, not waiting, so that a container that
-		// must run once is not taken as never run.
-		st.State.Terminated = &v1.ContainerStateTerminated{
-			Reason:   pkgcontainer.ContainerReasonStatusUnknown,
-			Message:  msgUnknownWasRunning,
-			ExitCode: exitCodeUnknown,
-		}
-		st.RestartCount = incr(old.RestartCount)
-	default:
-		st.State.Waiting = &v1.ContainerStateWaiting{}
 	}
 	if cs.User != nil {
 		st.User = &v1.ContainerUser{}
@@ -197,6 +179,43 @@ func instanceStatus(c *v1.Container, cs *pkgcontainer.Status, old *v1.ContainerS
 		}
 	}
 	return st
+}
+
+// instanceState is the API state of runtime instance cs, whose API
+// container ID is cid, given the container's previous API status.
+func instanceState(cs *pkgcontainer.Status, cid string, old *v1.ContainerStatus) v1.ContainerState {
+	switch {
+	case cs.State == pkgcontainer.ContainerStateRunning:
+		return v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cs.StartedAt)}}
+	case cs.State == pkgcontainer.ContainerStateExited:
+		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
+			ExitCode:    clampInt32(cs.ExitCode),
+			Reason:      cs.Reason,
+			Message:     cs.Message,
+			StartedAt:   metav1.NewTime(cs.StartedAt),
+			FinishedAt:  metav1.NewTime(cs.FinishedAt),
+			ContainerID: cid,
+		}}
+	case cs.State == pkgcontainer.ContainerStateUnknown && old != nil && old.State.Running != nil:
+		// It was running and its state cannot be read now: it is
+		// reported terminated, not waiting, so that a container that
+		// must run once is not taken as never run.
+		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
+			Reason:   pkgcontainer.ContainerReasonStatusUnknown,
+			Message:  msgUnknownWasRunning,
+			ExitCode: exitCodeUnknown,
+		}}
+	default:
+		// Created: waiting to run. Any other state (unknown without a
+		// previous running status, or a state KRI does not define)
+		// collapses to waiting too.
+		return v1.ContainerState{Waiting: &v1.ContainerStateWaiting{}}
+	}
+}
+
+// containerID is id.String() (type://id) without fmt.
+func containerID(id pkgcontainer.ContainerID) string {
+	return id.Type + "://" + id.ID
 }
 
 // startFailure applies the last failed start recorded in the reason cache:
