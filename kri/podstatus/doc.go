@@ -1,0 +1,134 @@
+// Package podstatus computes the v1.PodStatus a node agent reports for a
+// pod, the way the kubelet computes it, from the runtime status a KRI
+// provider returns (kri.PodLifecycleHandler.GetPodStatus) and the
+// kri.ReasonCache its SyncPod reports start failures to.
+//
+// A node agent's pod worker calls, per sync:
+//
+//	status, err := provider.GetPodStatus(ctx, pod)
+//	...
+//	err = provider.SyncPod(ctx, pod, status, reasons)
+//	apiStatus := podstatus.Generate(pod, status, reasons) // pod.Status: the previous status
+//	provider.RefreshPodStatus(pod, &apiStatus)            // provider-specific details
+//
+// and, once it has stopped a pod for good, GenerateTerminal.
+//
+// The kubelet's version of this code (generateAPIPodStatus,
+// convertStatusToAPIStatus, convertToAPIContainerStatuses and getPhase in
+// k8s.io/kubernetes/pkg/kubelet/kubelet_pods.go, the condition generators in
+// pkg/kubelet/status/generate.go) is made of unexported methods of the
+// kubelet; this package is an independent implementation of the same rules,
+// as they are in Kubernetes 1.37 with its default feature gates. Its
+// behaviour does not depend on the process's feature gates.
+//
+// # Containers
+//
+// Every container of the spec gets exactly one status, in its list
+// (ContainerStatuses, InitContainerStatuses, EphemeralContainerStatuses), in
+// spec order; runtime instances of names not in the spec are ignored. For
+// each container:
+//
+//   - The newest instance by CreatedAt gives State, ContainerID
+//     (ID.String()), Image (the spec's image when the instance has none),
+//     ImageID (ImageRef, else ImageID) and RestartCount; the instance it
+//     replaced, the next newest, gives LastTerminationState. Older instances
+//     do not count. Instances with equal CreatedAt keep the provider's order.
+//   - Running is Running since StartedAt; Exited is Terminated with exit
+//     code, reason, message, times and ContainerID; Created is Waiting.
+//   - Without an instance a container is Waiting with reason
+//     ReasonContainerCreating, or ReasonPodInitializing in a pod with init
+//     containers, keeping the restart count and last termination of the
+//     previous status; a container the previous status showed Terminated
+//     stays so.
+//   - A container the agent will start again (not running; its restart
+//     policy allows it; the pod not being deleted) whose latest start failed
+//     according to the ReasonCache is Waiting with the failure's error as
+//     reason (CrashLoopBackOff, ErrImagePull, ...) and its message; the
+//     termination it had becomes LastTerminationState. An init container
+//     that exited 0 is never started again.
+//   - A container the previous status showed Running that the runtime no
+//     longer reports gets a LastTerminationState Terminated with reason
+//     ContainerStatusUnknown and exit code 137, and one more restart unless
+//     the pod is being deleted; one whose newest instance is in an unknown
+//     state is Terminated that way. An init container the runtime no longer
+//     reports is taken as completed once an app container exists.
+//   - The restart count never decreases from the previous status, and a
+//     container Running after the previous status showed it Terminated with
+//     no higher count from the runtime counts one more restart. A new
+//     instance's LastTerminationState is the termination the previous status
+//     showed, unless an older instance says otherwise.
+//
+// So a provider that keeps every instance (a container runtime) and one that
+// keeps a single instance per name carrying its RestartCount (a remote
+// backend) get the same status, provided the previous status is passed back
+// in pod.Status: the second relies on it for LastTerminationState.
+//
+// Started and Ready are set as the kubelet's prober manager sets them for
+// containers without probes: a running container has started and is ready,
+// a regular init container is ready once it exited 0. Probes in the spec are
+// not run; a node agent that runs them overrides these fields and the
+// Ready and ContainersReady conditions.
+//
+// # Phase
+//
+// As the kubelet's getPhase, for each restart policy and for container-level
+// restart policies and rules: Pending while an init container has not
+// completed, a restartable init container has not started before any app
+// container ran in the current sandbox, or an app container has not started;
+// Failed when an init container failed and will not be retried; Running
+// while a container runs or some terminated container will be restarted;
+// Succeeded or Failed once every app container has terminated for good.
+// GenerateTerminal reports a pod whose containers have all stopped as
+// Succeeded or Failed whatever its restart policy. A terminal phase in
+// pod.Status is final: it is returned unchanged. Reason and Message are kept
+// from pod.Status while the phase stays the same, and cleared when it
+// changes.
+//
+// # Conditions
+//
+// PodReadyToStartContainers, Initialized, Ready, ContainersReady and
+// PodScheduled are computed as the kubelet's status package computes them,
+// with the pod's readiness gates, and ObservedGeneration set to the pod's
+// generation. A condition whose status is unchanged from pod.Status keeps its
+// LastTransitionTime; a changed one has none: Generate has no clock, and the
+// caller (in the kubelet, the status manager) stamps it. Every other
+// condition of pod.Status (DisruptionTarget, readiness-gate conditions,
+// resize conditions, ...) is carried over unchanged, first, in its order.
+// PodReadyToStartContainers follows the sandboxes: true when the newest is
+// ready with an IP (unless host-network) and no other is ready; a provider
+// without sandboxes counts as ready while it reports a container instance and
+// the pod is not terminal.
+//
+// # Other fields
+//
+// PodIP and PodIPs are the first valid address of each family in status.IPs,
+// the node's family first (taken from the previous HostIPs; IPv4 when
+// unknown); a host-network pod without IPs gets the node's addresses.
+// QOSClass is the pod's QoS class. StartTime, HostIP, HostIPs and the
+// resource claim statuses are carried over from pod.Status (the node agent
+// owns the first three, other controllers the rest); ObservedGeneration is
+// the pod's generation (never lower than the previous one).
+//
+// # Where it departs from the kubelet
+//
+//   - App and ephemeral container statuses are in spec order; the kubelet
+//     sorts them by name (init containers are in spec order in both).
+//   - The kubelet reads the newest instance as the first one the runtime
+//     lists; KRI lists come in any order, so Generate sorts by CreatedAt.
+//   - Not computed: container and pod Resources and AllocatedResources (they
+//     need the agent's resource allocation), resource health, image-volume
+//     digests, StopSignal (an alpha feature), the AllContainersRestarting
+//     condition and the in-place restart of all containers, and the status
+//     manager's normalisation (RFC 3339 timestamps, truncated messages).
+//   - VolumeMounts always come from the spec; the kubelet copies them from
+//     the previous status once a container exists. A recursive read-only
+//     mode of IfPossible is reported Disabled, since Generate cannot ask the
+//     runtime whether it supports it.
+//   - Without ActiveContainerStatuses, a running app container tells that
+//     the pod has initialized (any app container for a provider without
+//     sandboxes); the kubelet reads only ActiveContainerStatuses.
+//   - Counts beyond the int32 range saturate instead of wrapping around.
+//
+// Everything here is a pure function of its inputs and is safe for
+// concurrent use, provided the inputs are not modified meanwhile.
+package podstatus
