@@ -66,7 +66,7 @@ func benchKillLatency(e *podEnv) {
 	exp := gmeasure.NewExperiment("KRI KillPod duration")
 	for _, pod := range e.benchPods() {
 		e.syncUntilRunning(pod)
-		exp.RecordDuration("KillPod", e.kill(pod, nil))
+		exp.RecordDuration("KillPod", e.killAsAgent(pod))
 	}
 	e.report(exp, "KillPod")
 }

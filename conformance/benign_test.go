@@ -72,6 +72,12 @@ const callLatency = 25 * time.Millisecond
 const startSetup = 300 * time.Millisecond
 
 func benignVariants() []*benign {
+	return append(fakeFreedoms(), agentFreedoms()...)
+}
+
+// fakeFreedoms are the variants of the fake's own freedoms: orders, IDs,
+// timings and fields.
+func fakeFreedoms() []*benign {
 	return []*benign{
 		{
 			name:    "shuffled-lists",
@@ -233,9 +239,8 @@ func shuffler(*fake.PodProvider) fake.Interceptors {
 			return list, err
 		},
 		RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
-			before := ps.DeepCopy()
 			next.RefreshPodStatus(pod, ps)
-			if !equalPodStatus(before, ps) {
+			if !unknownPod(context.Background(), next, pod) {
 				apiStatuses(ps.ContainerStatuses)
 				apiInitStatuses(ps.InitContainerStatuses)
 			}
@@ -463,9 +468,8 @@ func extraFields(*fake.PodProvider) fake.Interceptors {
 			return pods, err
 		},
 		RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
-			before := ps.DeepCopy()
 			next.RefreshPodStatus(pod, ps)
-			if equalPodStatus(before, ps) {
+			if unknownPod(context.Background(), next, pod) {
 				return // an unknown pod: left unchanged
 			}
 			ps.PodIP = "192.0.2.10"

@@ -15,6 +15,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/workload"
 )
 
 // ErrNotSupported is the error a provider returns (wrapped or not) from an
@@ -160,6 +161,12 @@ type Workloads struct {
 	// FailsToStart: a container whose start fails every time, like a
 	// missing binary (default: /nonexistent/kri-conformance).
 	FailsToStart func() v1.Container
+	// PullFails: a container whose image cannot be pulled, so that its
+	// start fails until the spec changes only its image to Image (the one
+	// change of a container the API server allows). Default: sleep infinity
+	// in kri.invalid/kri-conformance/missing:1 (workload.MissingImageDomain,
+	// which never resolves).
+	PullFails func() v1.Container
 	// IgnoresSIGTERM: a container that runs until killed and ignores
 	// SIGTERM (default: sh -c "trap '' TERM; sleep infinity").
 	IgnoresSIGTERM func() v1.Container
@@ -186,8 +193,13 @@ func DefaultWorkloads(image string) Workloads {
 		RunsFor: func(d time.Duration) v1.Container {
 			return c("sh", "-c", "sleep "+seconds(d)+"; exit 0")
 		},
-		ExitsWithCode:  func(code int) v1.Container { return c("sh", "-c", "exit "+strconv.Itoa(code)) },
-		FailsToStart:   func() v1.Container { return c("/nonexistent/kri-conformance") },
+		ExitsWithCode: func(code int) v1.Container { return c("sh", "-c", "exit "+strconv.Itoa(code)) },
+		FailsToStart:  func() v1.Container { return c("/nonexistent/kri-conformance") },
+		PullFails: func() v1.Container {
+			m := c("sleep", "infinity")
+			m.Image = workload.MissingImageDomain + "/kri-conformance/missing:1"
+			return m
+		},
 		IgnoresSIGTERM: func() v1.Container { return c("sh", "-c", "trap '' TERM; sleep infinity") },
 	}
 }
@@ -335,6 +347,9 @@ func resolve(cfg Config) (*settings, error) {
 	}
 	if w.FailsToStart == nil {
 		w.FailsToStart = def.FailsToStart
+	}
+	if w.PullFails == nil {
+		w.PullFails = def.PullFails
 	}
 	if w.IgnoresSIGTERM == nil {
 		w.IgnoresSIGTERM = def.IgnoresSIGTERM

@@ -42,16 +42,25 @@ type contractTable struct {
 	Promises []contractEntry `json:"promises"`
 }
 
-// contractEntry is one sentence of the docs. Exactly one of Specs and Caller
+// contractEntry is one sentence of the docs. Exactly one of Specs and About
 // is set, except for a gap: a provider promise that no spec checks (Specs
-// may then name the specs that check the rest of the sentence).
+// may then name the specs that check the rest of the sentence). A promise
+// that a MUST spec checks names the node-agent code that depends on it.
 type contractEntry struct {
-	Where    string   `json:"where"`
-	Sentence string   `json:"sentence"`
-	Specs    []string `json:"specs,omitempty"`
-	Caller   string   `json:"caller,omitempty"`
-	Gap      bool     `json:"gap,omitempty"`
-	Note     string   `json:"note,omitempty"`
+	Where    string          `json:"where"`
+	Sentence string          `json:"sentence"`
+	Specs    []string        `json:"specs,omitempty"`
+	About    string          `json:"about,omitempty"`
+	Agent    []contractAgent `json:"agent,omitempty"`
+	Gap      bool            `json:"gap,omitempty"`
+	Note     string          `json:"note,omitempty"`
+}
+
+// contractAgent is a function of a node agent that breaks when a provider
+// breaks the promise, and how.
+type contractAgent struct {
+	At     string `json:"at"`
+	Breaks string `json:"breaks"`
 }
 
 // contractDoc is one doc comment of the contract.
@@ -323,7 +332,8 @@ func TestContractCoverage(t *testing.T) {
 
 	inTable := map[contractKey]bool{}
 	used := map[string]bool{}
-	var covered, gaps, callers int
+	var covered, gaps, abouts, musts int
+	agents := newAgentIndex(t)
 	for i, e := range table.Promises {
 		at := fmt.Sprintf("%s: promise #%d (%s: %q)", contractFile, i+1, e.Where, e.Sentence)
 		k := contractKey{e.Where, e.Sentence}
@@ -338,21 +348,39 @@ func TestContractCoverage(t *testing.T) {
 		case !inDocs[k]:
 			t.Errorf("%s: stale entry: the sentence is no longer in the doc of %s", at, e.Where)
 		}
-		hasSpecs, hasCaller := e.Specs != nil, e.Caller != ""
+		hasSpecs, hasAbout := e.Specs != nil, e.About != ""
 		switch {
-		case e.Gap && hasCaller:
-			t.Errorf("%s: a gap is a provider promise no spec checks; it has no caller reason", at)
+		case e.Gap && hasAbout:
+			t.Errorf("%s: a gap is a provider promise no spec checks; it has no about reason", at)
 		case e.Gap:
 			t.Errorf("%s: no spec checks this promise (gap: true): %s; add a spec that fails when a provider breaks it, list it under specs and drop gap, or reword the doc", at, e.Note)
-		case hasSpecs && hasCaller:
-			t.Errorf("%s: has both specs and caller; a sentence is either a provider promise (specs) or not (caller)", at)
-		case !hasSpecs && !hasCaller:
-			t.Errorf("%s: has neither specs nor caller", at)
+		case hasSpecs && hasAbout:
+			t.Errorf("%s: has both specs and about; a sentence is either a provider promise (specs) or not (about)", at)
+		case !hasSpecs && !hasAbout:
+			t.Errorf("%s: has neither specs nor about", at)
 		case hasSpecs && len(e.Specs) == 0:
 			t.Errorf("%s: empty specs list; name the specs that check the promise, or mark it gap: true", at)
 		}
 		if e.Gap && e.Note == "" {
 			t.Errorf("%s: a gap needs a note saying what no spec checks", at)
+		}
+		must := false
+		for _, id := range e.Specs {
+			must = must || catalogue[id].Level == conformance.Must
+		}
+		switch {
+		case must && len(e.Agent) == 0:
+			t.Errorf("%s: a MUST spec checks this promise, but no agent code is named that depends on it; name it (agent: at, breaks), or make the promise a SHOULD", at)
+		case hasAbout && len(e.Agent) > 0:
+			t.Errorf("%s: promises nothing (about) but names agent code; an agent depends on promises only", at)
+		}
+		for _, a := range e.Agent {
+			if err := agents.check(a); err != nil {
+				t.Errorf("%s: agent %q: %v", at, a.At, err)
+			}
+		}
+		if must {
+			musts++
 		}
 		seen := map[string]bool{}
 		for _, id := range e.Specs {
@@ -373,8 +401,8 @@ func TestContractCoverage(t *testing.T) {
 			gaps++
 		case hasSpecs:
 			covered++
-		case hasCaller:
-			callers++
+		case hasAbout:
+			abouts++
 		}
 	}
 
@@ -389,14 +417,15 @@ func TestContractCoverage(t *testing.T) {
 	if t.Failed() {
 		t.Logf(`to fix %s: give every sentence of the kri contract docs (exactly as TestContractCoverage splits it,
 whitespace collapsed) one entry {where, sentence} with either specs (the non-benchmark conformance specs that fail
-when a provider breaks the promise) or caller (why the sentence promises nothing about the provider); a promise no
-spec checks is gap: true with a note until a spec is added; delete the entries of sentences no longer in the docs.
+when a provider breaks the promise, and for a MUST spec the agent code that depends on it) or about (why the sentence
+promises nothing about the provider); a promise no spec checks is gap: true with a note until a spec is added; delete
+the entries of sentences no longer in the docs.
 %s=1 go test ./conformance -run TestContractCoverage logs skeleton entries for the missing sentences`, contractFile, contractUpdateEnv)
 	}
 	if len(missing) > 0 && os.Getenv(contractUpdateEnv) == "1" {
 		var b strings.Builder
 		for _, k := range missing {
-			fmt.Fprintf(&b, "  - where: %s\n    sentence: %s\n    specs: [] # TODO: the specs that check it, or caller: <why it is no provider promise>\n",
+			fmt.Fprintf(&b, "  - where: %s\n    sentence: %s\n    specs: [] # TODO: the specs that check it (and agent: for a MUST), or about: <why it is no provider promise>\n",
 				k.where, strconv.Quote(k.sentence))
 		}
 		t.Logf("skeleton entries for %s:\n%s", contractFile, b.String())
@@ -408,8 +437,8 @@ spec checks is gap: true with a note until a spec is added; delete the entries o
 			unused = append(unused, s.ID)
 		}
 	}
-	t.Logf("contract: %d sentences in the docs, %d entries: %d provider promises (%d covered by specs, %d gaps), %d caller-only sentences; %d distinct specs used",
-		len(order), len(table.Promises), covered+gaps, covered, gaps, callers, len(used))
+	t.Logf("contract: %d sentences in the docs, %d entries: %d provider promises (%d covered by specs, %d of them checked by a MUST spec and citing their agent code, %d gaps), %d sentences that promise nothing; %d distinct specs used",
+		len(order), len(table.Promises), covered+gaps, covered, musts, gaps, abouts, len(used))
 	// The other direction: a spec must check something the contract says
 	// (the contract in kri comes first, then the spec).
 	for _, id := range unused {

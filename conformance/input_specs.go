@@ -1,13 +1,13 @@
 package conformance
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"time"
 
-	"github.com/onsi/gomega"
+	"github.com/onsi/ginkgo/v2"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
@@ -40,6 +40,10 @@ func (e *podEnv) unchanged(method, what string, want, got any) {
 	}
 }
 
+// changedImage is the image KRI-POD-045 puts into the pod after handing it
+// to SyncPod.
+const changedImage = "kri-conformance/changed:1"
+
 func podInputsOwned(e *podEnv) {
 	pod := e.newPod("inputs", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
@@ -51,18 +55,17 @@ func podInputsOwned(e *podEnv) {
 	e.noError("SyncPod", e.syncPod(handed, e.lastStatus(pod)))
 	handed.Name += "-changed"
 	handed.Spec.Containers[0].Name = "changed"
-	handed.Spec.Containers[0].Image = "kri-conformance/changed:1"
+	handed.Spec.Containers[0].Image = changedImage
 
 	st := e.status(pod)
 	e.unchanged("GetPodStatus", "pod", want, pod)
 	for _, c := range st.ContainerStatuses {
-		if c.Name != "app" || c.Image != want.Spec.Containers[0].Image {
-			e.failf("after the pod handed to SyncPod was changed, GetPodStatus reports container %s with image %q: the provider kept the caller's pod; %s",
-				c.Name, c.Image, describeStatus(st))
+		if c.Name != "app" || sameImage(c.Image, changedImage) {
+			e.failf("after the pod handed to SyncPod was changed (container renamed to changed, image %s), GetPodStatus reports container %s with image %q: the provider kept the caller's pod; %s",
+				changedImage, c.Name, c.Image, describeStatus(st))
 		}
 	}
-	var ps v1.PodStatus
-	e.refresh(pod, &ps)
+	ps := e.agentRefresh(pod, e.status(pod))
 	e.unchanged("RefreshPodStatus", "pod", want, pod)
 	if apiStatusOf(ps.ContainerStatuses, "changed") != nil || apiStatusOf(ps.ContainerStatuses, "app") == nil {
 		e.failf("after the pod handed to SyncPod was changed, RefreshPodStatus names containers %v, want app and not changed: the provider kept the caller's pod", statusNames(ps.ContainerStatuses))
@@ -83,12 +86,13 @@ func podInputsOwned(e *podEnv) {
 	e.unchanged("CleanupPods", "running pods", []*pkgcontainer.Pod{&rpWant}, running)
 	e.unchanged("CleanupPods", "possibly running pods", map[types.UID]sets.Empty{pod.UID: {}}, possibly)
 
-	grace := int64(0)
-	e.noError("KillPod", e.killPod(pod, rp, &grace))
+	grace := *agentGrace(pod)
+	handedGrace := grace
+	e.noError("KillPod", e.killPod(pod, rp, &handedGrace))
 	e.unchanged("KillPod", "pod", want, pod)
 	e.unchanged("KillPod", "running pod", rpWant, rp)
-	if grace != 0 {
-		e.failf("KillPod changed the grace period override it was handed from 0 to %d", grace)
+	if handedGrace != grace {
+		e.failf("KillPod changed the grace period override it was handed from %d to %d", grace, handedGrace)
 	}
 	e.noError("DeletePod", e.deletePod(pod))
 	e.unchanged("DeletePod", "pod", want, pod)
@@ -105,55 +109,37 @@ func podSyncNilStatus(e *podEnv) {
 }
 
 func podKillSendsSIGTERM(e *podEnv) {
-	long := 3 * e.st.graceSecs
+	long := 3*e.st.graceSecs + minimumGraceSecs
 	pod := e.newPod("sigterm", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	pod.Spec.TerminationGracePeriodSeconds = &long
 	e.syncUntilRunning(pod)
-	elapsed := e.kill(pod, nil)
+	ginkgo.By(fmt.Sprintf("killing the pod, whose container exits on SIGTERM, with a grace period of %ds", long))
+	elapsed := e.killAsAgent(pod)
 	if limit := time.Duration(long) * time.Second * 2 / 3; elapsed >= limit {
-		e.failf("KillPod of a container that exits on SIGTERM took %s, with a grace period of %ds: it did not send SIGTERM first, or did not notice the exit", elapsed, long)
+		e.failf("KillPod with a grace period of %ds of a container that exits on SIGTERM took %s: it did not send SIGTERM first, or did not notice the exit", long, elapsed)
 	}
 	e.expectNothingRunning(pod, "after KillPod returned nil")
 }
 
-func podKillDefaultGrace(e *podEnv) {
-	pod := e.newPod("defaultgrace", v1.RestartPolicyAlways, named("stubborn", e.w().IgnoresSIGTERM()))
-	pod.Spec.TerminationGracePeriodSeconds = nil
-	e.syncUntilRunning(pod)
-	e.hold(pod, "keeps running before KillPod", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
-		g.Expect(runningOf(st, "stubborn")).NotTo(gomega.BeNil(), "container stubborn is not running; status: %s", describeStatus(st))
-	})
-	running := e.runningPod(pod)
-	// KillPod would wait 30 seconds: watch it for the stable window, then
-	// cancel its context (it must return promptly) and let the cleanup kill
-	// the container at once.
-	ctx, cancel := context.WithCancel(e.ctx)
-	defer cancel()
-	var killErr error
-	returned := make(chan error, 1)
-	go func() {
-		returned <- e.try("KillPod", func(context.Context) { killErr = e.p.KillPod(ctx, pod, running, nil) })
-	}()
-	e.hold(pod, "not killed while the default grace period of 30s runs", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
-		g.Expect(runningOf(st, "stubborn")).NotTo(gomega.BeNil(),
-			"KillPod without override or pod grace period stopped the SIGTERM-ignoring container at once; the default grace period is 30s: %s", describeStatus(st))
-	})
-	cancel()
-	if err := <-returned; err != nil {
-		e.fail(fmt.Sprintf("%v (after its context was cancelled)", err))
+func podKillDeletionGrace(e *podEnv) {
+	long := 3*e.st.graceSecs + minimumGraceSecs
+	pod := e.stubbornPod("deletiongrace", long)
+	deletion := e.st.graceSecs
+	deletedAt := metav1.Now()
+	pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &deletedAt, &deletion
+	ginkgo.By(fmt.Sprintf("killing the pod without override: DeletionGracePeriodSeconds %ds, TerminationGracePeriodSeconds %ds", deletion, long))
+	elapsed := e.killObserved(pod, nil)
+	if elapsed >= time.Duration(long)*time.Second {
+		e.failf("KillPod without override of a pod with DeletionGracePeriodSeconds %ds took %s: it waited for TerminationGracePeriodSeconds (%ds) instead", deletion, elapsed, long)
 	}
-	if killErr == nil {
-		if st := e.status(pod); runningOf(st, "stubborn") != nil {
-			e.failf("KillPod returned nil while the container still runs: %s", describeStatus(st))
-		}
-	}
+	e.expectNothingRunning(pod, "after KillPod returned nil")
 }
 
 func podKillNilPod(e *podEnv) {
 	pod := e.newPod("nilpod", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
-	zero := int64(0)
-	e.expectNil("KillPod", e.killPod(nil, e.runningPod(pod), &zero), "KillPod with a nil pod and the running pod")
+	ginkgo.By("killing the pod with a nil pod and only the running pod")
+	e.expectNil("KillPod", e.killPod(nil, e.runningPod(pod), agentGrace(pod)), "KillPod with a nil pod and the running pod")
 	e.expectNothingRunning(pod, "after KillPod with a nil pod returned nil")
 }
 
@@ -161,8 +147,7 @@ func podRefreshInit(e *podEnv) {
 	pod := e.newPod("refreshinit", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	pod.Spec.InitContainers = []v1.Container{named("setup", e.w().ExitsWithCode(0))}
 	e.syncUntilRunning(pod)
-	var ps v1.PodStatus
-	e.refresh(pod, &ps)
+	ps := e.agentRefresh(pod, e.status(pod))
 	if apiStatusOf(ps.ContainerStatuses, "setup") != nil {
 		e.failf("RefreshPodStatus reports the init container setup among the app containers %v; it belongs in InitContainerStatuses", statusNames(ps.ContainerStatuses))
 	}

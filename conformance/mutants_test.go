@@ -227,7 +227,7 @@ func podMutants() []*mutant {
 		{
 			name:      "kill-leaves-container-running",
 			violation: "after KillPod returns nil, the pod's first container runs again",
-			want:      []string{"KRI-POD-014", "KRI-POD-016", "KRI-POD-017", "KRI-POD-018", "KRI-POD-028", "KRI-POD-041", "KRI-POD-047"},
+			want:      []string{"KRI-POD-005", "KRI-POD-014", "KRI-POD-016", "KRI-POD-017", "KRI-POD-018", "KRI-POD-028", "KRI-POD-041", "KRI-POD-047", "KRI-POD-048"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					if err := next.KillPod(ctx, pod, rp, grace); err != nil || pod == nil || len(pod.Spec.Containers) == 0 {
@@ -249,7 +249,7 @@ func podMutants() []*mutant {
 		{
 			name:      "status-errors-for-unknown-pod",
 			violation: "GetPodStatus of a pod it does not know returns an error instead of an empty status",
-			want:      []string{"KRI-POD-002", "KRI-POD-020", "KRI-POD-023", "KRI-POD-034", "KRI-POD-036"},
+			want:      []string{"KRI-POD-002", "KRI-POD-020", "KRI-POD-023", "KRI-POD-028", "KRI-POD-034", "KRI-POD-036"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
@@ -453,8 +453,8 @@ func podMutants() []*mutant {
 			},
 		},
 		{
-			name:      "getpods-lists-exited-containers",
-			violation: "GetPods(false) lists exited containers too",
+			name:      "getpods-lists-killed-pods",
+			violation: "GetPods(false) lists every pod, killed ones included",
 			want:      []string{"KRI-POD-005"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, _ bool) ([]*pkgcontainer.Pod, error) {
@@ -510,7 +510,7 @@ func podMutants() []*mutant {
 		{
 			name:      "exit-codes-lost",
 			violation: "GetPodStatus reports exit code 0 for every exited container",
-			want:      []string{"KRI-POD-006", "KRI-POD-011"},
+			want:      []string{"KRI-POD-006", "KRI-POD-008", "KRI-POD-011"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
@@ -689,13 +689,14 @@ func podMutants() []*mutant {
 			},
 		},
 		{
-			name:      "default-grace-zero",
-			violation: "KillPod kills at once when neither an override nor the pod gives a grace period",
+			name:      "deletion-grace-ignored",
+			violation: "KillPod without override uses TerminationGracePeriodSeconds even when the pod has a DeletionGracePeriodSeconds",
 			want:      []string{"KRI-POD-048"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
-					if grace == nil && (pod == nil || pod.Spec.TerminationGracePeriodSeconds == nil) {
-						grace = new(int64)
+					if grace == nil && pod != nil && pod.DeletionGracePeriodSeconds != nil {
+						pod = pod.DeepCopy()
+						pod.DeletionGracePeriodSeconds = nil
 					}
 					return next.KillPod(ctx, pod, rp, grace)
 				}}
@@ -886,10 +887,9 @@ func statusEdit(edit func(*pkgcontainer.PodStatus)) func(context.Context, kri.Po
 // and init-container status the fake fills in with edit.
 func refreshEdit(edit func(*v1.ContainerStatus)) func(kri.PodProvider, *v1.Pod, *v1.PodStatus) {
 	return func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
-		before := ps.DeepCopy()
 		next.RefreshPodStatus(pod, ps)
-		if equalPodStatus(before, ps) {
-			return // an unknown pod: leave the status alone
+		if unknownPod(context.Background(), next, pod) {
+			return // leave the status of an unknown pod alone
 		}
 		for _, list := range [][]v1.ContainerStatus{ps.ContainerStatuses, ps.InitContainerStatuses} {
 			for i := range list {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,6 +23,7 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/podstatus"
 )
 
 func newUID() types.UID { return uuid.NewUUID() }
@@ -81,7 +84,7 @@ func (e *podEnv) start() {
 	}()
 }
 
-// cleanup removes the pods of the spec (KillPod with grace 0, DeletePod),
+// cleanup removes the pods of the spec (KillPod with grace 1, DeletePod),
 // stops the provider and cancels Start's context. Problems are noted, not
 // failed: the specs check these calls themselves. Calls that hang are
 // abandoned after the call timeout.
@@ -89,7 +92,7 @@ func (e *podEnv) cleanup() {
 	e.mu.Lock()
 	pods := slices.Clone(e.pods)
 	e.mu.Unlock()
-	zero := int64(0)
+	one := int64(1) // the shortest override an agent passes
 	for _, pod := range pods {
 		running := pkgcontainer.Pod{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
 		var st *pkgcontainer.PodStatus
@@ -99,7 +102,7 @@ func (e *podEnv) cleanup() {
 		} else if err == nil && st != nil {
 			running = pkgcontainer.ConvertPodStatusToRunningPod(e.runtimeName(st), st)
 		}
-		if cerr := e.try("KillPod", func(ctx context.Context) { err = e.p.KillPod(ctx, pod, running, &zero) }); cerr != nil {
+		if cerr := e.try("KillPod", func(ctx context.Context) { err = e.p.KillPod(ctx, pod, running, &one) }); cerr != nil {
 			e.note("cleanup: " + firstLine(cerr.Error()))
 		} else if err != nil {
 			e.note(fmt.Sprintf("cleanup: KillPod of pod %s: %v", podRef(pod), err))
@@ -267,6 +270,17 @@ func (e *podEnv) refresh(pod *v1.Pod, st *v1.PodStatus) {
 	e.do("RefreshPodStatus", func(context.Context) { e.p.RefreshPodStatus(pod, st) })
 }
 
+// agentRefresh does what a node agent does after each sync of pod (kuscia's
+// pod.go generateAPIPodStatus): it builds the API status from st, the
+// runtime status GetPodStatus returned, and the ReasonCache SyncPod reported
+// to, as the kubelet does (package podstatus), hands it to RefreshPodStatus
+// and returns what RefreshPodStatus made of it.
+func (e *podEnv) agentRefresh(pod *v1.Pod, st *pkgcontainer.PodStatus) v1.PodStatus {
+	ps := podstatus.Generate(pod, st, e.rc)
+	e.refresh(pod, &ps)
+	return ps
+}
+
 // --- the pod worker loop ---
 
 // syncOnce is one round of a pod worker: SyncPod with the status
@@ -329,6 +343,34 @@ func (e *podEnv) hold(pod *v1.Pod, desc string, cond func(g gomega.Gomega, st *p
 func (e *podEnv) runningPod(pod *v1.Pod) pkgcontainer.Pod {
 	st := e.status(pod)
 	return pkgcontainer.ConvertPodStatusToRunningPod(e.runtimeName(st), st)
+}
+
+// minimumGraceSecs is the shortest grace period a provider may give instead
+// of a shorter one: the kubelet's runtime never gives less
+// (kuberuntime_container.go, minimumGracePeriodInSeconds). Specs that need a
+// grace period to be clearly longer than another add it.
+const minimumGraceSecs = 2
+
+// agentGrace is the gracePeriodOverride a node agent hands KillPod for pod:
+// DeletionGracePeriodSeconds, else TerminationGracePeriodSeconds, at least 1
+// (the kubelet's pod_workers.go calculateEffectiveGracePeriod; kuscia's
+// pod_workers.go does the same).
+func agentGrace(pod *v1.Pod) *int64 {
+	g := int64(1)
+	switch {
+	case pod == nil:
+	case pod.DeletionGracePeriodSeconds != nil:
+		g = *pod.DeletionGracePeriodSeconds
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		g = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	g = max(g, 1)
+	return &g
+}
+
+// killAsAgent is kill with the override a node agent computes for pod.
+func (e *podEnv) killAsAgent(pod *v1.Pod) time.Duration {
+	return e.kill(pod, agentGrace(pod))
 }
 
 // kill calls KillPod with the running pod built from GetPodStatus; it must
@@ -496,7 +538,16 @@ func copyStatuses(in []*pkgcontainer.Status) []*pkgcontainer.Status {
 }
 
 // ctxErrOK reports whether err is what a call with a cancelled context may
-// return: nil (the work was done anyway) or the context's error, wrapped.
+// return: nil (the work was done anyway), the context's error, wrapped, or
+// the gRPC status a remote call reports for it (codes Canceled and
+// DeadlineExceeded), as a CRI runtime behind k8s.io/cri-client does.
 func ctxErrOK(err error) bool {
-	return err == nil || errors.Is(err, context.Canceled)
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	switch status.Code(err) {
+	case codes.Canceled, codes.DeadlineExceeded:
+		return true
+	}
+	return false
 }

@@ -8,11 +8,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/kri/podstatus"
 )
 
 // podSpecs are the specs of the PodLifecycleHandler contract. IDs are stable:
@@ -27,14 +30,17 @@ var podSpecs = []*specDef{
 	{id: "KRI-POD-004", level: Must, kind: kindPod, groups: []string{"status"}, pod: podContainerIDs,
 		text: "container IDs are non-empty, unique across containers and pods, and stable while the container runs"},
 	{id: "KRI-POD-005", level: Must, kind: kindPod, groups: []string{"status"}, pod: podGetPods,
-		text: "GetPods(false) lists only pods with a running container, each with only its running containers; GetPods(true) also lists exited containers and their pods"},
+		note: "Formerly GetPods(false) had to leave out pods without a running container and exited containers; now it lists every pod with a running container or a ready sandbox, exited containers allowed, and must leave out killed pods (the kubelet's getPods, onlyRunningReady).",
+		text: "GetPods(false) lists every pod with a running container, with its running containers as running, and no pod KillPod has stopped; GetPods(true) also lists exited containers and their pods"},
 	{id: "KRI-POD-006", level: Must, kind: kindPod, groups: []string{"status"}, pod: podExitedContainer,
 		text: "a container that exits is reported exited with its exit code, and FinishedAt is not before StartedAt"},
 	{id: "KRI-POD-007", level: Must, kind: kindPod, groups: []string{"restart"}, caps: []Capability{CapRestartPolicies}, pod: podRestartNever,
 		text: "with RestartPolicy Never, an exited container is not restarted, whatever its exit code"},
 	{id: "KRI-POD-008", level: Must, kind: kindPod, groups: []string{"restart"}, caps: []Capability{CapRestartPolicies}, pod: podRestartOnFailure,
+		note: "Formerly both instances had to be in one GetPodStatus; now restarts are seen across polls (a new container ID or a higher RestartCount), as a remote backend shows one run at a time.",
 		text: "with RestartPolicy OnFailure, a container that exits non-zero is restarted as a new instance and one that exits 0 is not"},
 	{id: "KRI-POD-009", level: Must, kind: kindPod, groups: []string{"restart"}, caps: []Capability{CapRestartPolicies}, pod: podRestartAlways,
+		note: "Formerly both instances had to be in one GetPodStatus; now restarts are seen across polls.",
 		text: "with RestartPolicy Always, a container that exits 0 is restarted as a new instance"},
 	{id: "KRI-POD-010", level: Must, kind: kindPod, groups: []string{"init"}, caps: []Capability{CapInitContainers}, pod: podInitOrder,
 		text: "init containers run one at a time in spec order, each to successful completion before the next and before any app container"},
@@ -44,21 +50,25 @@ var podSpecs = []*specDef{
 		note: "Since KRI-POD-045 was added, SyncPod's error must name the container.",
 		text: "a failed container start makes SyncPod return an error naming the container and is recorded in the ReasonCache for that container, with error and message"},
 	{id: "KRI-POD-013", level: Must, kind: kindPod, groups: []string{"reason-cache"}, caps: []Capability{CapStartFailures}, pod: podStartSuccessClears,
+		note: "Formerly the spec fixed the pod by changing the container's command under the same UID, which the API server forbids; now only the image changes (from one that cannot be pulled).",
 		text: "a later successful start of the container clears its ReasonCache entry"},
 	{id: "KRI-POD-014", level: Must, kind: kindPod, groups: []string{"kill"}, pod: podKillStopsAll,
 		text: "after KillPod returns nil, GetPodStatus reports no running container of the pod"},
 	{id: "KRI-POD-015", level: Must, kind: kindPod, groups: []string{"kill"}, pod: podKillUnknownOrStopped,
 		text: "KillPod of an unknown pod, of a pod whose containers have all exited and of an already killed pod returns nil"},
-	{id: "KRI-POD-016", level: Must, kind: kindPod, groups: []string{"kill"}, caps: []Capability{CapGracePeriod}, pod: podKillGraceZero,
-		text: "KillPod with gracePeriodOverride 0 stops a SIGTERM-ignoring container promptly, without waiting for the pod's grace period"},
+	{id: "KRI-POD-016", level: Must, kind: kindPod, groups: []string{"kill"}, caps: []Capability{CapGracePeriod}, pod: podKillGraceOne,
+		note: "Formerly the override was 0 and KillPod had to return within the suite's grace period; node agents pass at least 1 and the kubelet's runtime gives at least 2 seconds, so now the override is 1 and KillPod must not wait for the pod's much longer grace period.",
+		text: "KillPod with gracePeriodOverride 1 (what an agent passes for orphans) stops a SIGTERM-ignoring container without waiting for the pod's much longer grace period"},
 	{id: "KRI-POD-017", level: Must, kind: kindPod, groups: []string{"kill"}, caps: []Capability{CapGracePeriod}, pod: podKillGraceOverride,
 		text: "KillPod with gracePeriodOverride G does not stop a SIGTERM-ignoring container before G, and does not wait for the pod's longer grace period"},
-	{id: "KRI-POD-018", level: Must, kind: kindPod, groups: []string{"kill"}, caps: []Capability{CapGracePeriod}, pod: podKillPodGrace,
+	{id: "KRI-POD-018", level: Should, kind: kindPod, groups: []string{"kill"}, caps: []Capability{CapGracePeriod}, pod: podKillPodGrace,
+		note: "Lowered to SHOULD: node agents always pass an override (pod_workers.go calculateEffectiveGracePeriod).",
 		text: "KillPod without override gives a SIGTERM-ignoring container the pod's TerminationGracePeriodSeconds, not less"},
 	{id: "KRI-POD-019", level: Must, kind: kindPod, groups: []string{"delete"}, pod: podDeleteUnknown,
 		text: "DeletePod of a pod the provider does not know returns nil"},
 	{id: "KRI-POD-020", level: Must, kind: kindPod, groups: []string{"delete"}, pod: podDeleteForgets,
-		text: "a deleted pod, killed or still running, is no longer listed by GetPods(true) and GetPodStatus reports it as unknown"},
+		note: "Formerly a pod, killed or still running, had to be forgotten as soon as DeletePod returned; now the agent's order (KillPod, then DeletePod) is used, nothing of the pod may run afterwards and it must be forgotten within the state timeout (dead containers may be collected later).",
+		text: "after KillPod and DeletePod no container of the pod runs again, and the pod is soon no longer listed by GetPods(true) and reported unknown by GetPodStatus"},
 	{id: "KRI-POD-021", level: Must, kind: kindPod, groups: []string{"cleanup"}, pod: podCleanupKeepsDesired,
 		text: "CleanupPods leaves every desired pod running, its containers keeping their IDs"},
 	{id: "KRI-POD-022", level: Must, kind: kindPod, groups: []string{"cleanup"}, pod: podCleanupKeepsPossiblyRunning,
@@ -72,22 +82,25 @@ var podSpecs = []*specDef{
 	{id: "KRI-POD-026", level: Must, kind: kindPod, groups: []string{"refresh"}, caps: []Capability{CapStartFailures}, pod: podRefreshWaiting,
 		text: "RefreshPodStatus reports a container whose start failed as Waiting with a reason"},
 	{id: "KRI-POD-027", level: Must, kind: kindPod, groups: []string{"context"}, pod: podCancelledContext,
-		text: "every method called with a cancelled context returns within the call timeout, with nil or the context's error"},
+		note: "Formerly the error had to wrap the context's; across a gRPC boundary it arrives as a status code, and the agent only needs the call to return.",
+		text: "every method called with a cancelled context returns within the call timeout"},
 	{id: "KRI-POD-028", level: Must, kind: kindPod, groups: []string{"concurrency"}, pod: podConcurrentPods,
-		note: "Each lifecycle now also refreshes its pod and, once it runs, calls a CleanupPods naming every pod, which must leave it running.",
-		text: "N pods synced (each by two workers at once), queried, refreshed, cleaned up (naming every pod), killed and deleted concurrently all succeed, without duplicate containers and without the cleanup stopping any"},
-	{id: "KRI-POD-029", level: Must, kind: kindPod, groups: []string{"lifecycle"}, pod: podStartReturnsOnCancel,
+		note: "Each lifecycle now also refreshes its pod and, once it runs, calls a CleanupPods naming every pod, which must leave it running. Formerly each pod was synced by two workers at once, which no agent does (one worker per pod); now one worker syncs it while GetPods and RefreshPodStatus run alongside.",
+		text: "N pods synced (one worker each, with GetPods and RefreshPodStatus alongside), queried, refreshed, cleaned up (naming every pod), killed and deleted concurrently all succeed, without duplicate containers and without the cleanup stopping any"},
+	{id: "KRI-POD-029", level: Should, kind: kindPod, groups: []string{"lifecycle"}, pod: podStartReturnsOnCancel,
+		note: "Lowered to SHOULD: the agent ends Start with Stop (kuscia pods_controller.go Run).",
 		text: "Start blocks until its context is cancelled, then returns"},
 	{id: "KRI-POD-030", level: Must, kind: kindPod, groups: []string{"lifecycle"}, pod: podStopEndsStart,
 		text: "Stop ends a running Start and returns once Start has returned"},
 	{id: "KRI-POD-031", level: Should, kind: kindPod, groups: []string{"lifecycle"}, pod: podSecondStop,
 		text: "a second Stop is a harmless no-op"},
-	{id: "KRI-POD-032", level: Must, kind: kindPod, groups: []string{"lifecycle"}, noStart: true, pod: podStopWithoutStart,
+	{id: "KRI-POD-032", level: Should, kind: kindPod, groups: []string{"lifecycle"}, noStart: true, pod: podStopWithoutStart,
+		note: "Lowered to SHOULD: the agent calls Stop once, after Start.",
 		text: "Stop of a provider whose Start was never called returns at once"},
 	{id: "KRI-POD-033", level: Must, kind: kindPod, groups: []string{"lifecycle"}, noStart: true, pod: podCallsBeforeStart,
 		text: "calls made before Start, and while Start is starting, work"},
-	{id: "KRI-POD-034", level: Must, kind: kindPod, groups: []string{"validation"}, pod: podSyncRejectsBadInput,
-		note: "Until KRI-POD-036 was added this spec also required rejecting duplicate container names; that part is KRI-POD-036 (SHOULD) now.",
+	{id: "KRI-POD-034", level: Should, kind: kindPod, groups: []string{"validation"}, pod: podSyncRejectsBadInput,
+		note: "Until KRI-POD-036 was added this spec also required rejecting duplicate container names; that part is KRI-POD-036 (SHOULD) now. Lowered to SHOULD: agents pass API pods (with UIDs) and their own ReasonCache.",
 		text: "SyncPod rejects a nil pod, a pod without UID and a nil ReasonCache with an error, and changes nothing"},
 	{id: "KRI-POD-035", level: Must, kind: kindPod, groups: []string{"ownership"}, pod: podOwnership,
 		text: "the provider does not mutate the pods and statuses handed in, and mutating what it returns does not change its later answers"},
@@ -95,18 +108,23 @@ var podSpecs = []*specDef{
 		note: "Split from KRI-POD-034 and lowered to SHOULD: the API server's validation rejects such pods, and real runtimes do not repeat it.",
 		text: "SyncPod rejects a pod with two containers of the same name with an error and changes nothing (the API server validates this too)"},
 	{id: "KRI-POD-037", level: Must, kind: kindPod, groups: []string{"restart", "status"}, caps: []Capability{CapRestartPolicies}, pod: podRestartCount,
-		text: "RestartCount is 0 for the first instance of a container and one more for each restart, in GetPodStatus and in RefreshPodStatus"},
+		note: "Formerly RefreshPodStatus was called with an empty status and had to fill it; now it is called with the status the agent built (package podstatus) and must keep the counts.",
+		text: "RestartCount is 0 for the first instance of a container, grows with every restart and never decreases across calls, in GetPodStatus and in RefreshPodStatus"},
 	{id: "KRI-POD-038", level: Must, kind: kindPod, groups: []string{"restart", "status"}, caps: []Capability{CapRestartPolicies}, pod: podRestartTimestamps,
 		text: "every instance has CreatedAt set and StartedAt not before it, and an instance that replaces another is created after it and not before it finished"},
 	{id: "KRI-POD-039", level: Should, kind: kindPod, groups: []string{"status"}, pod: podExitReason,
 		text: "an exited container carries a Reason in GetPodStatus and in the Terminated state RefreshPodStatus reports"},
-	{id: "KRI-POD-040", level: Must, kind: kindPod, groups: []string{"status"}, pod: podInstanceImages,
-		text: "every container instance, running or exited, reports the image of its container spec, in GetPodStatus and in RefreshPodStatus"},
+	{id: "KRI-POD-040", level: Should, kind: kindPod, groups: []string{"status"}, pod: podInstanceImages,
+		note: "Lowered to SHOULD, and a normalised name (docker.io/library/busybox:1.36 for busybox:1.36) now matches: the agent reports the runtime's string and compares it with nothing.",
+		text: "every container instance, running or exited, reports the image of its container spec (or its normalised form), in GetPodStatus and in RefreshPodStatus"},
 	{id: "KRI-POD-041", level: Must, kind: kindPod, groups: []string{"kill", "status"}, pod: podSandboxes,
-		text: "while a container runs, GetPodStatus reports exactly one ready sandbox; after KillPod returns nil, none"},
+		note: "Formerly a running pod needed exactly one ready sandbox; a remote provider has none, and the agent needs only none after KillPod (isPodStatusCacheTerminal).",
+		text: "after KillPod returns nil, GetPodStatus reports no ready sandbox"},
 	{id: "KRI-POD-042", level: Must, kind: kindPod, groups: []string{"refresh", "restart"}, caps: []Capability{CapRestartPolicies}, pod: podRefreshAfterRestart,
-		text: "after a restart, RefreshPodStatus reports the newest instance's ContainerID and the replaced instance as LastTerminationState, with its exit code"},
-	{id: "KRI-POD-043", level: Must, kind: kindPod, groups: []string{"status"}, pod: podActiveStatuses,
+		note: "Formerly RefreshPodStatus filled an empty status; now it refines the agent's, and a Waiting newest instance (crash-loop back-off) with the newest exited run as LastTerminationState is right.",
+		text: "after a restart, RefreshPodStatus keeps the newest run's ContainerID and the run before it as LastTerminationState, with its exit code"},
+	{id: "KRI-POD-043", level: Should, kind: kindPod, groups: []string{"status"}, pod: podActiveStatuses,
+		note: "Lowered to SHOULD: only the kubelet's runtime manager reads ActiveContainerStatuses (computePodActions), no node agent does.",
 		text: "ActiveContainerStatuses is empty or holds every running instance, each with the ID, name and state it has in ContainerStatuses"},
 	{id: "KRI-POD-044", level: Must, kind: kindPod, groups: []string{"status"}, pod: podGetPodsStates,
 		text: "GetPods(true) reports every container instance with the name and state GetPodStatus reports for its ID"},
@@ -116,9 +134,11 @@ var podSpecs = []*specDef{
 		text: "SyncPod of a new pod with a nil podStatus starts it, as with an empty one"},
 	{id: "KRI-POD-047", level: Must, kind: kindPod, groups: []string{"kill"}, caps: []Capability{CapGracePeriod}, pod: podKillSendsSIGTERM,
 		text: "KillPod sends SIGTERM first: a container that exits on SIGTERM stops without waiting for a long grace period"},
-	{id: "KRI-POD-048", level: Must, kind: kindPod, groups: []string{"kill"}, caps: []Capability{CapGracePeriod}, pod: podKillDefaultGrace,
-		text: "KillPod without override of a pod without TerminationGracePeriodSeconds does not kill a SIGTERM-ignoring container at once (the default is 30 seconds)"},
-	{id: "KRI-POD-049", level: Must, kind: kindPod, groups: []string{"kill"}, pod: podKillNilPod,
+	{id: "KRI-POD-048", level: Should, kind: kindPod, groups: []string{"kill"}, caps: []Capability{CapGracePeriod}, pod: podKillDeletionGrace,
+		note: "Formerly a MUST about a pod without TerminationGracePeriodSeconds (30 s); agents get defaulted pods and always pass an override. Now a SHOULD: without override, DeletionGracePeriodSeconds outranks TerminationGracePeriodSeconds, as in the kubelet's runtime (setTerminationGracePeriod).",
+		text: "KillPod without override gives a SIGTERM-ignoring container the pod's DeletionGracePeriodSeconds, not its longer TerminationGracePeriodSeconds"},
+	{id: "KRI-POD-049", level: Should, kind: kindPod, groups: []string{"kill"}, pod: podKillNilPod,
+		note: "Lowered to SHOULD: agents pass runningPod.ToAPIPod() when they know only the running pod.",
 		text: "KillPod with a nil pod, given only the running pod, stops the pod's containers"},
 	{id: "KRI-POD-050", level: Must, kind: kindPod, groups: []string{"refresh", "init"}, caps: []Capability{CapInitContainers}, pod: podRefreshInit,
 		text: "RefreshPodStatus reports init containers in InitContainerStatuses, not among the app containers, a completed one Terminated with exit code 0"},
@@ -194,15 +214,16 @@ func podContainerIDs(e *podEnv) {
 }
 
 func podGetPods(e *podEnv) {
+	ginkgo.By("running pod mixed (one container running, one exited) and killing pod killed")
 	mixed := e.newPod("mixed", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(0)))
-	done := e.newPod("done", v1.RestartPolicyNever, named("done", e.w().ExitsWithCode(0)))
+	killed := e.newPod("killed", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	mixedSt := e.syncUntil(mixed, "run running and done exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(runningOf(st, "run")).NotTo(gomega.BeNil(), "run is not running: %s", describeStatus(st))
 		g.Expect(exitedOf(st, "done")).NotTo(gomega.BeEmpty(), "done has not exited: %s", describeStatus(st))
 	})
-	doneSt := e.syncUntil(done, "done exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
-		g.Expect(exitedOf(st, "done")).NotTo(gomega.BeEmpty(), "done has not exited: %s", describeStatus(st))
-	})
+	e.syncUntilRunning(killed)
+	e.killAsAgent(killed)
+	killedSt := e.status(killed)
 
 	find := func(list []*pkgcontainer.Pod, pod *v1.Pod) *pkgcontainer.Pod {
 		for _, p := range list {
@@ -218,36 +239,45 @@ func podGetPods(e *podEnv) {
 	ids := func(p *pkgcontainer.Pod) map[string]string {
 		out := map[string]string{}
 		for _, c := range p.Containers {
-			out[c.ID.String()] = c.Name
+			out[c.ID.String()] = c.Name + "/" + string(c.State)
 		}
 		return out
 	}
 
+	ginkgo.By("listing the pods with GetPods(false), as the agent's orphan cleanup does")
 	running := e.getPods(false)
-	if p := find(running, done); p != nil {
-		e.failf("GetPods(false) lists pod %s, none of whose containers runs: %v", podRef(done), ids(p))
+	if p := find(running, killed); p != nil {
+		e.failf("GetPods(false) lists pod %s after KillPod stopped it (containers %v): the agent's cleanup would kill it again and again", podRef(killed), ids(p))
 	}
 	p := find(running, mixed)
 	if p == nil {
-		e.failf("GetPods(false) does not list pod %s, whose container run is running", podRef(mixed))
+		e.failf("GetPods(false) does not list pod %s, whose container run is running: the agent's orphan cleanup would never see it", podRef(mixed))
 	}
 	runID := runningOf(mixedSt, "run").ID
-	if got := ids(p); len(got) != 1 || got[runID.String()] != "run" {
-		e.failf("GetPods(false) lists pod %s with containers %v, want only the running one {%s: run}", podRef(mixed), got, runID.String())
+	got := ids(p)
+	if got[runID.String()] != "run/"+string(pkgcontainer.ContainerStateRunning) {
+		e.failf("GetPods(false) lists pod %s with containers %v, want the running container run (%s) among them, running", podRef(mixed), got, runID.String())
+	}
+	for _, c := range p.Containers {
+		if c.ID != runID && c.State == pkgcontainer.ContainerStateRunning {
+			e.failf("GetPods(false) lists container %s (%s) of pod %s as running; GetPodStatus reports only %s running: %s",
+				c.Name, c.ID.String(), podRef(mixed), runID.String(), describeStatus(mixedSt))
+		}
 	}
 
+	ginkgo.By("listing every pod and container with GetPods(true)")
 	all := e.getPods(true)
 	for _, c := range []struct {
 		pod *v1.Pod
 		st  *pkgcontainer.PodStatus
-	}{{mixed, mixedSt}, {done, doneSt}} {
+	}{{mixed, mixedSt}, {killed, killedSt}} {
 		p := find(all, c.pod)
 		if p == nil {
 			e.failf("GetPods(true) does not list pod %s", podRef(c.pod))
 		}
 		got := ids(p)
 		for _, s := range c.st.ContainerStatuses {
-			if got[s.ID.String()] != s.Name {
+			if _, ok := got[s.ID.String()]; !ok {
 				e.failf("GetPods(true) lists pod %s with containers %v, missing %s (%s, %s)", podRef(c.pod), got, s.Name, s.ID.String(), s.State)
 			}
 		}
@@ -287,34 +317,32 @@ func podRestartNever(e *podEnv) {
 	})
 }
 
-// restartedOf expects container name to have at least two instances, with
-// distinct IDs.
-func restartedOf(g gomega.Gomega, st *pkgcontainer.PodStatus, name string) {
-	inst := instancesOf(st, name)
-	g.Expect(len(inst)).To(gomega.BeNumerically(">=", 2), "container %s was not restarted: %s", name, describeStatus(st))
-	ids := sets.New[pkgcontainer.ContainerID]()
-	for _, c := range inst {
-		ids.Insert(c.ID)
-	}
-	g.Expect(ids.Len()).To(gomega.BeNumerically(">=", 2), "the restarted container %s kept its ID: %s", name, describeStatus(st))
-}
-
 func podRestartOnFailure(e *podEnv) {
 	pod := e.newPod("onfailure", v1.RestartPolicyOnFailure, named("ok", e.w().ExitsWithCode(0)), named("bad", e.w().ExitsWithCode(3)))
-	e.syncUntil(pod, "bad restarted and ok exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
-		bothExited(g, st)
-		restartedOf(g, st, "bad")
+	ginkgo.By("syncing a pod whose container ok exits 0 and bad exits 3, under RestartPolicy OnFailure")
+	ok, bad := newHistory("ok"), newHistory("bad")
+	e.syncUntil(pod, "bad exited 3 and restarted, ok exited 0", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		ok.observe(st)
+		bad.observe(st)
+		g.Expect(ok.exitedWith(0)).To(gomega.BeTrue(), "ok has not been seen exited 0: %s", ok)
+		g.Expect(bad.exitedWith(3)).To(gomega.BeTrue(), "bad has not been seen exited 3: %s", bad)
+		g.Expect(bad.restarts()).To(gomega.BeNumerically(">=", 1), "container bad, which exited 3, was not restarted: %s", bad)
 	})
+	ginkgo.By("syncing on: ok, which exited 0, must not be restarted")
 	e.holdSync(pod, false, "ok not restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
-		g.Expect(instancesOf(st, "ok")).To(gomega.HaveLen(1), "container ok exited 0 and was restarted under RestartPolicy OnFailure: %s", describeStatus(st))
+		ok.observe(st)
+		g.Expect(ok.restarts()).To(gomega.BeZero(), "container ok exited 0 and was restarted under RestartPolicy OnFailure: %s", ok)
 	})
 }
 
 func podRestartAlways(e *podEnv) {
 	pod := e.newPod("always", v1.RestartPolicyAlways, named("ok", e.w().ExitsWithCode(0)))
-	e.syncUntil(pod, "ok exited and restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
-		g.Expect(succeededOf(st, "ok")).NotTo(gomega.BeNil(), "ok has not exited 0: %s", describeStatus(st))
-		restartedOf(g, st, "ok")
+	ginkgo.By("syncing a pod whose container ok exits 0, under RestartPolicy Always")
+	ok := newHistory("ok")
+	e.syncUntil(pod, "ok exited 0 and restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		ok.observe(st)
+		g.Expect(ok.exitedWith(0)).To(gomega.BeTrue(), "ok has not been seen exited 0: %s", ok)
+		g.Expect(ok.restarts()).To(gomega.BeNumerically(">=", 1), "container ok, which exited 0, was not restarted: %s", ok)
 	})
 }
 
@@ -403,13 +431,15 @@ func podStartFailureRecorded(e *podEnv) {
 }
 
 func podStartSuccessClears(e *podEnv) {
-	pod := e.newPod("recovers", v1.RestartPolicyAlways, named("app", e.w().FailsToStart()))
+	pod := e.newPod("recovers", v1.RestartPolicyAlways, named("app", e.w().PullFails()))
+	ginkgo.By(fmt.Sprintf("syncing a pod whose image %s cannot be pulled", pod.Spec.Containers[0].Image))
 	e.failStart(pod)
 	fixed := pod.DeepCopy()
-	fixed.Spec.Containers[0] = named("app", e.w().RunsUntilKilled())
+	fixed.Spec.Containers[0].Image = e.w().Image
+	ginkgo.By(fmt.Sprintf("changing only the image, to %s, as the API server allows, and syncing until app runs", fixed.Spec.Containers[0].Image))
 	e.syncUntilRunning(fixed)
 	if item, ok := e.rc.Get(pod.UID, "app"); ok {
-		e.failf("container app started successfully but its ReasonCache entry is still there: %v: %s", item.Err, item.Message)
+		e.failf("container app started successfully after its image was changed to %s, but its ReasonCache entry is still there: %v: %s", e.w().Image, item.Err, item.Message)
 	}
 }
 
@@ -417,26 +447,26 @@ func podKillStopsAll(e *podEnv) {
 	pod := e.newPod("kill", v1.RestartPolicyAlways,
 		named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
-	e.kill(pod, nil)
+	e.killAsAgent(pod)
 	e.expectNothingRunning(pod, "after KillPod returned nil")
 }
 
 func podKillUnknownOrStopped(e *podEnv) {
 	unknown := e.newPod("unknown", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
-	err := e.killPod(unknown, pkgcontainer.Pod{ID: unknown.UID, Name: unknown.Name, Namespace: unknown.Namespace}, nil)
+	err := e.killPod(unknown, pkgcontainer.Pod{ID: unknown.UID, Name: unknown.Name, Namespace: unknown.Namespace}, agentGrace(unknown))
 	e.expectNil("KillPod", err, "KillPod of a pod the provider does not know")
 
 	exited := e.newPod("exited", v1.RestartPolicyNever, named("done", e.w().ExitsWithCode(0)))
 	e.syncUntil(exited, "done exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(exitedOf(st, "done")).NotTo(gomega.BeEmpty(), "done has not exited: %s", describeStatus(st))
 	})
-	e.expectNil("KillPod", e.killPod(exited, e.runningPod(exited), nil), "KillPod of a pod whose containers have all exited")
+	e.expectNil("KillPod", e.killPod(exited, e.runningPod(exited), agentGrace(exited)), "KillPod of a pod whose containers have all exited")
 
 	twice := e.newPod("twice", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(twice)
 	stale := e.runningPod(twice)
-	e.expectNil("KillPod", e.killPod(twice, stale, nil), "KillPod of a running pod")
-	e.expectNil("KillPod", e.killPod(twice, stale, nil), "KillPod of an already killed pod (same running pod as before)")
+	e.expectNil("KillPod", e.killPod(twice, stale, agentGrace(twice)), "KillPod of a running pod")
+	e.expectNil("KillPod", e.killPod(twice, stale, agentGrace(twice)), "KillPod of an already killed pod (same running pod as before)")
 }
 
 func (e *podEnv) stubbornPod(name string, graceSecs int64) *v1.Pod {
@@ -452,14 +482,16 @@ func (e *podEnv) stubbornPod(name string, graceSecs int64) *v1.Pod {
 	return pod
 }
 
-func podKillGraceZero(e *podEnv) {
-	pod := e.stubbornPod("grace0", 3*e.st.graceSecs)
-	zero := int64(0)
-	elapsed := e.kill(pod, &zero)
-	if elapsed >= e.st.t.GracePeriod {
-		e.failf("KillPod with gracePeriodOverride 0 took %s: a grace period of 0 kills at once (the pod's own is %ds)", elapsed, 3*e.st.graceSecs)
+func podKillGraceOne(e *podEnv) {
+	long := 3*e.st.graceSecs + 2*minimumGraceSecs
+	pod := e.stubbornPod("grace1", long)
+	one := int64(1)
+	ginkgo.By(fmt.Sprintf("killing the pod, whose own grace period is %ds, with gracePeriodOverride 1", long))
+	elapsed := e.kill(pod, &one)
+	if elapsed >= time.Duration(long)*time.Second {
+		e.failf("KillPod with gracePeriodOverride 1 took %s: it waited for the pod's grace period of %ds (the agent passes 1 to stop orphans and force-deleted pods quickly)", elapsed, long)
 	}
-	e.expectNothingRunning(pod, "after KillPod with gracePeriodOverride 0 returned nil")
+	e.expectNothingRunning(pod, "after KillPod with gracePeriodOverride 1 returned nil")
 }
 
 // killObserved runs KillPod of the stubborn pod with override and checks,
@@ -494,9 +526,10 @@ func (e *podEnv) killObserved(pod *v1.Pod, override *int64) time.Duration {
 }
 
 func podKillGraceOverride(e *podEnv) {
-	long := 3 * e.st.graceSecs
+	long := 3*e.st.graceSecs + minimumGraceSecs
 	pod := e.stubbornPod("graceG", long)
 	g := e.st.graceSecs
+	ginkgo.By(fmt.Sprintf("killing the pod, whose own grace period is %ds, with gracePeriodOverride %d", long, g))
 	elapsed := e.killObserved(pod, &g)
 	if elapsed >= time.Duration(long)*time.Second {
 		e.failf("KillPod with gracePeriodOverride %ds took %s: it waited for the pod's grace period of %ds", g, elapsed, long)
@@ -506,6 +539,7 @@ func podKillGraceOverride(e *podEnv) {
 
 func podKillPodGrace(e *podEnv) {
 	pod := e.stubbornPod("podgrace", e.st.graceSecs)
+	ginkgo.By(fmt.Sprintf("killing the pod without override: TerminationGracePeriodSeconds %ds", e.st.graceSecs))
 	e.killObserved(pod, nil)
 	e.expectNothingRunning(pod, "after KillPod returned nil")
 }
@@ -516,26 +550,23 @@ func podDeleteUnknown(e *podEnv) {
 }
 
 func podDeleteForgets(e *podEnv) {
-	killed := e.newPod("killed", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
-	live := e.newPod("live", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
-	e.syncUntilRunning(killed)
-	e.syncUntilRunning(live)
-	e.kill(killed, nil)
-	for _, pod := range []*v1.Pod{killed, live} {
-		e.noError("DeletePod", e.deletePod(pod))
-	}
-	all := e.getPods(true)
-	for _, pod := range []*v1.Pod{killed, live} {
-		for _, p := range all {
-			if p != nil && p.ID == pod.UID {
-				e.failf("GetPods(true) still lists the deleted pod %s", podRef(pod))
-			}
-		}
+	pod := e.newPod("deleted", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	e.syncUntilRunning(pod)
+	ginkgo.By("killing the pod and deleting it, as the agent does once the pod is gone from the API server")
+	e.killAsAgent(pod)
+	e.noError("DeletePod", e.deletePod(pod))
+	ginkgo.By("waiting for the pod to be forgotten, checking that none of its containers runs again")
+	e.eventually(fmt.Sprintf("deleted pod %s forgotten", podRef(pod)), func(g gomega.Gomega) {
 		st := e.status(pod)
-		if len(st.ContainerStatuses) > 0 || len(st.SandboxStatuses) > 0 {
-			e.failf("GetPodStatus of the deleted pod %s still reports containers or sandboxes: %s", podRef(pod), describeStatus(st))
+		if r := runningOf(st, "app"); r != nil {
+			e.failf("container app (%s) of pod %s runs after KillPod and DeletePod returned nil: %s", r.ID.String(), podRef(pod), describeStatus(st))
 		}
-	}
+		for _, p := range e.getPods(true) {
+			g.Expect(p == nil || p.ID != pod.UID).To(gomega.BeTrue(), "GetPods(true) still lists the deleted pod %s", podRef(pod))
+		}
+		g.Expect(st.ContainerStatuses).To(gomega.BeEmpty(), "GetPodStatus of the deleted pod %s still reports containers: %s", podRef(pod), describeStatus(st))
+		g.Expect(st.SandboxStatuses).To(gomega.BeEmpty(), "GetPodStatus of the deleted pod %s still reports %d sandboxes", podRef(pod), len(st.SandboxStatuses))
+	})
 }
 
 // runningIDs returns the IDs of the running containers of pod, by name.
@@ -637,8 +668,7 @@ func podRefreshContainers(e *podEnv) {
 		g.Expect(runningOf(st, "run")).NotTo(gomega.BeNil(), "run is not running: %s", describeStatus(st))
 		g.Expect(exitedOf(st, "done")).NotTo(gomega.BeEmpty(), "done has not exited: %s", describeStatus(st))
 	})
-	var ps v1.PodStatus
-	e.refresh(pod, &ps)
+	ps := e.agentRefresh(pod, e.status(pod))
 	if len(ps.InitContainerStatuses) > 0 {
 		e.failf("RefreshPodStatus reports init containers %v for a pod without any", statusNames(ps.InitContainerStatuses))
 	}
@@ -675,8 +705,7 @@ func podRefreshWaiting(e *podEnv) {
 	// here only RefreshPodStatus counts.
 	e.syncUntilOpt(pod, true, "RefreshPodStatus reports app Waiting with a reason", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(runningOf(st, "app")).To(gomega.BeNil(), "container app runs although its executable is missing: %s", describeStatus(st))
-		var ps v1.PodStatus
-		e.refresh(pod, &ps)
+		ps := e.agentRefresh(pod, st)
 		var app *v1.ContainerStatus
 		for i, cs := range ps.ContainerStatuses {
 			if cs.Name == "app" {
@@ -703,7 +732,7 @@ func podCancelledContext(e *podEnv) {
 		{"SyncPod", func() error { return e.p.SyncPod(ctx, fresh, emptyStatus(fresh), e.rc) }},
 		{"GetPodStatus", func() error { _, err := e.p.GetPodStatus(ctx, pod); return err }},
 		{"GetPods", func() error { _, err := e.p.GetPods(ctx, true); return err }},
-		{"KillPod", func() error { return e.p.KillPod(ctx, pod, running, nil) }},
+		{"KillPod", func() error { return e.p.KillPod(ctx, pod, running, agentGrace(pod)) }},
 		{"DeletePod", func() error { return e.p.DeletePod(ctx, pod) }},
 		{"CleanupPods", func() error { return e.p.CleanupPods(ctx, []*v1.Pod{pod, fresh}, nil, nil) }},
 	}
@@ -717,8 +746,8 @@ func podCancelledContext(e *podEnv) {
 	}
 }
 
-// concurrentLifecycle takes pod through its life with two pod workers
-// syncing it at once and a GetPods and RefreshPodStatus alongside; once it
+// concurrentLifecycle takes pod through its life with its pod worker and a
+// GetPods and RefreshPodStatus alongside; once it
 // runs, a CleanupPods naming every pod of the spec (the agent's periodic
 // cleanup) must leave it running. It returns the first problem. It runs
 // outside the spec's goroutine, so it never fails the spec itself.
@@ -770,15 +799,21 @@ func (e *podEnv) concurrentLifecycle(pod *v1.Pod, all []*v1.Pod) error {
 			time.Sleep(e.st.t.Poll)
 		}
 	}
+	// One pod worker per pod, as in the kubelet (pod_workers.go
+	// managePodLoop) and kuscia: SyncPod, KillPod and DeletePod of one pod
+	// never overlap; GetPods and RefreshPodStatus run alongside.
 	var wg sync.WaitGroup
-	errs := make([]error, 3)
+	errs := make([]error, 2)
 	wg.Go(func() { errs[0] = worker() })
-	wg.Go(func() { errs[1] = worker() })
 	wg.Go(func() {
-		errs[2] = call("GetPods", func(ctx context.Context) error { _, err := e.p.GetPods(ctx, true); return err })
-		if errs[2] == nil {
-			errs[2] = call("RefreshPodStatus", func(context.Context) error {
-				var ps v1.PodStatus
+		errs[1] = call("GetPods", func(ctx context.Context) error { _, err := e.p.GetPods(ctx, true); return err })
+		var st *pkgcontainer.PodStatus
+		if errs[1] == nil {
+			st, errs[1] = status()
+		}
+		if errs[1] == nil {
+			errs[1] = call("RefreshPodStatus", func(context.Context) error {
+				ps := podstatus.Generate(pod, st, e.rc)
 				e.p.RefreshPodStatus(pod, &ps)
 				return nil
 			})
@@ -796,7 +831,7 @@ func (e *podEnv) concurrentLifecycle(pod *v1.Pod, all []*v1.Pod) error {
 	}
 	for _, c := range pod.Spec.Containers {
 		if n := len(instancesOf(st, c.Name)); n != 1 {
-			return fmt.Errorf("pod %s: container %s has %d instances after two concurrent pod workers synced it: %s", podRef(pod), c.Name, n, describeStatus(st))
+			return fmt.Errorf("pod %s: container %s has %d instances after its pod worker synced it while other pods were synced: %s", podRef(pod), c.Name, n, describeStatus(st))
 		}
 	}
 	if err := call("CleanupPods", func(ctx context.Context) error { return e.p.CleanupPods(ctx, all, nil, nil) }); err != nil {
@@ -813,7 +848,7 @@ func (e *podEnv) concurrentLifecycle(pod *v1.Pod, all []*v1.Pod) error {
 		}
 	}
 	running := pkgcontainer.ConvertPodStatusToRunningPod(e.runtimeName(st), st)
-	if err := call("KillPod", func(ctx context.Context) error { return e.p.KillPod(ctx, pod, running, nil) }); err != nil {
+	if err := call("KillPod", func(ctx context.Context) error { return e.p.KillPod(ctx, pod, running, agentGrace(pod)) }); err != nil {
 		return err
 	}
 	if st, err = status(); err != nil {

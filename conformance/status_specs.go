@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distribution/reference"
+	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -18,12 +20,18 @@ import (
 
 // history follows the instances of one container as a pod worker sees them
 // round after round. The order in which instances first appear is the order
-// in which they were created: a SyncPod creates at most one instance of a
-// container, so the suite, which looks after every round, never misses one.
+// in which they were created. A runtime provider keeps every instance, so
+// the suite, which looks after every round, sees them all; a remote provider
+// may show only the newest, and one that restarts containers itself may run
+// some that no round sees: RestartCount tells how many restarts happened.
 type history struct {
 	name   string
 	order  []pkgcontainer.ContainerID
 	latest map[pkgcontainer.ContainerID]*pkgcontainer.Status
+	// maxRestarts is the highest RestartCount seen; decreased records the
+	// first round in which the newest instance's RestartCount went down.
+	maxRestarts int
+	decreased   string
 }
 
 func newHistory(name string) *history {
@@ -31,20 +39,57 @@ func newHistory(name string) *history {
 }
 
 // observe records the instances of the container in st. Instances that
-// appear in the same round (only in the first one a provider could show
-// more than one) are ordered by CreatedAt.
+// appear in the same round are ordered by CreatedAt.
 func (h *history) observe(st *pkgcontainer.PodStatus) {
 	var fresh []*pkgcontainer.Status
+	var newest *pkgcontainer.Status
 	for _, c := range instancesOf(st, h.name) {
 		if _, seen := h.latest[c.ID]; !seen {
 			fresh = append(fresh, c)
 		}
 		h.latest[c.ID] = c
+		if newest == nil || c.CreatedAt.After(newest.CreatedAt) {
+			newest = c
+		}
 	}
 	slices.SortStableFunc(fresh, func(a, b *pkgcontainer.Status) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	for _, c := range fresh {
 		h.order = append(h.order, c.ID)
 	}
+	if newest == nil {
+		return
+	}
+	if newest.RestartCount < h.maxRestarts && h.decreased == "" {
+		h.decreased = fmt.Sprintf("the newest instance %s reports RestartCount %d after %d was seen", newest.ID.ID, newest.RestartCount, h.maxRestarts)
+	}
+	h.maxRestarts = max(h.maxRestarts, newest.RestartCount)
+}
+
+// restarts is how many times the container has been seen to restart: new
+// instances, or a RestartCount that grew, whichever says more.
+func (h *history) restarts() int {
+	if len(h.order) == 0 {
+		return 0
+	}
+	return max(len(h.order)-1, h.maxRestarts-h.latest[h.order[0]].RestartCount)
+}
+
+// exitedWith reports whether an instance was seen exited with code.
+func (h *history) exitedWith(code int) bool {
+	for _, c := range h.latest {
+		if c.State == pkgcontainer.ContainerStateExited && c.ExitCode == code {
+			return true
+		}
+	}
+	return false
+}
+
+// newest returns the latest status of the newest instance seen, or nil.
+func (h *history) newest() *pkgcontainer.Status {
+	if len(h.order) == 0 {
+		return nil
+	}
+	return h.latest[h.order[len(h.order)-1]]
 }
 
 // instances returns the latest status of every instance seen, oldest first.
@@ -72,32 +117,46 @@ func stamp(t time.Time) string {
 	return t.Format(time.RFC3339Nano)
 }
 
-// restarted syncs pod until container name has been created n times and
-// returns its history.
+// restarted syncs pod until container name has restarted n-1 times (new
+// instances or a growing RestartCount) and returns its history.
 func (e *podEnv) restarted(pod *v1.Pod, name string, n int) *history {
 	h := newHistory(name)
-	e.syncUntil(pod, fmt.Sprintf("container %s created %d times", name, n), func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	e.syncUntil(pod, fmt.Sprintf("container %s restarted %d times", name, n-1), func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		h.observe(st)
-		g.Expect(len(h.order)).To(gomega.BeNumerically(">=", n), "container %s has had %d instances: %s", name, len(h.order), describeStatus(st))
+		g.Expect(h.restarts()).To(gomega.BeNumerically(">=", n-1), "container %s has restarted %d times: %s", name, h.restarts(), h)
 	})
 	return h
 }
 
-// refreshSettled returns what RefreshPodStatus reports for pod while the
-// pod's instances stay the same (GetPodStatus before and after agree), so
-// that its answer can be compared with h. No SyncPod runs meanwhile.
-func (e *podEnv) refreshSettled(pod *v1.Pod, h *history) v1.PodStatus {
+// refreshSettled returns what RefreshPodStatus makes of the status the agent
+// builds for pod (agentRefresh) while the pod's instances stay the same
+// (GetPodStatus before and after agree), with the runtime status it was
+// built from, so that its answer can be compared with h. No SyncPod runs
+// meanwhile.
+func (e *podEnv) refreshSettled(pod *v1.Pod, h *history) (v1.PodStatus, *pkgcontainer.PodStatus) {
 	var ps v1.PodStatus
+	var before *pkgcontainer.PodStatus
 	e.eventually(fmt.Sprintf("pod %s: RefreshPodStatus between two identical GetPodStatus answers", podRef(pod)), func(g gomega.Gomega) {
-		before := e.status(pod)
-		ps = v1.PodStatus{}
-		e.refresh(pod, &ps)
+		before = e.status(pod)
+		ps = e.agentRefresh(pod, before)
 		after := e.status(pod)
 		h.observe(before)
 		h.observe(after)
 		g.Expect(canonicalStatus(after)).To(gomega.Equal(canonicalStatus(before)), "the pod's containers changed while RefreshPodStatus ran")
 	})
-	return ps
+	return ps, before
+}
+
+// newestOf returns the newest instance of container name in st (by
+// CreatedAt), or nil.
+func newestOf(st *pkgcontainer.PodStatus, name string) *pkgcontainer.Status {
+	var newest *pkgcontainer.Status
+	for _, c := range instancesOf(st, name) {
+		if newest == nil || c.CreatedAt.After(newest.CreatedAt) {
+			newest = c
+		}
+	}
+	return newest
 }
 
 // apiStatusOf returns the API status of container name in ss, or nil.
@@ -112,21 +171,33 @@ func apiStatusOf(ss []v1.ContainerStatus, name string) *v1.ContainerStatus {
 
 func podRestartCount(e *podEnv) {
 	pod := e.newPod("restarts", v1.RestartPolicyAlways, named("app", e.w().ExitsWithCode(1)))
+	ginkgo.By("syncing a container that exits 1 until it has restarted twice, watching RestartCount")
 	h := e.restarted(pod, "app", 3)
-	for i, c := range h.instances() {
-		if c.RestartCount != i {
-			e.failf("instance #%d of container app reports RestartCount %d, want %d (0 for the first instance, one more per restart); %s",
-				i, c.RestartCount, i, h)
+	inst := h.instances()
+	if inst[0].RestartCount != 0 {
+		e.failf("the first instance of container app reports RestartCount %d, want 0; %s", inst[0].RestartCount, h)
+	}
+	for i := 1; i < len(inst); i++ {
+		if inst[i].RestartCount <= inst[i-1].RestartCount {
+			e.failf("instance #%d of container app reports RestartCount %d, not more than the %d of the instance #%d it replaced; %s",
+				i, inst[i].RestartCount, inst[i-1].RestartCount, i-1, h)
 		}
 	}
-	ps := e.refreshSettled(pod, h)
-	want := int32(len(h.order) - 1)
+	if h.decreased != "" {
+		e.failf("RestartCount of container app went down between two GetPodStatus calls: %s; %s", h.decreased, h)
+	}
+	if h.maxRestarts < 2 {
+		e.failf("container app restarted %d times but its newest instance reports RestartCount %d; %s", h.restarts(), h.maxRestarts, h)
+	}
+	ginkgo.By("refreshing the status the agent builds from GetPodStatus")
+	ps, st := e.refreshSettled(pod, h)
+	newest := newestOf(st, "app")
 	cs := apiStatusOf(ps.ContainerStatuses, "app")
 	switch {
 	case cs == nil:
-		e.failf("RefreshPodStatus reports no status for container app (statuses: %v)", statusNames(ps.ContainerStatuses))
-	case cs.RestartCount != want:
-		e.failf("RefreshPodStatus reports RestartCount %d for container app, which has restarted %d times; %s", cs.RestartCount, want, h)
+		e.failf("RefreshPodStatus dropped the status of container app (statuses: %v)", statusNames(ps.ContainerStatuses))
+	case newest != nil && cs.RestartCount < int32(newest.RestartCount):
+		e.failf("RefreshPodStatus reports RestartCount %d for container app, whose newest instance reports %d; %s", cs.RestartCount, newest.RestartCount, h)
 	}
 }
 
@@ -165,8 +236,7 @@ func podExitReason(e *podEnv) {
 			g.Expect(exitedOf(st, name)).NotTo(gomega.BeEmpty(), "%s has not exited: %s", name, describeStatus(st))
 		}
 	})
-	var ps v1.PodStatus
-	e.refresh(pod, &ps)
+	ps := e.agentRefresh(pod, e.status(pod))
 	for _, name := range []string{"done", "bad"} {
 		c := exitedOf(st, name)[0]
 		if c.Reason == "" {
@@ -182,26 +252,48 @@ func podExitReason(e *podEnv) {
 	}
 }
 
+// sameImage reports whether got names the image want names: the same
+// string, or the same reference once both are normalised as a container
+// runtime normalises them (busybox:1.36 is docker.io/library/busybox:1.36).
+// A digest reference (name@sha256:...) of the same repository matches too:
+// runtimes may report the image by the digest they resolved.
+func sameImage(got, want string) bool {
+	if got == want {
+		return true
+	}
+	g, err1 := reference.ParseNormalizedNamed(got)
+	w, err2 := reference.ParseNormalizedNamed(want)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	if g.String() == reference.TagNameOnly(w).String() || reference.TagNameOnly(g).String() == reference.TagNameOnly(w).String() {
+		return true
+	}
+	_, digested := g.(reference.Digested)
+	return digested && g.Name() == w.Name()
+}
+
 func podInstanceImages(e *podEnv) {
 	pod := e.newPod("images", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(0)))
+	ginkgo.By("running one container and letting the other exit, then reading their images")
 	st := e.runningAndExited(pod)
 	image := map[string]string{}
 	for _, c := range pod.Spec.Containers {
 		image[c.Name] = c.Image
 	}
 	for _, c := range st.ContainerStatuses {
-		if want, ok := image[c.Name]; ok && c.Image != want {
-			e.failf("GetPodStatus reports %s instance %s of container %s with image %q, want the spec's %q", c.State, c.ID.ID, c.Name, c.Image, want)
+		if want, ok := image[c.Name]; ok && !sameImage(c.Image, want) {
+			e.failf("GetPodStatus reports %s instance %s of container %s with image %q, want the spec's %q (or its normalised form)", c.State, c.ID.ID, c.Name, c.Image, want)
 		}
 	}
-	ps := e.refreshSettled(pod, newHistory("done"))
+	ps, _ := e.refreshSettled(pod, newHistory("done"))
 	for _, c := range pod.Spec.Containers {
 		cs := apiStatusOf(ps.ContainerStatuses, c.Name)
 		switch {
 		case cs == nil:
-			e.failf("RefreshPodStatus reports no status for container %s (statuses: %v)", c.Name, statusNames(ps.ContainerStatuses))
-		case cs.Image != c.Image:
-			e.failf("RefreshPodStatus reports container %s with image %q, want the spec's %q", c.Name, cs.Image, c.Image)
+			e.failf("RefreshPodStatus dropped the status of container %s (statuses: %v)", c.Name, statusNames(ps.ContainerStatuses))
+		case !sameImage(cs.Image, c.Image):
+			e.failf("RefreshPodStatus reports container %s with image %q, want the spec's %q (or its normalised form)", c.Name, cs.Image, c.Image)
 		}
 	}
 }
@@ -219,41 +311,69 @@ func readySandboxes(st *pkgcontainer.PodStatus) []string {
 
 func podSandboxes(e *podEnv) {
 	pod := e.newPod("sandbox", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
-	st := e.syncUntilRunning(pod)
-	switch ready := readySandboxes(st); {
-	case len(ready) != 1:
-		e.failf("GetPodStatus of the running pod %s reports %d ready sandboxes %v, want exactly one (of %d sandboxes)", podRef(pod), len(ready), ready, len(st.SandboxStatuses))
-	case ready[0] == "":
-		e.failf("the ready sandbox of pod %s has an empty ID", podRef(pod))
-	}
-	e.kill(pod, nil)
+	e.syncUntilRunning(pod)
+	ginkgo.By("killing the running pod: the agent's pod worker waits for no running container and no ready sandbox")
+	e.killAsAgent(pod)
 	if ready := readySandboxes(e.status(pod)); len(ready) > 0 {
-		e.failf("after KillPod of pod %s returned nil, GetPodStatus still reports ready sandboxes %v", podRef(pod), ready)
+		e.failf("after KillPod of pod %s returned nil, GetPodStatus still reports ready sandboxes %v: the agent's pod worker (isPodStatusCacheTerminal) would never see the pod terminated", podRef(pod), ready)
 	}
 }
 
 func podRefreshAfterRestart(e *podEnv) {
 	const code = 3
 	pod := e.newPod("lastterm", v1.RestartPolicyAlways, named("app", e.w().ExitsWithCode(code)))
+	ginkgo.By(fmt.Sprintf("syncing a container that exits %d until it has restarted, then refreshing the status the agent builds", code))
 	h := e.restarted(pod, "app", 2)
-	ps := e.refreshSettled(pod, h)
-	inst := h.instances()
-	newest, replaced := inst[len(inst)-1], inst[len(inst)-2]
+	ps, st := e.refreshSettled(pod, h)
+	newest := newestOf(st, "app")
 	cs := apiStatusOf(ps.ContainerStatuses, "app")
-	if cs == nil {
-		e.failf("RefreshPodStatus reports no status for container app (statuses: %v)", statusNames(ps.ContainerStatuses))
-	}
-	if cs.ContainerID != newest.ID.String() {
+	switch {
+	case cs == nil:
+		e.failf("RefreshPodStatus dropped the status of container app (statuses: %v)", statusNames(ps.ContainerStatuses))
+	case newest == nil:
+		e.failf("GetPodStatus reports no instance of the restarted container app: %s", describeStatus(st))
+	case cs.ContainerID != newest.ID.String():
 		e.failf("RefreshPodStatus reports ContainerID %q for container app, want its newest instance's %q; %s", cs.ContainerID, newest.ID.String(), h)
 	}
 	last := cs.LastTerminationState.Terminated
 	switch {
 	case last == nil:
-		e.failf("RefreshPodStatus reports no LastTerminationState.Terminated for container app, which has restarted; %s", h)
-	case last.ExitCode != code || last.ContainerID != replaced.ID.String():
-		e.failf("RefreshPodStatus reports LastTerminationState.Terminated of container app with exit code %d and ContainerID %q, want the replaced instance's %d and %q; %s",
-			last.ExitCode, last.ContainerID, code, replaced.ID.String(), h)
+		e.failf("RefreshPodStatus reports no LastTerminationState.Terminated for container app, which has restarted (state %+v); %s", cs.State, h)
+	case last.ExitCode != code:
+		e.failf("RefreshPodStatus reports LastTerminationState.Terminated of container app with exit code %d, want %d; %s", last.ExitCode, code, h)
+	case last.ContainerID == "" || !h.exitedOrUnseen(last.ContainerID):
+		e.failf("RefreshPodStatus reports LastTerminationState.Terminated of container app with ContainerID %q, which names no exited run; %s", last.ContainerID, h)
+	case cs.State.Waiting == nil && last.ContainerID == cs.ContainerID:
+		// Waiting in back-off, the newest run is the last termination;
+		// otherwise it is the current run and cannot be.
+		e.failf("RefreshPodStatus reports container app %s as its newest run %q and as its LastTerminationState; %s",
+			stateName(cs.State), cs.ContainerID, h)
 	}
+}
+
+// exitedOrUnseen reports whether the instance with ContainerID id
+// (ID.String()) was last seen exited, or was never seen: a provider that
+// shows only the newest instance may name a run no round saw.
+func (h *history) exitedOrUnseen(id string) bool {
+	for cid, c := range h.latest {
+		if cid.String() == id {
+			return c.State == pkgcontainer.ContainerStateExited
+		}
+	}
+	return true
+}
+
+// stateName names the state of an API container status.
+func stateName(s v1.ContainerState) string {
+	switch {
+	case s.Running != nil:
+		return "Running"
+	case s.Terminated != nil:
+		return "Terminated"
+	case s.Waiting != nil:
+		return "Waiting"
+	}
+	return "without state"
 }
 
 // runningAndExited syncs pod until container run is running and done has exited.

@@ -37,6 +37,10 @@
 //	                        with pkgcontainer.ErrRunContainer
 //	anything else           runs until killed (no command at all, too)
 //
+// An image under kri.invalid/ (workload.MissingImageDomain) cannot be pulled:
+// every start of its container fails with workload.ErrImagePull until the
+// pod's spec names another image.
+//
 // Scripts override the vocabulary: see PodProvider.Container and
 // PodProvider.Pod.
 //

@@ -171,6 +171,10 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 		s.fail(res, c.Name, fault.err, fault.message)
 		return false
 	}
+	if workload.ImageMissing(c.Image) {
+		s.fail(res, c.Name, workload.ErrImagePull, fmt.Sprintf("failed to pull image %q: dial tcp: lookup %s: no such host", c.Image, workload.MissingImageDomain))
+		return false
+	}
 	if b.FailsToStart() {
 		s.fail(res, c.Name, errRunContainer, fmt.Sprintf("exec: %q: stat %s: no such file or directory", b.MissingExecutable, b.MissingExecutable))
 		return false
@@ -327,15 +331,22 @@ func (p *PodProvider) exitNow(ps *podState, in *instance, now time.Time, code in
 }
 
 // gracePeriod picks the grace period KillPod gives a container: the
-// override, else the pod's (as handed in, else as last synced), else 30s.
+// override, else the pod's DeletionGracePeriodSeconds, else its
+// TerminationGracePeriodSeconds (the pod as handed in, else as last synced),
+// else 30s — the order of the kubelet's runtime (kuberuntime_container.go
+// setTerminationGracePeriod), without its 2-second floor.
 func gracePeriod(pod, stored *v1.Pod, override *int64) time.Duration {
+	if pod == nil {
+		pod = stored
+	}
+	secs := func(s int64) time.Duration { return time.Duration(max(s, 0)) * time.Second }
 	switch {
 	case override != nil:
-		return time.Duration(max(*override, 0)) * time.Second
+		return secs(*override)
+	case pod != nil && pod.DeletionGracePeriodSeconds != nil:
+		return secs(*pod.DeletionGracePeriodSeconds)
 	case pod != nil && pod.Spec.TerminationGracePeriodSeconds != nil:
-		return time.Duration(max(*pod.Spec.TerminationGracePeriodSeconds, 0)) * time.Second
-	case pod == nil && stored != nil && stored.Spec.TerminationGracePeriodSeconds != nil:
-		return time.Duration(max(*stored.Spec.TerminationGracePeriodSeconds, 0)) * time.Second
+		return secs(*pod.Spec.TerminationGracePeriodSeconds)
 	}
 	return defaultGracePeriod
 }

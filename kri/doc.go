@@ -27,8 +27,12 @@
 //   - Periodically, CleanupPods is called with the desired set of pods so that
 //     the provider can drop what is no longer wanted.
 //
-// All methods may be called concurrently, for different pods and for the same
-// pod; a provider must be safe for concurrent use. Methods that take a context
-// must return promptly (with the context's error or a wrapped form of it) once
-// the context is done.
+// A provider must be safe for concurrent use. Methods are called concurrently
+// for different pods. For one pod, SyncPod, KillPod and DeletePod come from
+// the pod's single worker, one at a time, while GetPodStatus, GetPods,
+// RefreshPodStatus and CleanupPods may run alongside them.
+//
+// Methods that take a context must return promptly once the context is done,
+// with nil or an error: the context's, wrapped, or the one a remote call
+// reports for it (a gRPC status with code Canceled or DeadlineExceeded).
 package kri

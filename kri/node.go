@@ -29,7 +29,9 @@ type NodeProvider interface {
 	// changed anything. When it returns false, nodeStatus must be exactly as
 	// it was passed in; when nothing changed since the previous call, it
 	// should return false. It is called by the agent's status loop and must
-	// return promptly once ctx is done.
+	// return promptly once ctx is done. The agent passes the status of the
+	// node ConfigureNode returned, as refreshed since; handed an empty
+	// status, a provider should fill it as ConfigureNode would.
 	RefreshNodeStatus(ctx context.Context, nodeStatus *v1.NodeStatus) bool
 
 	// SetStatusUpdateCallback registers cb, through which the provider

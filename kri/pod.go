@@ -23,9 +23,11 @@ type PodLifecycleHandler interface {
 	// sandbox if missing, runs init containers one at a time in spec order,
 	// each to successful completion before the next and before any app
 	// container, then starts every app container that is not running, and
-	// restarts exited ones only as the pod's RestartPolicy allows. It never
-	// restarts or duplicates a container that is running; a running
-	// container keeps its ID.
+	// restarts exited ones only as the pod's RestartPolicy allows. A provider
+	// may delay a restart (crash-loop back-off, as the kubelet's runtime
+	// does) or leave restarts to its backend. It never restarts or
+	// duplicates a container that is running; a running container keeps its
+	// ID.
 	//
 	// Every container start attempt is reported to reasonCache with
 	// reasonCache.Update(pod.UID, result), where result holds a
@@ -36,30 +38,36 @@ type PodLifecycleHandler interface {
 	//
 	// SyncPod returns nil when every action it attempted succeeded and an
 	// error naming the failed actions otherwise. A nil pod, a pod without
-	// UID or a nil reasonCache is rejected with an error and changes
-	// nothing. A pod with two containers of the same name should be
-	// rejected the same way; the API server's validation forbids such pods,
-	// so a provider may rely on it instead.
+	// UID or a nil reasonCache should be rejected with an error that changes
+	// nothing, and so should a pod with two containers of the same name; a
+	// node agent passes none of them (its pods come from the API server,
+	// whose validation forbids duplicate names).
 	SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer.PodStatus, reasonCache *ReasonCache) error
-
-	// KillPod stops every container of runningPod, and its sandboxes, giving
-	// each container gracePeriodOverride seconds (when non-nil), else the
-	// pod's TerminationGracePeriodSeconds (when pod and the field are
-	// non-nil), else 30 seconds, to exit after SIGTERM before it is killed.
-	// A grace period of 0 kills at once. pod may be nil when the agent only
-	// knows the running pod.
+	// KillPod stops every container of runningPod, and its sandboxes. It
+	// sends each running container SIGTERM and kills it once
+	// gracePeriodOverride seconds have passed, or at once when it has
+	// exited by then; it does not kill a container before that grace
+	// period is over. A provider may give at least a minimum of its own
+	// instead of a shorter grace period (the kubelet's runtime never gives
+	// less than 2 seconds). A node agent passes an override, at least 1,
+	// computed from the pod; the kubelet passes nil only to restart a pod
+	// whose cgroup vanished. When it is nil, the provider should use the
+	// pod's DeletionGracePeriodSeconds, else its
+	// TerminationGracePeriodSeconds, as the kubelet's runtime does. pod
+	// should not be nil; a provider should still stop runningPod's
+	// containers when it is.
 	//
 	// After KillPod returns nil, GetPodStatus reports no running container
 	// and no ready sandbox for the pod. Killing a pod the provider does not
 	// know, or one whose containers have all stopped already, returns nil.
 	KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error
-
-	// DeletePod forgets pod: it releases everything the provider keeps for
-	// it (stopping containers still running). Afterwards the pod is no
-	// longer listed by GetPods and GetPodStatus reports it as unknown.
-	// Deleting a pod the provider does not know returns nil.
+	// DeletePod releases what the provider keeps for a pod that KillPod has
+	// stopped and that is gone from the API server. Afterwards no container
+	// of the pod runs again, and the pod is forgotten soon: GetPods no longer lists it and GetPodStatus reports
+	// it as unknown once its dead containers are collected, which a
+	// provider may do later. Deleting a pod the provider does not know
+	// returns nil.
 	DeletePod(ctx context.Context, pod *v1.Pod) error
-
 	// CleanupPods is called periodically with the desired pods, the running
 	// pods the agent knows of and the UIDs of pods that may still be
 	// running. The provider must leave every pod named by any of the three
@@ -68,27 +76,36 @@ type PodLifecycleHandler interface {
 	// returns; GetPods then no longer lists it and GetPodStatus reports it as
 	// unknown.
 	CleanupPods(ctx context.Context, pods []*v1.Pod, runningPods []*pkgcontainer.Pod, possiblyRunningPods map[types.UID]sets.Empty) error
-
-	// RefreshPodStatus fills the container and init-container statuses of
-	// podStatus from the provider's view of pod, in any order. It names only
-	// containers of pod's spec. Each status describes the newest instance of
-	// its container: Running for a running container, Terminated with its
-	// exit code for an exited one, Waiting (with the reason of the last
-	// failed start, if any) otherwise. Terminated should carry a reason, as
-	// in GetPodStatus. Image is the image of the container's spec. ContainerID
-	// is the newest instance's ID as GetPodStatus reports it (ID.String()).
-	// RestartCount is the newest instance's RestartCount. Once the container
-	// has restarted, LastTerminationState.Terminated describes the instance
-	// the newest one replaced, with its exit code and ContainerID. For a pod
-	// the provider does not know it leaves podStatus unchanged.
+	// RefreshPodStatus brings podStatus, the API status the agent has just
+	// built from GetPodStatus and its ReasonCache (as package podstatus
+	// does), up to date with what only the provider knows, in place. A
+	// runtime provider refines it (Ready and Started, as the kubelet's
+	// prober does); a remote provider may replace container statuses with
+	// its backend's. Either way it names only containers of pod's spec,
+	// init containers only in InitContainerStatuses, and keeps each
+	// container's state true to GetPodStatus: Running for a running
+	// container, Terminated with its exit code for one whose newest
+	// instance exited and will not be restarted, otherwise Terminated, or
+	// Waiting with the reason of the last failed start. Terminated should
+	// carry a reason, as in GetPodStatus. It keeps ContainerID,
+	// RestartCount and LastTerminationState true to GetPodStatus:
+	// ContainerID is the newest instance's, RestartCount is at least the
+	// newest instance's, and once the container has restarted
+	// LastTerminationState.Terminated is its last finished run before the
+	// current one, with its exit code. Image should stay the spec's image or
+	// the runtime's name for it. For a pod the provider does not know it
+	// leaves podStatus unchanged.
 	RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus)
-
 	// GetPodStatus returns the runtime status of pod: its UID, name and
-	// namespace, its sandboxes and a status per container instance it has
-	// created (several per name once containers restart). The lists are in
-	// no particular order; a caller that needs the newest instance first
-	// sorts them by CreatedAt, as the kubelet does
+	// namespace, its sandboxes and a status per container instance it
+	// reports. The lists are in no particular order; a caller that needs the
+	// newest instance first sorts them by CreatedAt, as the kubelet does
 	// (pkgcontainer.SortContainerStatusesByCreationTime).
+	//
+	// A runtime provider reports every instance it has not yet collected
+	// (several per name once containers restart); a remote provider may
+	// report only the newest instance of each name. Either way, the newest
+	// instance of each name is there.
 	//
 	// Container IDs are non-empty, unique and stable for the life of the
 	// container instance. State is Running or Exited once the instance has
@@ -96,40 +113,42 @@ type PodLifecycleHandler interface {
 	// ordered: CreatedAt is set, StartedAt is not before CreatedAt, and
 	// FinishedAt is not before StartedAt. An instance that replaces an
 	// exited one of the same name is created after that one's CreatedAt and
-	// not before its FinishedAt. Image is the image of the container spec
-	// the instance was created from, as the spec names it. RestartCount is 0
-	// for the first instance of a container name and one more than that of
-	// the instance it replaces for every restart. Reason of an exited
-	// instance should say why it exited (by the CRI convention "Completed"
-	// for exit code 0 and "Error" otherwise, or a more specific one such as
-	// "OOMKilled").
+	// not before its FinishedAt. Image should name the image the instance
+	// was created from: the spec's reference or the runtime's normalised
+	// form of it. RestartCount is 0 for the first instance of a container name
+	// and one more than that of the instance it replaces for every
+	// restart, so it never decreases from one call to the next. Reason of
+	// an exited instance should say why it exited (by the CRI convention
+	// "Completed" for exit code 0 and "Error" otherwise, or a more specific
+	// one such as "OOMKilled").
 	//
-	// While a container of the pod runs, exactly one of SandboxStatuses is
-	// ready. ActiveContainerStatuses may be left empty; when it is not, it
-	// holds the instances of the ready sandbox, every running instance among
-	// them, each with the ID, name and state it has in ContainerStatuses.
+	// A runtime provider reports the pod's sandboxes, one of them ready
+	// while a container of the pod runs; a remote provider may report none.
+	// After KillPod, no sandbox is ready. ActiveContainerStatuses may be
+	// left empty; when it is not, it should hold the instances of the ready
+	// sandbox, every running instance among them, each with the ID, name and
+	// state it has in ContainerStatuses.
 	//
 	// For a pod the provider never saw, or has forgotten, it returns a
 	// non-nil status with only ID, Name and Namespace set, and no error.
 	GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.PodStatus, error)
-
 	// GetPods lists the pods the provider knows. With all false it lists
-	// only pods that have a running container, each with only its running
-	// containers; with all true it lists every pod and every container,
-	// exited ones included. Each container carries the ID, name and state
-	// GetPodStatus reports for it (a node agent's PLEG derives container
-	// events from them). Pods and containers are in no particular order.
+	// every pod that has a running container or a ready sandbox, each with
+	// its running containers (and may list its exited ones too); with all
+	// true it lists every pod and every container, exited ones included.
+	// Each container carries the ID, name and state GetPodStatus reports for
+	// it (a node agent's PLEG derives container events from them). Pods and
+	// containers are in no particular order.
 	GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, error)
-
-	// Start runs the provider's background work. It blocks until ctx is
-	// done or Stop is called, then returns nil (or an error if the provider
-	// failed). The agent runs it in its own goroutine; calls to the other
-	// methods made before or while Start is starting must work.
+	// Start runs the provider's background work. The agent runs it once, in
+	// its own goroutine; calls to the other methods made before or while
+	// Start is starting must work. It blocks until Stop is called, then
+	// returns nil (or an error if the provider failed); it should also
+	// return once ctx is done.
 	Start(ctx context.Context) error
-
-	// Stop ends Start and returns once Start has returned (at once if Start
-	// was never called). It may be called more than once; later calls are
-	// harmless no-ops.
+	// Stop ends Start and returns once Start has returned. The agent calls
+	// it once, after Start; it should also return at once when Start was
+	// never called, and later calls should be harmless no-ops.
 	Stop()
 }
 

@@ -28,6 +28,11 @@
 //	anything else           runs until killed, exits on SIGTERM (no command
 //	                        at all, or one statement outside the vocabulary)
 //
+// Images are not interpreted, except one registry: an image under
+// kri.invalid/ (MissingImageDomain) cannot be pulled, so its container fails
+// to start whatever its command, until the pod's spec names another image —
+// the one change of a container the API server allows.
+//
 // # What PID 1 does
 //
 // In a real container the command runs as PID 1 of its PID namespace, and

@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"errors"
+	"github.com/distribution/reference"
 	"math"
 	"path"
 	"strconv"
@@ -14,6 +16,30 @@ import (
 // treats as missing: a container whose executable lies under it fails to
 // start.
 const MissingExecutableDir = "/nonexistent/"
+
+// MissingImageDomain is the registry domain of the images the vocabulary
+// treats as missing: pulling them always fails, so a container of such an
+// image fails to start (ErrImagePull) until its image is changed. The
+// .invalid top-level domain never resolves (RFC 6761), so a real runtime
+// fails to pull these images too.
+const MissingImageDomain = "kri.invalid"
+
+// ErrImagePull is the error a simulated runtime reports to the ReasonCache
+// when it cannot pull an image. Its text is that of the kubelet's
+// images.ErrImagePull (k8s.io/kubernetes/pkg/kubelet/images, not imported
+// here for the size of its dependencies), so the API status reads the same
+// Waiting reason, "ErrImagePull".
+var ErrImagePull = errors.New("ErrImagePull")
+
+// ImageMissing reports whether image names an image in MissingImageDomain,
+// which no pull finds.
+func ImageMissing(image string) bool {
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return strings.HasPrefix(image, MissingImageDomain+"/")
+	}
+	return reference.Domain(named) == MissingImageDomain
+}
 
 // Exit codes of a container ended by a signal (128 + the signal's number, as
 // a shell and a CRI runtime report them).

@@ -1,6 +1,7 @@
 package workload_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -68,6 +69,23 @@ func TestParseDoesNotAliasItsInput(t *testing.T) {
 	_ = workload.Parse(command, args)
 	if got := command[:2][1]; got != "" {
 		t.Fatalf("Parse wrote %q into the spare capacity of the caller's Command", got)
+	}
+}
+
+func TestImageMissing(t *testing.T) {
+	for image, want := range map[string]bool{
+		"kri.invalid/kri-conformance/missing:1":             true,
+		"kri.invalid/app@sha256:" + strings.Repeat("a", 64): true,
+		"kri.invalid:5000/app":                              false, // another host (with a port) is another registry
+		"busybox:1.36":                                      false,
+		"docker.io/library/busybox:1.36":                    false,
+		"example.com/kri.invalid/app:1":                     false,
+		"KRI.invalid/Bad Name":                              false,
+		"":                                                  false,
+	} {
+		if got := workload.ImageMissing(image); got != want {
+			t.Errorf("ImageMissing(%q) = %v, want %v", image, got, want)
+		}
 	}
 }
 

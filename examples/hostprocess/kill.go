@@ -47,12 +47,16 @@ func (h *host) killPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer
 }
 
 // gracePeriod is the time KillPod gives a container between SIGTERM and
-// SIGKILL: the override, else the pod's TerminationGracePeriodSeconds, else
-// 30 seconds. Zero or less means SIGKILL at once.
+// SIGKILL: the override, else the pod's DeletionGracePeriodSeconds, else its
+// TerminationGracePeriodSeconds (the order of the kubelet's runtime,
+// kuberuntime_container.go setTerminationGracePeriod), else 30 seconds. Zero
+// or less means SIGKILL at once.
 func gracePeriod(pod *v1.Pod, override *int64) time.Duration {
 	switch {
 	case override != nil:
 		return time.Duration(*override) * time.Second
+	case pod != nil && pod.DeletionGracePeriodSeconds != nil:
+		return time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
 	case pod != nil && pod.Spec.TerminationGracePeriodSeconds != nil:
 		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
 	}

@@ -80,6 +80,13 @@ func TestKillPodGracePeriod(t *testing.T) {
 	}
 }
 
+// deleting sets pod's DeletionGracePeriodSeconds, as the API server does on
+// a graceful delete.
+func deleting(pod *v1.Pod, secs int64) *v1.Pod {
+	pod.DeletionGracePeriodSeconds = &secs
+	return pod
+}
+
 func TestGracePeriod(t *testing.T) {
 	withGrace := func(g *int64) *v1.Pod {
 		pod := makePod("x", "", ctr("x", "true"))
@@ -99,6 +106,8 @@ func TestGracePeriod(t *testing.T) {
 		{"override wins", withGrace(int64p(5)), int64p(2), 2 * time.Second},
 		{"override zero", withGrace(int64p(5)), int64p(0), 0},
 		{"override without pod", nil, int64p(3), 3 * time.Second},
+		{"deletion grace outranks the pod's", deleting(withGrace(int64p(5)), 1), nil, time.Second},
+		{"override outranks deletion grace", deleting(withGrace(int64p(5)), 1), int64p(2), 2 * time.Second},
 	} {
 		if got := gracePeriod(tc.pod, tc.override); got != tc.want {
 			t.Errorf("%s: grace %v, want %v", tc.name, got, tc.want)

@@ -3,6 +3,7 @@ package hostprocess
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/kri-kit/testkit/workload"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	"k8s.io/kubernetes/third_party/forked/golang/expansion"
 )
@@ -35,6 +38,11 @@ func (h *host) startContainer(ps *podState, sb *sandbox, c *v1.Container, sideca
 	}
 	restartCount := cs.starts
 	h.mu.Unlock()
+	// Host processes need no image, but the vocabulary's missing images
+	// fail to pull, as they do on a real runtime.
+	if workload.ImageMissing(c.Image) {
+		return fmt.Errorf("%w: failed to pull image %q: registry %s does not resolve", workload.ErrImagePull, c.Image, workload.MissingImageDomain)
+	}
 
 	env, values := containerEnv(h.path, c.Env)
 	argv := expandCommand(commandLine(c), values)

@@ -11,6 +11,7 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/workload"
 )
 
 func (h *host) syncPod(ctx context.Context, pod *v1.Pod, reasonCache *kri.ReasonCache) error {
@@ -87,9 +88,13 @@ func (h *host) reconcile(ctx context.Context, ps *podState, pod *v1.Pod, result 
 			return false, err
 		}
 		if err != nil {
-			r.Fail(pkgcontainer.ErrRunContainer, err.Error())
+			reason := pkgcontainer.ErrRunContainer
+			if errors.Is(err, workload.ErrImagePull) {
+				reason = workload.ErrImagePull
+			}
+			r.Fail(reason, err.Error())
 			h.mu.Lock()
-			ps.containers[c.Name].startErr = &kri.ReasonItem{Err: pkgcontainer.ErrRunContainer, Message: err.Error()}
+			ps.containers[c.Name].startErr = &kri.ReasonItem{Err: reason, Message: err.Error()}
 			h.mu.Unlock()
 		}
 		result.AddSyncResult(r)

@@ -150,6 +150,12 @@ func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, _ *pkgcontainer.Pod
 		r := pkgcontainer.NewSyncResult(pkgcontainer.StartContainer, c.Name)
 		result.AddSyncResult(r)
 		runFor, forever, code, missing := behaviour(c)
+		if workload.ImageMissing(c.Image) {
+			msg := fmt.Sprintf("failed to pull image %q", c.Image)
+			r.Fail(workload.ErrImagePull, msg)
+			rec.failures[c.Name] = msg
+			continue
+		}
 		if missing {
 			msg := fmt.Sprintf("exec: %q: executable file not found", c.Command[0])
 			r.Fail(pkgcontainer.ErrRunContainer, msg)
