@@ -219,7 +219,7 @@ func duplicator(*fake.PodProvider) fake.Interceptors {
 // mutants is the zoo: the pod mutants, then nodeMutants. Every contract the
 // suite checks should have one.
 func mutants() []*mutant {
-	return append(podMutants(), nodeMutants()...)
+	return slices.Concat(podMutants(), nodeMutants(), reachMutants())
 }
 
 func podMutants() []*mutant {

@@ -31,7 +31,10 @@ type NodeProvider interface {
 	// should return false. It is called by the agent's status loop and must
 	// return promptly once ctx is done. The agent passes the status of the
 	// node ConfigureNode returned, as refreshed since; handed an empty
-	// status, a provider should fill it as ConfigureNode would.
+	// status, a provider should fill it as ConfigureNode would. It changes
+	// only what the provider owns: conditions of other types, volumes,
+	// images and the other fields that other components set stay as they
+	// are.
 	RefreshNodeStatus(ctx context.Context, nodeStatus *v1.NodeStatus) bool
 
 	// SetStatusUpdateCallback registers cb, through which the provider

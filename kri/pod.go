@@ -15,6 +15,11 @@ import (
 // Unless a method says otherwise, pods and statuses handed in belong to the
 // caller and must not be kept or mutated, and every object returned belongs
 // to the caller: the provider must not keep a reference to it.
+//
+// Pods are told apart by UID. A pod created again under the same namespace
+// and name with a new UID (a StatefulSet's) is another pod: it shares no
+// container, status or ReasonCache entry with the old one, which may still
+// be there, and what is done to one leaves the other alone.
 type PodLifecycleHandler interface {
 	// SyncPod drives pod towards its spec, given podStatus, the status that
 	// GetPodStatus last returned for it (nil or empty for a pod not yet
@@ -57,9 +62,15 @@ type PodLifecycleHandler interface {
 	// should not be nil; a provider should still stop runningPod's
 	// containers when it is.
 	//
+	// When the agent knows only the running pod (an orphan), pod is
+	// runningPod.ToAPIPod(), whose spec names no containers: KillPod stops
+	// the containers runningPod lists, init containers included.
+	//
 	// After KillPod returns nil, GetPodStatus reports no running container
-	// and no ready sandbox for the pod. Killing a pod the provider does not
-	// know, or one whose containers have all stopped already, returns nil.
+	// and no ready sandbox for the pod, and no container of the pod starts
+	// again until SyncPod is called for it. Killing a pod the provider does
+	// not know, or one whose containers have all stopped already, returns
+	// nil.
 	KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error
 	// DeletePod releases what the provider keeps for a pod that KillPod has
 	// stopped and that is gone from the API server. Afterwards no container
@@ -120,7 +131,8 @@ type PodLifecycleHandler interface {
 	// restart, so it never decreases from one call to the next. Reason of
 	// an exited instance should say why it exited (by the CRI convention
 	// "Completed" for exit code 0 and "Error" otherwise, or a more specific
-	// one such as "OOMKilled").
+	// one such as "OOMKilled"). Once an instance has exited, its ID, exit
+	// code and timestamps stay as they are for as long as it is reported.
 	//
 	// A runtime provider reports the pod's sandboxes, one of them ready
 	// while a container of the pod runs; a remote provider may report none.

@@ -2,6 +2,7 @@ package memprovider
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -61,8 +62,16 @@ func (n *Node) RefreshNodeStatus(ctx context.Context, st *v1.NodeStatus) bool {
 	if !equality.Semantic.DeepEqual(st.Allocatable, want.Allocatable) {
 		st.Allocatable, changed = want.Allocatable, true
 	}
-	if !equality.Semantic.DeepEqual(st.Conditions, want.Conditions) {
-		st.Conditions, changed = want.Conditions, true
+	// Only the provider's own conditions are set; conditions of other types
+	// belong to other components (node problem detector, ...).
+	for _, c := range want.Conditions {
+		i := slices.IndexFunc(st.Conditions, func(have v1.NodeCondition) bool { return have.Type == c.Type })
+		switch {
+		case i < 0:
+			st.Conditions, changed = append(st.Conditions, c), true
+		case !equality.Semantic.DeepEqual(st.Conditions[i], c):
+			st.Conditions[i], changed = c, true
+		}
 	}
 	return changed
 }
