@@ -437,14 +437,14 @@ func configured(ok bool) string {
 const (
 	entryVerdict = "kri:verdict"
 	entryGate    = "kri:gate"
-	entrySummary = "kri:summary"
 )
 
 // writeSummary prints the summary, writes it to the summary file and, when
 // the gate fails, fails the summary node (a ReportAfterSuite), so that Ginkgo
 // fails the run, the console says why and the JUnit report has a failed
 // testcase "[ReportAfterSuite] KRI conformance summary" naming the reasons.
-// The node's report entries carry the verdict, the gate and the summary.
+// The node's report entries (JUnit properties) carry the verdict and the
+// gate.
 func writeSummary(report types.Report, regs []*registration) {
 	outs := outcomes(report, regs)
 	j := judge(outs, report)
@@ -463,7 +463,6 @@ func writeSummary(report types.Report, regs []*registration) {
 	}
 	ginkgo.AddReportEntry(entryVerdict, verdictText, ginkgo.ReportEntryVisibilityNever)
 	ginkgo.AddReportEntry(entryGate, gateText, ginkgo.ReportEntryVisibilityNever)
-	ginkgo.AddReportEntry(entrySummary, text, ginkgo.ReportEntryVisibilityNever)
 
 	file := ""
 	for _, r := range regs {
