@@ -20,7 +20,8 @@ import (
 // ErrNotSupported is the error a provider returns (wrapped or not) from an
 // optional operation it does not implement. The suite turns a spec that hits
 // it into a skip naming the operation. A skipped spec never counts as passed:
-// a MUST spec skipped this way still makes the verdict "not conformant".
+// a MUST spec skipped this way still makes the verdict "not conformant", and
+// so fails the run.
 var ErrNotSupported = errors.New("operation not supported by the provider")
 
 // Capability names an optional part of the KRI contract. A spec that needs a

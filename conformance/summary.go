@@ -297,7 +297,7 @@ func otherFailures(report types.Report) []string {
 // verdict decides conformance: every applicable MUST spec passed and no
 // MUST spec was an expected failure. It returns the reasons when not.
 func verdict(outs []outcome) (bool, []string) {
-	var failed, notPassed, expected []string
+	var failed, skipped, notRun, expected []string
 	applicableMust := 0
 	for _, o := range outs {
 		if !o.applicable || o.spec.level != Must {
@@ -310,8 +310,10 @@ func verdict(outs []outcome) (bool, []string) {
 			failed = append(failed, o.spec.id)
 		case resultExpectedFailure:
 			expected = append(expected, o.spec.id)
+		case resultSkipped:
+			skipped = append(skipped, o.spec.id)
 		default:
-			notPassed = append(notPassed, o.spec.id)
+			notRun = append(notRun, o.spec.id)
 		}
 	}
 	var reasons []string
@@ -324,8 +326,11 @@ func verdict(outs []outcome) (bool, []string) {
 	if len(expected) > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d expected failure(s): %s", len(expected), strings.Join(expected, ", ")))
 	}
-	if len(notPassed) > 0 {
-		reasons = append(reasons, fmt.Sprintf("%d applicable MUST spec(s) skipped or not run: %s", len(notPassed), strings.Join(notPassed, ", ")))
+	if len(skipped) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d applicable MUST spec(s) skipped: %s", len(skipped), strings.Join(skipped, ", ")))
+	}
+	if len(notRun) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d applicable MUST spec(s) not run (filtered out or missing from the report; a filtered run is never conformant): %s", len(notRun), strings.Join(notRun, ", ")))
 	}
 	return len(reasons) == 0, reasons
 }
