@@ -46,6 +46,8 @@ type xfailAbort struct{}
 type recorded struct {
 	message  string
 	location types.CodeLocation
+	// stopped: the failure is a check's gomega.StopTrying.
+	stopped bool
 }
 
 // Messages of the specs whose failures do not fail them.
@@ -267,28 +269,33 @@ func (b *base) note(msg string) {
 
 // eventually polls f with the state timeout and the poll interval until it
 // passes; desc says what is awaited. On a timeout the spec fails with a
-// message whose first line says what was awaited and what the last attempt
+// message whose first line says what was awaited and what the last check
 // saw ("<desc>: not reached within 6s; last seen: <its failure>"), followed
-// by the count of attempts and the last attempt's full failure and location.
-// A failure of the spec itself inside f (b.fail) stops the wait at once.
+// by the count of checks and the last check's full failure and location. A
+// check that calls gomega.StopTrying ends the wait at once ("<desc>: gave up
+// after N checks: <its message>"). A failure of the spec itself inside f
+// (b.fail) stops the wait at once too, with its own message.
 func (b *base) eventually(desc string, f func(g gomega.Gomega)) {
 	var last *recorded
 	attempts := 0
 	start := time.Now()
 	ok := b.poller().Eventually(func() error {
 		attempts++
-		if last = attempt(f); last != nil {
-			return errors.New(last.message)
-		}
-		return nil
+		var err error
+		last, err = attempt(f)
+		return err
 	}).WithTimeout(b.st.t.State).WithPolling(b.st.t.Poll).Should(gomega.Succeed())
 	if ok || last == nil {
 		return
 	}
+	if last.stopped {
+		b.failHandler(fmt.Sprintf("%s: gave up after %d checks in %s: %s%s",
+			desc, attempts, time.Since(start).Round(time.Millisecond), gist(last.message), last.rest()), 1)
+	}
 	b.failHandler(fmt.Sprintf("%s: not reached within %s; last seen: %s\n\n"+
-		"Checked %d times, every %s, for %s; the last check failed at %s:\n%s",
+		"Checked %d times, every %s, for %s; the last check failed%s:\n%s",
 		desc, b.st.t.State, gist(last.message),
-		attempts, b.st.t.Poll, time.Since(start).Round(time.Millisecond), last.location, strings.TrimSpace(last.message)), 1)
+		attempts, b.st.t.Poll, time.Since(start).Round(time.Millisecond), last.at(), strings.TrimSpace(last.message)), 1)
 }
 
 // consistently checks that f keeps passing for the stable window; desc says
@@ -301,19 +308,37 @@ func (b *base) consistently(desc string, f func(g gomega.Gomega)) {
 	var brokenAfter time.Duration
 	ok := b.poller().Consistently(func() error {
 		attempts++
-		if last = attempt(f); last != nil {
+		var err error
+		if last, err = attempt(f); last != nil {
 			brokenAfter = time.Since(start).Round(time.Millisecond)
-			return errors.New(last.message)
 		}
-		return nil
+		return err
 	}).WithTimeout(b.st.t.Stable).WithPolling(b.st.t.Poll).Should(gomega.Succeed())
 	if ok || last == nil {
 		return
 	}
 	b.failHandler(fmt.Sprintf("%s: did not hold for %s; after %s (check %d) saw: %s\n\n"+
-		"The check failed at %s:\n%s",
+		"The check failed%s:\n%s",
 		desc, b.st.t.Stable, brokenAfter, attempts, gist(last.message),
-		last.location, strings.TrimSpace(last.message)), 1)
+		last.at(), strings.TrimSpace(last.message)), 1)
+}
+
+// at is " at <location>" of a recorded failure, "" when it has none.
+func (r *recorded) at() string {
+	if r.location.FileName == "" {
+		return ""
+	}
+	return " at " + r.location.String()
+}
+
+// rest is the part of the message after its first line, set off by a blank
+// line ("" for a one-line message).
+func (r *recorded) rest() string {
+	_, rest, found := strings.Cut(strings.TrimSpace(r.message), "\n")
+	if !found {
+		return ""
+	}
+	return "\n\n" + rest
 }
 
 // poller is the Gomega that runs the polls of eventually and consistently:
@@ -326,10 +351,15 @@ func (b *base) poller() gomega.Gomega {
 // attemptHalt stops one check of a poll at its first failed assertion.
 type attemptHalt struct{}
 
-// attempt runs one check f with a Gomega of its own and returns its first
-// failed assertion, or nil. Any other panic (the spec's own failure, a skip)
-// goes on up.
-func attempt(f func(g gomega.Gomega)) (failed *recorded) {
+// stopTrying is what gomega.StopTrying's error also implements.
+type stopTrying interface{ IsStopTrying() bool }
+
+// attempt runs one check f with a Gomega of its own. It returns the check's
+// first failed assertion (nil if none) and the error the poll is to see: the
+// failure, or the polling signal (gomega.StopTrying, gomega.TryAgainAfter)
+// the check raised, which Gomega then acts on. Any other panic (the spec's
+// own failure, a skip) goes on up.
+func attempt(f func(g gomega.Gomega)) (failed *recorded, err error) {
 	g := gomega.NewGomega(func(message string, callerSkip ...int) {
 		skip := 0
 		if len(callerSkip) > 0 {
@@ -339,14 +369,24 @@ func attempt(f func(g gomega.Gomega)) (failed *recorded) {
 		panic(attemptHalt{})
 	})
 	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(attemptHalt); !ok {
-				panic(r)
-			}
+		r := recover()
+		if r == nil {
+			return
 		}
+		if _, ok := r.(attemptHalt); ok {
+			err = errors.New(failed.message)
+			return
+		}
+		if signal, ok := r.(gomega.PollingSignalError); ok {
+			st, _ := signal.(stopTrying)
+			failed = &recorded{message: signal.Error(), stopped: st != nil && st.IsStopTrying()}
+			err = signal
+			return
+		}
+		panic(r)
 	}()
 	f(g)
-	return nil
+	return nil, nil
 }
 
 // gist is the one-line form of an assertion's failure: its first line, or,

@@ -147,3 +147,39 @@ func TestConsistentlyHolds(t *testing.T) {
 		t.Errorf("consistently of a condition that holds: %d checks, failure %q; want several checks and no failure", n, msg)
 	}
 }
+
+// A check that calls gomega.StopTrying ends the wait at once, and the spec
+// fails with the check's message.
+func TestEventuallyStopTrying(t *testing.T) {
+	n := 0
+	msg := failureOf(t, func(b *base) {
+		b.eventually("a node delivered to the second callback", func(g gomega.Gomega) {
+			n++
+			if n == 2 {
+				gomega.StopTrying("the first callback received 1 node(s)").Now()
+			}
+			g.Expect(n).To(gomega.Equal(-1), "nothing delivered yet")
+		})
+	})
+	if n != 2 {
+		t.Errorf("eventually went on for %d checks after StopTrying at the second", n)
+	}
+	if want := "a node delivered to the second callback: gave up after 2 checks in "; !strings.HasPrefix(firstLine(msg), want) ||
+		!strings.HasSuffix(firstLine(msg), ": the first callback received 1 node(s)") {
+		t.Errorf("first line %q, want it to start with %q and end with StopTrying's message", firstLine(msg), want)
+	}
+}
+
+// StopTrying(...).Successfully() ends a consistently early, as a success.
+func TestConsistentlyStopTryingSuccessfully(t *testing.T) {
+	n := 0
+	msg := failureOf(t, func(b *base) {
+		b.consistently("settled", func(g gomega.Gomega) {
+			n++
+			gomega.StopTrying("nothing more can change").Successfully().Now()
+		})
+	})
+	if msg != "" || n != 1 {
+		t.Errorf("%d checks, failure %q; want one check and no failure", n, msg)
+	}
+}
