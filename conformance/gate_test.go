@@ -130,7 +130,7 @@ func gateCombinations() []combination {
 		{
 			name: "a SHOULD spec fails", mode: "should", pass: true,
 			summary: []string{conformant, "warning: 1 SHOULD spec(s) failed: " + gateShould, gatePass + "the verdict is conformant; SHOULD failures are warnings",
-				"failures:\n  " + gateShould + " SHOULD failed: "},
+				"failures:\n  " + gateShould + " SHOULD failed (warning): "},
 			lines: map[string]string{gateShould: "SHOULD  failed  warning: pod kri-conformance/kri-pod-039-"},
 			junit: map[string]junitCase{
 				gateShould: {status: "skipped", message: gateShould + " is a SHOULD spec: its failure is a warning and does not fail the run",

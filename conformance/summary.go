@@ -394,7 +394,11 @@ func renderSummary(outs []outcome, regs []*registration, j judgement) string {
 	if len(failed) > 0 {
 		b.WriteString("failures:\n")
 		for _, o := range failed {
-			fmt.Fprintf(&b, "  %s %s %s: %s\n", o.spec.id, o.spec.level, o.result, o.spec.text)
+			result := o.result
+			if o.warning {
+				result += " (warning)"
+			}
+			fmt.Fprintf(&b, "  %s %s %s: %s\n", o.spec.id, o.spec.level, result, o.spec.text)
 			if o.step != "" {
 				fmt.Fprintf(&b, "    step: %s\n", o.step)
 			}
