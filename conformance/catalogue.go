@@ -6,8 +6,9 @@ import (
 	"strings"
 )
 
-// Level says how binding a spec is. Only MUST specs decide the verdict; a
-// failing SHOULD spec fails the run but is reported as a warning.
+// Level says how binding a spec is. Only MUST specs decide the verdict, and
+// the run fails exactly when it is "not conformant"; a failing SHOULD spec is
+// reported as a warning and fails the run only in strict mode (Config.Strict).
 type Level string
 
 // The levels of the specs.

@@ -21,7 +21,8 @@ import (
 // ErrNotSupported is the error a provider returns (wrapped or not) from an
 // optional operation it does not implement. The suite turns a spec that hits
 // it into a skip naming the operation. A skipped spec never counts as passed:
-// a MUST spec skipped this way still makes the verdict "not conformant".
+// a MUST spec skipped this way still makes the verdict "not conformant", and
+// so fails the run.
 var ErrNotSupported = errors.New("operation not supported by the provider")
 
 // Capability names an optional part of the KRI contract. A spec that needs a
@@ -100,9 +101,36 @@ type Config struct {
 
 	// ExpectedFailures lists specs known to fail, by ID ("KRI-POD-012"),
 	// each with the reason. Such a spec is reported as an expected failure
-	// (a skip in Ginkgo's terms) and the verdict is "not conformant"; if it
-	// passes, it fails and asks to be removed from the list.
+	// (a skip in Ginkgo's terms, its first failure line in the summary)
+	// instead of a failure; if it passes, it fails and asks to be removed
+	// from the list.
+	//
+	// For a MUST spec an expected failure still makes the verdict "not
+	// conformant", so the run still fails: the list documents known gaps
+	// (and, with SkipExpectedFailures, saves their timeouts) while the
+	// provider adopts the suite; it never turns a run green.
+	//
+	// For a SHOULD spec an entry is accepted and costs nothing: the verdict
+	// is unaffected and the run does not fail, even with Strict. Without
+	// Strict it is unnecessary (a SHOULD failure never fails the run) and
+	// the summary says so; with Strict it exempts that one spec while the
+	// others stay strict.
 	ExpectedFailures map[string]string
+
+	// SkipExpectedFailures does not run the specs listed in
+	// ExpectedFailures: each is reported as an expected failure "not run"
+	// and counts for the verdict exactly as a failure would, but costs no
+	// time (an expected failure usually waits out a full state timeout).
+	// A listed spec that has been fixed goes unnoticed until a run without
+	// it. The -kri.skip-expected-failures flag sets it too.
+	SkipExpectedFailures bool
+
+	// Strict makes the SHOULD specs gate the run like the MUST specs: the
+	// run also fails when an applicable SHOULD spec fails, is skipped
+	// (ErrNotSupported) or does not run, unless ExpectedFailures lists it.
+	// The verdict, which only MUST specs decide, is the same with and
+	// without it. The -kri.strict flag sets it too.
+	Strict bool
 
 	// Parallel allows the specs to run in parallel processes under
 	// 'ginkgo -p'. It needs a factory that returns independent providers
@@ -251,6 +279,8 @@ func DefaultTimeouts() Timeouts {
 var (
 	flagTimeoutScale = 1.0
 	flagSummary      string
+	flagStrict       bool
+	flagSkipXFail    bool
 )
 
 func init() {
@@ -259,6 +289,10 @@ func init() {
 			"multiply every timeout of the KRI conformance suite (on top of Config.TimeoutScale)")
 		flag.StringVar(&flagSummary, "kri.summary", "",
 			"also write the KRI conformance summary to this file")
+		flag.BoolVar(&flagStrict, "kri.strict", false,
+			"fail the run when an applicable SHOULD spec of the KRI conformance suite fails too (Config.Strict)")
+		flag.BoolVar(&flagSkipXFail, "kri.skip-expected-failures", false,
+			"do not run the specs listed in Config.ExpectedFailures; report them as expected failures, not run (Config.SkipExpectedFailures)")
 	}
 }
 
@@ -270,6 +304,10 @@ type settings struct {
 	scale     float64
 	graceSecs int64
 	caps      map[Capability]bool
+	// strict: Config.Strict or -kri.strict.
+	strict bool
+	// skipXFail: Config.SkipExpectedFailures or -kri.skip-expected-failures.
+	skipXFail bool
 }
 
 // validate checks the parts of cfg that do not depend on flags.
@@ -406,6 +444,8 @@ func resolve(cfg Config) (*settings, error) {
 	if flagSummary != "" {
 		s.cfg.SummaryFile = flagSummary
 	}
+	s.strict = cfg.Strict || flagStrict
+	s.skipXFail = cfg.SkipExpectedFailures || flagSkipXFail
 	return s, nil
 }
 

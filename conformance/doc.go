@@ -17,10 +17,11 @@
 // Run calls ginkgo.RunSpecs itself, so the -ginkgo.* flags keep working
 // (-ginkgo.label-filter, -ginkgo.focus, -ginkgo.junit-report, -ginkgo.v), as
 // do the suite's own flags: -kri.timeout-scale=N multiplies every timeout,
-// -kri.summary=FILE writes the summary to FILE. A test package that already
-// has a Ginkgo suite registers the specs at package level with
-// DescribePodProvider and DescribeNodeProvider instead, and calls RunSpecs
-// itself.
+// -kri.summary=FILE writes the summary to FILE, -kri.strict and
+// -kri.skip-expected-failures set Config.Strict and
+// Config.SkipExpectedFailures. A test package that already has a Ginkgo
+// suite registers the specs at package level with DescribePodProvider and
+// DescribeNodeProvider instead, and calls RunSpecs itself.
 //
 // # How the provider is driven
 //
@@ -48,9 +49,9 @@
 //
 // With Config.Parallel the specs may run in parallel processes under
 // 'ginkgo -p': each process builds its own providers and the summary is
-// written once, by the first process, from the merged report. Without it
-// every spec is Serial. Within a process the suite is safe for the race
-// detector.
+// written once, by the first process, from the merged report; that process
+// fails when the gate does (see below). Without it every spec is Serial.
+// Within a process the suite is safe for the race detector.
 //
 // # Specs, labels and capabilities
 //
@@ -67,13 +68,44 @@
 // operation. Specs a provider is known to fail can be listed in
 // Config.ExpectedFailures while it adopts the suite.
 //
-// # Verdict
+// # Verdict and exit status
 //
 // After the run the suite prints a short summary: the result of every spec
 // (passed, failed, skipped, expected-failure, not-run), the capabilities
-// declared and a verdict. The verdict is "conformant" only when every MUST
-// spec that applies to the configured providers and declared capabilities
-// passed and no expected failure was reported. A skip is never a pass.
+// declared, per failed spec its catalogue requirement, last By step and
+// first failure line, and a verdict. The verdict is "conformant" only when
+// every MUST spec that applies to the configured providers and declared
+// capabilities passed: a skip is never a pass, nor is an expected failure,
+// and a filtered run (-ginkgo.focus, -ginkgo.skip, a label filter that
+// leaves MUST specs out) is never conformant.
+//
+// The rule: the run (go test with Run, RunSpecs with the Describe functions)
+// fails exactly when the verdict is "not conformant" or, in strict mode
+// (Config.Strict, -kri.strict), when an applicable SHOULD spec did not pass
+// and Config.ExpectedFailures does not list it.
+//
+// Without strict mode a failed SHOULD spec is a warning: Ginkgo sees a skip
+// whose message starts "<ID> is a SHOULD spec: its failure is a warning",
+// the console shows the failure as the spec's kri:warning report entry, the
+// JUnit report has a <skipped> testcase with a kri:warning property holding
+// the failure, and the summary lists the spec as failed and names it in a
+// warning under the verdict. It is deliberately not a JUnit <failure>: the
+// dashboards and report actions that count failures (a merge request's test
+// widget, an "unstable" build, a check run that fails on failed tests) would
+// then contradict the exit status; this way the JUnit failures are exactly
+// what fails the run. In strict mode a SHOULD failure is an ordinary failure.
+//
+// When the gate fails, the summary node, the testcase "[ReportAfterSuite]
+// KRI conformance summary", fails with the reasons, so that a run that fails
+// with no failed spec (a skipped MUST spec, an expected failure) shows a
+// failure in the JUnit report as well. Its kri:verdict and kri:gate report
+// entries (JUnit properties) always carry the verdict and the gate. A dry run
+// (-ginkgo.dry-run) has no verdict and fails nothing.
+//
+// Config.ExpectedFailures does not change the rule: an expected failure of a
+// MUST spec still fails the run, one of a SHOULD spec never does (without
+// strict mode the entry is unnecessary and the summary says so).
+// Config.SkipExpectedFailures saves the timeouts such specs wait out.
 //
 // # Workloads
 //

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 )
 
@@ -16,6 +17,9 @@ import (
 const (
 	entryExpectedFailure = "kri:expected-failure"
 	entryCleanup         = "kri:cleanup"
+	// entryWarning carries the failure of a SHOULD spec that does not fail
+	// the run (no strict mode): the spec is a skip in Ginkgo's terms.
+	entryWarning = "kri:warning"
 )
 
 // base is what every spec body gets: the settings, a Gomega whose failures
@@ -29,18 +33,40 @@ type base struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	g      gomega.Gomega
-	// failHandler fails the spec (or, for an expected failure, records the
-	// failure and aborts the body).
+	// failHandler fails the spec (or, for an expected failure or the
+	// warning of a SHOULD spec, records the failure and aborts the body).
 	failHandler func(message string, callerSkip ...int)
 }
 
-// xfailAbort aborts the body of a spec listed in Config.ExpectedFailures at
-// its first failure.
+// xfailAbort aborts the body of a spec whose failure is recorded rather
+// than reported to Ginkgo (an expected failure, a SHOULD warning).
 type xfailAbort struct{}
 
+// recorded is a failure recorded by the fail handler of such a spec.
+type recorded struct {
+	message  string
+	location types.CodeLocation
+	// stopped: the failure is a check's gomega.StopTrying.
+	stopped bool
+}
+
+// Messages of the specs whose failures do not fail them.
+const (
+	msgXFailNotRun = "expected failure, not run (Config.SkipExpectedFailures, -kri.skip-expected-failures)"
+	msgWarning     = "is a SHOULD spec: its failure is a warning and does not fail the run (Config.Strict or -kri.strict would make it)"
+)
+
 // runSpec runs spec s of registration reg: it applies the skips (benchmark,
-// capabilities, missing factory), builds the environment and runs the body,
-// turning the failure of an expected-failure spec into a reported skip.
+// capabilities, missing factory), builds the environment and runs the body.
+//
+// Two kinds of failure are recorded instead of failing the spec in Ginkgo's
+// terms: that of a spec listed in Config.ExpectedFailures (reported as an
+// expected failure, a skip) and, without strict mode, that of a SHOULD spec
+// (reported as a warning, a skip carrying the kri:warning report entry).
+// Either way the body stops at its first failure and the cleanups run. So
+// Ginkgo's own result, and with it the exit status, fails for exactly the
+// failures that fail the run; the summary (summary.go) tells the warnings
+// and expected failures apart from real skips.
 func runSpec(reg *registration, s *specDef) {
 	st, err := reg.settings()
 	if err != nil {
@@ -62,18 +88,26 @@ func runSpec(reg *registration, s *specDef) {
 	}
 
 	reason, xfail := st.cfg.ExpectedFailures[s.id]
-	var failures []string
+	if xfail && st.skipXFail {
+		ginkgo.AddReportEntry(entryExpectedFailure, "not run: "+reason, ginkgo.ReportEntryVisibilityNever)
+		ginkgo.Skip(fmt.Sprintf("%s: %s", msgXFailNotRun, reason))
+	}
+	warn := s.level == Should && !st.strict
+	tolerate := xfail || warn
+
+	var failures []recorded
+	inBody := false // the fail handler may abort the body only
 	b := &base{st: st, spec: s}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	ginkgo.DeferCleanup(b.cancel) // runs last: cleanups run in reverse order
 	b.failHandler = func(message string, callerSkip ...int) {
-		if xfail {
-			failures = append(failures, message)
-			panic(xfailAbort{})
-		}
 		skip := 0
 		if len(callerSkip) > 0 {
 			skip = callerSkip[0]
+		}
+		if tolerate && inBody {
+			failures = append(failures, recorded{message: message, location: types.NewCodeLocation(skip + 1)})
+			panic(xfailAbort{})
 		}
 		ginkgo.Fail(message, skip+1)
 	}
@@ -87,12 +121,14 @@ func runSpec(reg *registration, s *specDef) {
 			s.node(newNodeEnv(b))
 		}
 	}
-	if !xfail {
+	if !tolerate {
 		body()
 		return
 	}
 	func() {
+		inBody = true
 		defer func() {
+			inBody = false
 			if r := recover(); r != nil {
 				if _, ok := r.(xfailAbort); !ok {
 					panic(r)
@@ -101,12 +137,29 @@ func runSpec(reg *registration, s *specDef) {
 		}()
 		body()
 	}()
-	if len(failures) > 0 {
-		first := firstLine(failures[0])
+	switch {
+	case len(failures) > 0 && xfail:
+		first := firstLine(failures[0].message)
 		ginkgo.AddReportEntry(entryExpectedFailure, reason+": "+first, ginkgo.ReportEntryVisibilityNever)
 		ginkgo.Skip(fmt.Sprintf("expected failure (Config.ExpectedFailures: %s): %s", reason, first))
+	case len(failures) > 0:
+		warning(s, failures[0])
+	case xfail:
+		msg := fmt.Sprintf("%s passed but Config.ExpectedFailures lists it (%q): remove it from the list", s.id, reason)
+		if warn {
+			warning(s, recorded{message: msg, location: types.NewCodeLocation(0)})
+		} else {
+			ginkgo.Fail(msg)
+		}
 	}
-	ginkgo.Fail(fmt.Sprintf("%s passed but Config.ExpectedFailures lists it (%q): remove it from the list", s.id, reason))
+}
+
+// warning reports the failure f of SHOULD spec s as a warning: a report
+// entry (shown on the console and as a JUnit property) and a skip whose
+// message says why the run goes on.
+func warning(s *specDef, f recorded) {
+	ginkgo.AddReportEntry(entryWarning, fmt.Sprintf("%s\n\nat %s", strings.TrimSpace(f.message), f.location), ginkgo.ReportEntryVisibilityAlways)
+	ginkgo.Skip(fmt.Sprintf("%s %s: %s", s.id, msgWarning, firstLine(f.message)))
 }
 
 func firstLine(s string) string {
@@ -215,16 +268,136 @@ func (b *base) note(msg string) {
 }
 
 // eventually polls f with the state timeout and the poll interval until it
-// passes; desc says what is awaited.
+// passes; desc says what is awaited. On a timeout the spec fails with a
+// message whose first line says what was awaited and what the last check
+// saw ("<desc>: not reached within 6s; last seen: <its failure>"), followed
+// by the count of checks and the last check's full failure and location. A
+// check that calls gomega.StopTrying ends the wait at once ("<desc>: gave up
+// after N checks: <its message>"). A failure of the spec itself inside f
+// (b.fail) stops the wait at once too, with its own message.
 func (b *base) eventually(desc string, f func(g gomega.Gomega)) {
-	b.g.Eventually(f).WithTimeout(b.st.t.State).WithPolling(b.st.t.Poll).
-		Should(gomega.Succeed(), "not reached within %s: %s", b.st.t.State, desc)
+	var last *recorded
+	attempts := 0
+	start := time.Now()
+	ok := b.poller().Eventually(func() error {
+		attempts++
+		var err error
+		last, err = attempt(f)
+		return err
+	}).WithTimeout(b.st.t.State).WithPolling(b.st.t.Poll).Should(gomega.Succeed())
+	if ok || last == nil {
+		return
+	}
+	if last.stopped {
+		b.failHandler(fmt.Sprintf("%s: gave up after %d checks in %s: %s%s",
+			desc, attempts, time.Since(start).Round(time.Millisecond), gist(last.message), last.rest()), 1)
+	}
+	b.failHandler(fmt.Sprintf("%s: not reached within %s; last seen: %s\n\n"+
+		"Checked %d times, every %s, for %s; the last check failed%s:\n%s",
+		desc, b.st.t.State, gist(last.message),
+		attempts, b.st.t.Poll, time.Since(start).Round(time.Millisecond), last.at(), strings.TrimSpace(last.message)), 1)
 }
 
-// consistently checks that f keeps passing for the stable window.
+// consistently checks that f keeps passing for the stable window; desc says
+// what must hold. The first failing check fails the spec with a message
+// whose first line says what did not hold, when, and what was seen.
 func (b *base) consistently(desc string, f func(g gomega.Gomega)) {
-	b.g.Consistently(f).WithTimeout(b.st.t.Stable).WithPolling(b.st.t.Poll).
-		Should(gomega.Succeed(), "did not hold for %s: %s", b.st.t.Stable, desc)
+	var last *recorded
+	attempts := 0
+	start := time.Now()
+	var brokenAfter time.Duration
+	ok := b.poller().Consistently(func() error {
+		attempts++
+		var err error
+		if last, err = attempt(f); last != nil {
+			brokenAfter = time.Since(start).Round(time.Millisecond)
+		}
+		return err
+	}).WithTimeout(b.st.t.Stable).WithPolling(b.st.t.Poll).Should(gomega.Succeed())
+	if ok || last == nil {
+		return
+	}
+	b.failHandler(fmt.Sprintf("%s: did not hold for %s; after %s (check %d) saw: %s\n\n"+
+		"The check failed%s:\n%s",
+		desc, b.st.t.Stable, brokenAfter, attempts, gist(last.message),
+		last.at(), strings.TrimSpace(last.message)), 1)
+}
+
+// at is " at <location>" of a recorded failure, "" when it has none.
+func (r *recorded) at() string {
+	if r.location.FileName == "" {
+		return ""
+	}
+	return " at " + r.location.String()
+}
+
+// rest is the part of the message after its first line, set off by a blank
+// line ("" for a one-line message).
+func (r *recorded) rest() string {
+	_, rest, found := strings.Cut(strings.TrimSpace(r.message), "\n")
+	if !found {
+		return ""
+	}
+	return "\n\n" + rest
+}
+
+// poller is the Gomega that runs the polls of eventually and consistently:
+// its failure message is not used (they write their own), so its handler
+// only lets the assertion return false.
+func (b *base) poller() gomega.Gomega {
+	return gomega.NewGomega(func(string, ...int) {})
+}
+
+// attemptHalt stops one check of a poll at its first failed assertion.
+type attemptHalt struct{}
+
+// stopTrying is what gomega.StopTrying's error also implements.
+type stopTrying interface{ IsStopTrying() bool }
+
+// attempt runs one check f with a Gomega of its own. It returns the check's
+// first failed assertion (nil if none) and the error the poll is to see: the
+// failure, or the polling signal (gomega.StopTrying, gomega.TryAgainAfter)
+// the check raised, which Gomega then acts on. Any other panic (the spec's
+// own failure, a skip) goes on up.
+func attempt(f func(g gomega.Gomega)) (failed *recorded, err error) {
+	g := gomega.NewGomega(func(message string, callerSkip ...int) {
+		skip := 0
+		if len(callerSkip) > 0 {
+			skip = callerSkip[0]
+		}
+		failed = &recorded{message: message, location: types.NewCodeLocation(skip + 1)}
+		panic(attemptHalt{})
+	})
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if _, ok := r.(attemptHalt); ok {
+			err = errors.New(failed.message)
+			return
+		}
+		if signal, ok := r.(gomega.PollingSignalError); ok {
+			st, _ := signal.(stopTrying)
+			failed = &recorded{message: signal.Error(), stopped: st != nil && st.IsStopTrying()}
+			err = signal
+			return
+		}
+		panic(r)
+	}()
+	f(g)
+	return nil, nil
+}
+
+// gist is the one-line form of an assertion's failure: its first line, or,
+// when that is only Gomega's "Expected" (an assertion without description),
+// the whole message on one line.
+func gist(message string) string {
+	first := firstLine(message)
+	if first != "Expected" {
+		return first
+	}
+	return strings.Join(strings.Fields(message), " ")
 }
 
 // uniqueSuffix makes names and UIDs unique across specs and processes.

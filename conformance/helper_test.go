@@ -57,7 +57,12 @@ func TestHelper(t *testing.T) {
 		if m == nil {
 			t.Fatalf("unknown mutant %q", mode)
 		}
-		conformance.Run(t, m.config())
+		// Strict mode: a mutant that breaks only a SHOULD spec fails the
+		// run too, so that every mutant is seen to fail it (without it a
+		// SHOULD failure is a warning; TestGateCombinations checks that).
+		cfg := m.config()
+		cfg.Strict = true
+		conformance.Run(t, cfg)
 	case mode == helperRunTwice:
 		cfg := fakeConfig(nil, nil)
 		conformance.Run(t, cfg)

@@ -50,13 +50,17 @@ const suiteDescription = "KRI conformance"
 // Run runs the whole conformance suite against the providers of cfg from a
 // plain 'go test': it registers the specs and calls ginkgo.RunSpecs itself,
 // so the -ginkgo.* flags (label-filter, focus, junit-report, v, ...) and the
-// -kri.timeout-scale and -kri.summary flags keep working. Unless a label
-// filter is given, the benchmark specs are left out ("!benchmark").
+// -kri.* flags keep working. Unless a label filter is given, the benchmark
+// specs are left out ("!benchmark").
+//
+// Run fails t exactly when the verdict is "not conformant" or, in strict
+// mode, when an applicable SHOULD spec did not pass (see "Verdict and exit
+// status" in the package documentation); a failed SHOULD spec is otherwise a
+// warning. It also fails t when cfg is invalid.
 //
 // Ginkgo runs one suite per test binary: Run may be called once per binary,
 // with one Config that carries both providers. A second call, or a call after
-// DescribePodProvider or DescribeNodeProvider, fails t and says so. Run fails
-// t when cfg is invalid and when any spec fails.
+// DescribePodProvider or DescribeNodeProvider, fails t and says so.
 func Run(t *testing.T, cfg Config) {
 	t.Helper()
 	state.Lock()
@@ -99,8 +103,10 @@ func Run(t *testing.T, cfg Config) {
 //	var _ = conformance.DescribePodProvider(cfg)
 //
 // cfg.NewNodeProvider is ignored. The benchmark specs run only when the
-// label filter names "benchmark". It panics when called twice in one binary
-// or after Run.
+// label filter names "benchmark". RunSpecs then fails as with Run: exactly
+// when the verdict is "not conformant" (or, in strict mode, an applicable
+// SHOULD spec did not pass), and when other nodes of the test package's own
+// suite fail. It panics when called twice in one binary or after Run.
 func DescribePodProvider(cfg Config) bool {
 	return describe(cfg, kindPod)
 }
