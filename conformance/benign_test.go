@@ -160,15 +160,20 @@ func scriptEach(p *fake.PodProvider, script func(*fake.ContainerScript, v1.Conta
 var exitCommand = regexp.MustCompile(`^exit ([0-9]+)$`)
 
 // slowExits makes every container whose command exits at once
-// (sh -c "exit N") run for containerLatency first, with the same code.
+// (sh -c "exit N") run for containerLatency first, with the same code. The
+// fake's scripts are keyed by pod name, so the script of any other container
+// is reset: a pod created again under the same name with another command
+// must not inherit it.
 func slowExits(p *fake.PodProvider) fake.Interceptors {
 	return scriptEach(p, func(s *fake.ContainerScript, c v1.Container) {
 		if len(c.Command) == 3 && c.Command[0] == "sh" && c.Command[1] == "-c" {
 			if m := exitCommand.FindStringSubmatch(c.Command[2]); m != nil {
 				code, _ := strconv.Atoi(m[1])
 				s.ExitAfter(containerLatency, code)
+				return
 			}
 		}
+		s.Reset()
 	})
 }
 

@@ -45,6 +45,7 @@ func (e *podEnv) unchanged(method, what string, want, got any) {
 const changedImage = "kri-conformance/changed:1"
 
 func podInputsOwned(e *podEnv) {
+	ginkgo.By("running a pod, then handing each method a pod, statuses and arguments the spec keeps copies of")
 	pod := e.newPod("inputs", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
 	want := pod.DeepCopy()
@@ -99,6 +100,7 @@ func podInputsOwned(e *podEnv) {
 }
 
 func podSyncNilStatus(e *podEnv) {
+	ginkgo.By("syncing a new pod with a nil podStatus, as an agent does before the PLEG has one")
 	pod := e.newPod("nilstatus", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	if err := e.syncPod(pod, nil); err != nil {
 		e.skipIfNotSupported("SyncPod", err)
@@ -144,6 +146,7 @@ func podKillNilPod(e *podEnv) {
 }
 
 func podRefreshInit(e *podEnv) {
+	ginkgo.By("running a pod whose init container setup exits 0, then refreshing the status the agent builds")
 	pod := e.newPod("refreshinit", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	pod.Spec.InitContainers = []v1.Container{named("setup", e.w().ExitsWithCode(0))}
 	e.syncUntilRunning(pod)

@@ -227,7 +227,7 @@ func podMutants() []*mutant {
 		{
 			name:      "kill-leaves-container-running",
 			violation: "after KillPod returns nil, the pod's first container runs again",
-			want:      []string{"KRI-POD-005", "KRI-POD-014", "KRI-POD-016", "KRI-POD-017", "KRI-POD-018", "KRI-POD-028", "KRI-POD-041", "KRI-POD-047", "KRI-POD-048"},
+			want:      []string{"KRI-POD-005", "KRI-POD-014", "KRI-POD-016", "KRI-POD-017", "KRI-POD-018", "KRI-POD-028", "KRI-POD-041", "KRI-POD-047", "KRI-POD-048", "KRI-POD-055", "KRI-POD-056"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					if err := next.KillPod(ctx, pod, rp, grace); err != nil || pod == nil || len(pod.Spec.Containers) == 0 {
@@ -243,7 +243,7 @@ func podMutants() []*mutant {
 		{
 			name:      "sync-duplicates-running-containers",
 			violation: "SyncPod of a running pod starts a second instance of each running container",
-			want:      []string{"KRI-POD-003"},
+			want:      []string{"KRI-POD-003", "KRI-POD-051"},
 			pod:       duplicator,
 		},
 		{
@@ -283,7 +283,7 @@ func podMutants() []*mutant {
 		{
 			name:      "reason-cache-never-updated",
 			violation: "SyncPod reports container starts to a ReasonCache of its own",
-			want:      []string{"KRI-POD-012", "KRI-POD-013"},
+			want:      []string{"KRI-POD-012", "KRI-POD-013", "KRI-POD-052"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if rc != nil {
@@ -318,7 +318,7 @@ func podMutants() []*mutant {
 		{
 			name:      "sync-hides-start-failures",
 			violation: "SyncPod returns nil although a container failed to start",
-			want:      []string{"KRI-POD-012", "KRI-POD-013"},
+			want:      []string{"KRI-POD-012", "KRI-POD-013", "KRI-POD-052"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					err := next.SyncPod(ctx, pod, st, rc)
@@ -370,15 +370,7 @@ func podMutants() []*mutant {
 		{
 			name:      "syncpod-blocks-forever",
 			violation: "SyncPod never returns (and ignores its context)",
-			want: []string{
-				"KRI-POD-001", "KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-006", "KRI-POD-007",
-				"KRI-POD-008", "KRI-POD-009", "KRI-POD-010", "KRI-POD-011", "KRI-POD-012", "KRI-POD-013",
-				"KRI-POD-014", "KRI-POD-015", "KRI-POD-020", "KRI-POD-021", "KRI-POD-022", "KRI-POD-023",
-				"KRI-POD-025", "KRI-POD-026", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034",
-				"KRI-POD-035", "KRI-POD-036", "KRI-POD-037", "KRI-POD-038", "KRI-POD-039", "KRI-POD-040",
-				"KRI-POD-041", "KRI-POD-042", "KRI-POD-043", "KRI-POD-044", "KRI-POD-045", "KRI-POD-046",
-				"KRI-POD-049", "KRI-POD-050",
-			},
+			want:      []string{"KRI-POD-001", "KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-006", "KRI-POD-007", "KRI-POD-008", "KRI-POD-009", "KRI-POD-010", "KRI-POD-011", "KRI-POD-012", "KRI-POD-013", "KRI-POD-014", "KRI-POD-015", "KRI-POD-020", "KRI-POD-021", "KRI-POD-022", "KRI-POD-023", "KRI-POD-025", "KRI-POD-026", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-037", "KRI-POD-038", "KRI-POD-039", "KRI-POD-040", "KRI-POD-041", "KRI-POD-042", "KRI-POD-043", "KRI-POD-044", "KRI-POD-045", "KRI-POD-046", "KRI-POD-049", "KRI-POD-050", "KRI-POD-051", "KRI-POD-052", "KRI-POD-053", "KRI-POD-054", "KRI-POD-055"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) error {
 					forever()
@@ -398,8 +390,7 @@ func podMutants() []*mutant {
 		{
 			name:      "getpods-panics",
 			violation: "GetPods panics",
-			want: []string{"KRI-POD-005", "KRI-POD-020", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028",
-				"KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044", "KRI-POD-045"},
+			want:      []string{"KRI-POD-005", "KRI-POD-020", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044", "KRI-POD-045", "KRI-POD-053"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPods: func(context.Context, kri.PodProvider, bool) ([]*pkgcontainer.Pod, error) {
 					panic("mutant: GetPods is broken")
@@ -410,7 +401,7 @@ func podMutants() []*mutant {
 		{
 			name:      "restart-policy-ignored",
 			violation: "SyncPod treats every pod as RestartPolicy Never",
-			want:      []string{"KRI-POD-008", "KRI-POD-009", "KRI-POD-037", "KRI-POD-038", "KRI-POD-042"},
+			want:      []string{"KRI-POD-008", "KRI-POD-009", "KRI-POD-037", "KRI-POD-038", "KRI-POD-042", "KRI-POD-051", "KRI-POD-053", "KRI-POD-054"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					return next.SyncPod(ctx, withRestartPolicy(pod, v1.RestartPolicyNever), st, rc)
@@ -445,7 +436,7 @@ func podMutants() []*mutant {
 		{
 			name:      "grace-override-ignored",
 			violation: "KillPod ignores gracePeriodOverride and uses the pod's grace period",
-			want:      []string{"KRI-POD-016", "KRI-POD-017"},
+			want:      []string{"KRI-POD-016", "KRI-POD-017", "KRI-POD-056"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, _ *int64) error {
 					return next.KillPod(ctx, pod, rp, nil)
@@ -510,7 +501,7 @@ func podMutants() []*mutant {
 		{
 			name:      "exit-codes-lost",
 			violation: "GetPodStatus reports exit code 0 for every exited container",
-			want:      []string{"KRI-POD-006", "KRI-POD-008", "KRI-POD-011"},
+			want:      []string{"KRI-POD-006", "KRI-POD-008", "KRI-POD-011", "KRI-POD-056"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
@@ -526,8 +517,7 @@ func podMutants() []*mutant {
 		{
 			name:      "container-ids-unstable",
 			violation: "GetPodStatus reports a new ID for a running container on every call",
-			want: []string{"KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-021", "KRI-POD-022", "KRI-POD-028", "KRI-POD-035",
-				"KRI-POD-040", "KRI-POD-043", "KRI-POD-044"},
+			want:      []string{"KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-021", "KRI-POD-022", "KRI-POD-028", "KRI-POD-035", "KRI-POD-040", "KRI-POD-043", "KRI-POD-044", "KRI-POD-051", "KRI-POD-052", "KRI-POD-053", "KRI-POD-054"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				var calls atomic.Int64
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
@@ -608,7 +598,7 @@ func podMutants() []*mutant {
 		{
 			name:      "sync-error-names-nothing",
 			violation: "SyncPod's error does not say which container failed to start",
-			want:      []string{"KRI-POD-012", "KRI-POD-013"},
+			want:      []string{"KRI-POD-012", "KRI-POD-013", "KRI-POD-052"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					err := next.SyncPod(ctx, pod, st, rc)
@@ -748,7 +738,7 @@ func podMutants() []*mutant {
 		{
 			name:      "restart-count-stuck-at-zero",
 			violation: "every instance reports RestartCount 0, in GetPodStatus and RefreshPodStatus",
-			want:      []string{"KRI-POD-037"},
+			want:      []string{"KRI-POD-037", "KRI-POD-051"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{
 					GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {

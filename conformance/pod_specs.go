@@ -145,12 +145,14 @@ var podSpecs = []*specDef{
 }
 
 func podSyncStartsContainers(e *podEnv) {
+	ginkgo.By("syncing a new pod of two containers until both run")
 	pod := e.newPod("web", v1.RestartPolicyAlways,
 		named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
 }
 
 func podStatusOfUnknownPod(e *podEnv) {
+	ginkgo.By("asking GetPodStatus about a pod the provider never saw")
 	pod := e.newPod("ghost", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	st := e.status(pod) // checks non-nil, ID, name and namespace
 	if len(st.ContainerStatuses) > 0 || len(st.ActiveContainerStatuses) > 0 || len(st.SandboxStatuses) > 0 || len(st.IPs) > 0 {
@@ -160,6 +162,7 @@ func podStatusOfUnknownPod(e *podEnv) {
 }
 
 func podSyncIsIdempotent(e *podEnv) {
+	ginkgo.By("running a pod of two containers, then syncing it again and again")
 	pod := e.newPod("steady", v1.RestartPolicyAlways,
 		named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
 	st := e.syncUntilRunning(pod)
@@ -178,6 +181,7 @@ func podSyncIsIdempotent(e *podEnv) {
 }
 
 func podContainerIDs(e *podEnv) {
+	ginkgo.By("running two pods of two containers each and comparing their container IDs")
 	pods := []*v1.Pod{
 		e.newPod("ids-a", v1.RestartPolicyAlways, named("one", e.w().RunsUntilKilled()), named("two", e.w().RunsUntilKilled())),
 		e.newPod("ids-b", v1.RestartPolicyAlways, named("one", e.w().RunsUntilKilled()), named("two", e.w().RunsUntilKilled())),
@@ -285,6 +289,7 @@ func podGetPods(e *podEnv) {
 }
 
 func podExitedContainer(e *podEnv) {
+	ginkgo.By("syncing a pod whose container exits 3 under RestartPolicy Never")
 	pod := e.newPod("exits", v1.RestartPolicyNever, named("three", e.w().ExitsWithCode(3)))
 	st := e.syncUntil(pod, "container three exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(exitedOf(st, "three")).NotTo(gomega.BeEmpty(), "three has not exited: %s", describeStatus(st))
@@ -308,6 +313,7 @@ func bothExited(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 }
 
 func podRestartNever(e *podEnv) {
+	ginkgo.By("syncing a pod whose containers exit 0 and 3 under RestartPolicy Never, then syncing on")
 	pod := e.newPod("never", v1.RestartPolicyNever, named("ok", e.w().ExitsWithCode(0)), named("bad", e.w().ExitsWithCode(3)))
 	e.syncUntil(pod, "ok and bad exited", bothExited)
 	e.holdSync(pod, false, "no container restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
@@ -347,6 +353,7 @@ func podRestartAlways(e *podEnv) {
 }
 
 func podInitOrder(e *podEnv) {
+	ginkgo.By("syncing a pod with two short init containers, checking the order in every round")
 	pod := e.newPod("init", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	pod.Spec.InitContainers = []v1.Container{
 		named("first", e.w().RunsFor(e.st.t.ShortRun)),
@@ -381,6 +388,7 @@ func podInitOrder(e *podEnv) {
 }
 
 func podInitFailureBlocks(e *podEnv) {
+	ginkgo.By("syncing a pod whose first init container exits 1 under RestartPolicy Never")
 	pod := e.newPod("initfail", v1.RestartPolicyNever, named("app", e.w().RunsUntilKilled()))
 	pod.Spec.InitContainers = []v1.Container{
 		named("first", e.w().ExitsWithCode(1)),
@@ -426,6 +434,7 @@ func (e *podEnv) failStart(pod *v1.Pod) {
 }
 
 func podStartFailureRecorded(e *podEnv) {
+	ginkgo.By("syncing a pod whose container's executable is missing")
 	pod := e.newPod("badstart", v1.RestartPolicyAlways, named("app", e.w().FailsToStart()))
 	e.failStart(pod)
 }
@@ -444,6 +453,7 @@ func podStartSuccessClears(e *podEnv) {
 }
 
 func podKillStopsAll(e *podEnv) {
+	ginkgo.By("running a pod of two containers, then killing it")
 	pod := e.newPod("kill", v1.RestartPolicyAlways,
 		named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
@@ -452,6 +462,7 @@ func podKillStopsAll(e *podEnv) {
 }
 
 func podKillUnknownOrStopped(e *podEnv) {
+	ginkgo.By("killing an unknown pod, a pod whose containers have all exited and a pod twice")
 	unknown := e.newPod("unknown", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	err := e.killPod(unknown, pkgcontainer.Pod{ID: unknown.UID, Name: unknown.Name, Namespace: unknown.Namespace}, agentGrace(unknown))
 	e.expectNil("KillPod", err, "KillPod of a pod the provider does not know")
@@ -545,6 +556,7 @@ func podKillPodGrace(e *podEnv) {
 }
 
 func podDeleteUnknown(e *podEnv) {
+	ginkgo.By("deleting a pod the provider never saw")
 	pod := e.newPod("unknown", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	e.expectNil("DeletePod", e.deletePod(pod), "DeletePod of a pod the provider does not know")
 }
@@ -609,6 +621,7 @@ func (e *podEnv) twoRunningPods() (*v1.Pod, *v1.Pod) {
 }
 
 func podCleanupKeepsDesired(e *podEnv) {
+	ginkgo.By("running two pods, then calling CleanupPods with both as desired pods")
 	a, b := e.twoRunningPods()
 	before := map[types.UID]map[string]pkgcontainer.ContainerID{a.UID: e.runningIDs(a), b.UID: e.runningIDs(b)}
 	e.noError("CleanupPods", e.cleanupPods([]*v1.Pod{a, b}, nil, nil))
@@ -621,6 +634,7 @@ func podCleanupKeepsDesired(e *podEnv) {
 }
 
 func podCleanupKeepsPossiblyRunning(e *podEnv) {
+	ginkgo.By("running two pods, then calling CleanupPods naming one as running pod and the other as possibly running")
 	a, b := e.twoRunningPods()
 	before := map[types.UID]map[string]pkgcontainer.ContainerID{a.UID: e.runningIDs(a), b.UID: e.runningIDs(b)}
 	ra := e.runningPod(a)
@@ -634,6 +648,7 @@ func podCleanupKeepsPossiblyRunning(e *podEnv) {
 }
 
 func podCleanupDropsOrphans(e *podEnv) {
+	ginkgo.By("running two pods, then calling CleanupPods naming only one of them")
 	orphan, desired := e.twoRunningPods()
 	e.noError("CleanupPods", e.cleanupPods([]*v1.Pod{desired}, nil, nil))
 	e.eventually(fmt.Sprintf("orphan pod %s stopped and forgotten", podRef(orphan)), func(g gomega.Gomega) {
@@ -646,6 +661,7 @@ func podCleanupDropsOrphans(e *podEnv) {
 }
 
 func podRefreshUnknown(e *podEnv) {
+	ginkgo.By("refreshing a status of a pod the provider does not know")
 	pod := e.newPod("unknown", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	in := v1.PodStatus{
 		Phase:   v1.PodPending,
@@ -663,6 +679,7 @@ func podRefreshUnknown(e *podEnv) {
 }
 
 func podRefreshContainers(e *podEnv) {
+	ginkgo.By("running a pod with one running and one exited container, then refreshing the status the agent builds")
 	pod := e.newPod("refresh", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(3)))
 	e.syncUntil(pod, "run running and done exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(runningOf(st, "run")).NotTo(gomega.BeNil(), "run is not running: %s", describeStatus(st))
@@ -700,6 +717,7 @@ func statusNames(ss []v1.ContainerStatus) []string {
 }
 
 func podRefreshWaiting(e *podEnv) {
+	ginkgo.By("syncing a pod whose container cannot start, refreshing the status the agent builds each round")
 	pod := e.newPod("waiting", v1.RestartPolicyAlways, named("app", e.w().FailsToStart()))
 	// SyncPod's error and the ReasonCache are the business of KRI-POD-012;
 	// here only RefreshPodStatus counts.
@@ -719,6 +737,7 @@ func podRefreshWaiting(e *podEnv) {
 }
 
 func podCancelledContext(e *podEnv) {
+	ginkgo.By("calling every pod method with a cancelled context")
 	pod := e.newPod("cancelled", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
 	running := e.runningPod(pod)
@@ -863,6 +882,7 @@ func (e *podEnv) concurrentLifecycle(pod *v1.Pod, all []*v1.Pod) error {
 }
 
 func podConcurrentPods(e *podEnv) {
+	ginkgo.By("taking several pods through their lives at once, each with its own worker")
 	n := e.st.cfg.ConcurrentPods
 	pods := make([]*v1.Pod, n)
 	for i := range pods {
@@ -927,27 +947,32 @@ func (e *podEnv) startReturned(within time.Duration, after string, ctxOK bool) {
 }
 
 func podStartReturnsOnCancel(e *podEnv) {
+	ginkgo.By("cancelling the context of a running Start")
 	e.startStillRunning()
 	e.startCancel()
 	e.startReturned(e.st.t.Call, "after its context was cancelled", true)
 }
 
 func podStopEndsStart(e *podEnv) {
+	ginkgo.By("calling Stop while Start runs")
 	e.startStillRunning()
 	e.do("Stop", func(context.Context) { e.p.Stop() })
 	e.startReturned(e.st.t.Stable, "after Stop returned", false)
 }
 
 func podSecondStop(e *podEnv) {
+	ginkgo.By("calling Stop twice")
 	e.do("Stop", func(context.Context) { e.p.Stop() })
 	e.do("Stop", func(context.Context) { e.p.Stop() })
 }
 
 func podStopWithoutStart(e *podEnv) {
+	ginkgo.By("calling Stop on a provider whose Start was never called")
 	e.do("Stop", func(context.Context) { e.p.Stop() })
 }
 
 func podCallsBeforeStart(e *podEnv) {
+	ginkgo.By("syncing and listing pods before Start is called, then starting the provider")
 	pod := e.newPod("early", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	e.noError("SyncPod", e.syncPod(pod, emptyStatus(pod)))
 	e.setLast(pod, e.status(pod))
@@ -957,6 +982,7 @@ func podCallsBeforeStart(e *podEnv) {
 }
 
 func podSyncRejectsBadInput(e *podEnv) {
+	ginkgo.By("syncing a nil pod, a pod without UID and a pod with a nil ReasonCache")
 	good := e.newPod("good", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	noUID := good.DeepCopy()
 	noUID.UID = ""
@@ -970,6 +996,7 @@ func podSyncRejectsBadInput(e *podEnv) {
 }
 
 func podSyncRejectsDuplicateNames(e *podEnv) {
+	ginkgo.By("syncing a pod with two containers of the same name")
 	dup := e.newPod("dup", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()), named("app", e.w().RunsUntilKilled()))
 	e.expectRejected(rejectedSync{"a pod with two containers named app", func(ctx context.Context) error {
 		return e.p.SyncPod(ctx, dup, emptyStatus(dup), e.rc)
@@ -1017,6 +1044,7 @@ func (e *podEnv) expectNothingLeft(pods []*v1.Pod, noUID *v1.Pod) {
 }
 
 func podOwnership(e *podEnv) {
+	ginkgo.By("running a pod while checking that SyncPod leaves its inputs alone, then mutating what the provider returned")
 	pod := e.newPod("owned", v1.RestartPolicyAlways,
 		named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
 	podCopy := pod.DeepCopy()

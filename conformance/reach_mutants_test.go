@@ -2,7 +2,9 @@ package conformance_test
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -60,23 +62,23 @@ func reachMutants() []*mutant {
 			},
 		},
 		{
-			name:      "replaced-instances-take-newest-state",
-			violation: "GetPodStatus reports every exited instance of a container with the exit code and times of its newest exited one",
+			name:      "getpods-lists-newest-only",
+			violation: "GetPods(true) lists only the newest instance of each container, while GetPodStatus reports the replaced ones too",
 			want:      []string{"KRI-POD-053"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
-					newest := map[string]*pkgcontainer.Status{}
-					for _, c := range st.ContainerStatuses {
-						if n := newest[c.Name]; c.State == pkgcontainer.ContainerStateExited && (n == nil || c.CreatedAt.After(n.CreatedAt)) {
-							newest[c.Name] = c
+				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+					pods, err := next.GetPods(ctx, all)
+					for _, p := range pods {
+						newest := map[string]*pkgcontainer.Container{}
+						for _, c := range p.Containers {
+							if n := newest[c.Name]; n == nil || c.CreatedAt > n.CreatedAt {
+								newest[c.Name] = c
+							}
 						}
+						p.Containers = slices.DeleteFunc(p.Containers, func(c *pkgcontainer.Container) bool { return newest[c.Name] != c })
 					}
-					for _, c := range st.ContainerStatuses {
-						if n := newest[c.Name]; n != nil && c.State == pkgcontainer.ContainerStateExited {
-							c.ExitCode, c.StartedAt, c.FinishedAt = n.ExitCode, n.StartedAt, n.FinishedAt
-						}
-					}
-				})}
+					return pods, err
+				}}
 			},
 		},
 		{
@@ -135,13 +137,13 @@ func reachMutants() []*mutant {
 			},
 		},
 		{
-			name:      "kill-needs-the-spec",
-			violation: "KillPod stops only the containers of the pod's spec, so a pod known only as a running pod keeps running",
+			name:      "kill-validates-the-pod",
+			violation: "KillPod rejects, as SyncPod does, a pod without restart policy or commands, such as the runningPod.ToAPIPod() of an orphan",
 			want:      []string{"KRI-POD-056"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
-					if pod != nil && len(pod.Spec.Containers) == 0 {
-						return nil
+					if pod != nil && pod.Spec.RestartPolicy == "" {
+						return errors.New("mutant: invalid pod: spec.restartPolicy is empty")
 					}
 					return next.KillPod(ctx, pod, rp, grace)
 				}}
@@ -149,7 +151,7 @@ func reachMutants() []*mutant {
 		},
 		{
 			name:      "refresh-replaces-conditions",
-			violation: "RefreshNodeStatus replaces the conditions with the provider's own, dropping those other components set",
+			violation: "RefreshNodeStatus keeps only conditions of types it knows, dropping those other components set (example.com/...)",
 			want:      []string{"KRI-NODE-016"},
 			node: func() fake.NodeInterceptors {
 				return fake.NodeInterceptors{RefreshNodeStatus: func(ctx context.Context, next kri.NodeProvider, st *v1.NodeStatus) bool {
@@ -157,7 +159,9 @@ func reachMutants() []*mutant {
 					if st == nil {
 						return changed
 					}
-					own := slices.DeleteFunc(slices.Clone(st.Conditions), func(c v1.NodeCondition) bool { return c.Type != v1.NodeReady })
+					// Domain-qualified types (example.com/...) are never the
+					// provider's own.
+					own := slices.DeleteFunc(slices.Clone(st.Conditions), func(c v1.NodeCondition) bool { return strings.Contains(string(c.Type), "/") })
 					if len(own) != len(st.Conditions) {
 						st.Conditions = own
 						return true

@@ -244,7 +244,7 @@ func podKillRuntimeOnlyPod(e *podEnv) {
 	running := e.runningPod(pod)
 	apiPod := running.ToAPIPod()
 	grace := e.st.graceSecs
-	ginkgo.By(fmt.Sprintf("killing the pod as an orphan: pod = runningPod.ToAPIPod() (no containers in its spec), gracePeriodOverride %d", grace))
+	ginkgo.By(fmt.Sprintf("killing the pod as an orphan: pod = runningPod.ToAPIPod() (container names and images only), gracePeriodOverride %d", grace))
 	start := time.Now()
 	e.noError("KillPod", e.killPod(apiPod, running, &grace))
 	elapsed := time.Since(start)
@@ -254,7 +254,7 @@ func podKillRuntimeOnlyPod(e *podEnv) {
 	st := e.status(pod)
 	for _, name := range []string{"stubborn", "polite"} {
 		if r := runningOf(st, name); r != nil {
-			e.failf("after KillPod of the pod known only as running pod %s (pod.Spec has no containers) returned nil, container %s still runs: %s", podRef(pod), name, describeStatus(st))
+			e.failf("after KillPod of the pod known only as running pod %s (pod = runningPod.ToAPIPod()) returned nil, container %s still runs: %s", podRef(pod), name, describeStatus(st))
 		}
 		ex := exitedOf(st, name)
 		if len(ex) == 0 {

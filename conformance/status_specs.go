@@ -202,6 +202,7 @@ func podRestartCount(e *podEnv) {
 }
 
 func podRestartTimestamps(e *podEnv) {
+	ginkgo.By("syncing a container that exits 1 until it has restarted twice, then comparing the timestamps of its instances")
 	pod := e.newPod("stamps", v1.RestartPolicyAlways, named("app", e.w().ExitsWithCode(1)))
 	h := e.restarted(pod, "app", 3)
 	inst := h.instances()
@@ -230,6 +231,7 @@ func podRestartTimestamps(e *podEnv) {
 }
 
 func podExitReason(e *podEnv) {
+	ginkgo.By("syncing a pod whose containers exit 0 and 3, then reading their reasons")
 	pod := e.newPod("reasons", v1.RestartPolicyNever, named("done", e.w().ExitsWithCode(0)), named("bad", e.w().ExitsWithCode(3)))
 	st := e.syncUntil(pod, "done and bad exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		for _, name := range []string{"done", "bad"} {
@@ -385,6 +387,7 @@ func (e *podEnv) runningAndExited(pod *v1.Pod) *pkgcontainer.PodStatus {
 }
 
 func podActiveStatuses(e *podEnv) {
+	ginkgo.By("running a pod with one running and one exited container, then reading ActiveContainerStatuses")
 	pod := e.newPod("active", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(0)))
 	st := e.runningAndExited(pod)
 	if len(st.ActiveContainerStatuses) == 0 {
@@ -416,6 +419,7 @@ func podActiveStatuses(e *podEnv) {
 }
 
 func podGetPodsStates(e *podEnv) {
+	ginkgo.By("running a pod with one running and one exited container, then comparing GetPods(true) with GetPodStatus")
 	pod := e.newPod("pleg", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(3)))
 	st := e.runningAndExited(pod)
 	var listed *pkgcontainer.Pod

@@ -63,8 +63,9 @@ type PodLifecycleHandler interface {
 	// containers when it is.
 	//
 	// When the agent knows only the running pod (an orphan), pod is
-	// runningPod.ToAPIPod(), whose spec names no containers: KillPod stops
-	// the containers runningPod lists, init containers included.
+	// runningPod.ToAPIPod(), whose spec has only the names and images of
+	// runningPod's containers (no commands, restart policy, init containers
+	// or grace period): KillPod stops the containers runningPod lists.
 	//
 	// After KillPod returns nil, GetPodStatus reports no running container
 	// and no ready sandbox for the pod, and no container of the pod starts
