@@ -440,3 +440,20 @@ func TestTiedCreationTimesKeepProviderOrder(t *testing.T) {
 		t.Errorf("40 instances, two per name and creation time: container statuses (-want +got):\n%s", d)
 	}
 }
+
+// TestConcurrentUse: Generate on the same inputs and reason cache from
+// several goroutines at once (run under -race) gives the same status.
+func TestConcurrentUse(t *testing.T) {
+	pod, status := richInputs()
+	rc := reasonCache(podUID, map[string][2]string{"was": crash})
+	want := podstatus.Generate(pod, status, rc)
+	results := make(chan v1.PodStatus, 8)
+	for range cap(results) {
+		go func() { results <- podstatus.Generate(pod, status, rc) }()
+	}
+	for range cap(results) {
+		if d := cmp.Diff(want, <-results); d != "" {
+			t.Errorf("concurrent Generate differs (-first +concurrent):\n%s", d)
+		}
+	}
+}
