@@ -3,13 +3,15 @@
 // provider returns (kri.PodLifecycleHandler.GetPodStatus) and the
 // kri.ReasonCache its SyncPod reports start failures to.
 //
-// A node agent's pod worker calls, per sync:
+// A node agent's pod worker does, per sync, what the kubelet's SyncPod does
+// (the status first, then the runtime's work on the same runtime status):
 //
 //	status, err := provider.GetPodStatus(ctx, pod)
 //	...
-//	err = provider.SyncPod(ctx, pod, status, reasons)
 //	apiStatus := podstatus.Generate(pod, status, reasons) // pod.Status: the previous status
 //	provider.RefreshPodStatus(pod, &apiStatus)            // provider-specific details
+//	// ... send apiStatus to the API server ...
+//	err = provider.SyncPod(ctx, pod, status, reasons)
 //
 // and, once it has stopped a pod for good, GenerateTerminal.
 //
