@@ -403,3 +403,57 @@ func TestDeletedPodIsNotRestarted(t *testing.T) {
 		t.Errorf("start failure recorded for another pod UID: container statuses (-want +got):\n%s", d)
 	}
 }
+
+// TestRestartCountNeverGoesBack: a runtime that reports a lower restart
+// count than the previous status (a remote backend that lost count, a
+// runtime whose old instances were garbage-collected) does not make the
+// count go back.
+func TestRestartCountNeverGoesBack(t *testing.T) {
+	spec := v1.PodSpec{Containers: containers("app"), RestartPolicy: v1.RestartPolicyAlways}
+	prev := v1.PodStatus{ContainerStatuses: list(withRC(runningC("app", "a1", 1), 5))}
+	got := podstatus.Generate(mkPod(spec, prev), runtimeOnly(runningI("app", "a1", 1)), nil)
+	if d := cmp.Diff(list(withRC(runningC("app", "a1", 1), 5)), got.ContainerStatuses); d != "" {
+		t.Errorf("previous RestartCount 5, runtime 0: container statuses (-want +got):\n%s", d)
+	}
+}
+
+// TestTiedCreationTimesKeepProviderOrder: instances with the same CreatedAt
+// (the kubelet's tests leave it zero) keep the provider's order, the first
+// listed counting as the newer, however many instances there are and
+// whatever order the times come in.
+func TestTiedCreationTimesKeepProviderOrder(t *testing.T) {
+	spec := v1.PodSpec{Containers: containers("a", "b"), RestartPolicy: v1.RestartPolicyAlways}
+	var instances []*pkgcontainer.Status
+	// Oldest first, two instances of each name per creation time.
+	for sec := range 10 {
+		for _, name := range []string{"a", "b"} {
+			for n := range 2 {
+				s := bare(name, pkgcontainer.ContainerStateExited, 100*n+sec)
+				s.CreatedAt = at(sec)
+				instances = append(instances, s)
+			}
+		}
+	}
+	got := podstatus.Generate(mkPod(spec, v1.PodStatus{}), runtimeOnly(instances...), nil)
+	want := list(bareStatus("a", bareTerminated(9), bareTerminated(109)), bareStatus("b", bareTerminated(9), bareTerminated(109)))
+	if d := cmp.Diff(want, got.ContainerStatuses); d != "" {
+		t.Errorf("40 instances, two per name and creation time: container statuses (-want +got):\n%s", d)
+	}
+}
+
+// TestConcurrentUse: Generate on the same inputs and reason cache from
+// several goroutines at once (run under -race) gives the same status.
+func TestConcurrentUse(t *testing.T) {
+	pod, status := richInputs()
+	rc := reasonCache(podUID, map[string][2]string{"was": crash})
+	want := podstatus.Generate(pod, status, rc)
+	results := make(chan v1.PodStatus, 8)
+	for range cap(results) {
+		go func() { results <- podstatus.Generate(pod, status, rc) }()
+	}
+	for range cap(results) {
+		if d := cmp.Diff(want, <-results); d != "" {
+			t.Errorf("concurrent Generate differs (-first +concurrent):\n%s", d)
+		}
+	}
+}

@@ -3,13 +3,15 @@
 // provider returns (kri.PodLifecycleHandler.GetPodStatus) and the
 // kri.ReasonCache its SyncPod reports start failures to.
 //
-// A node agent's pod worker calls, per sync:
+// A node agent's pod worker does, per sync, what the kubelet's SyncPod does
+// (the status first, then the runtime's work on the same runtime status):
 //
 //	status, err := provider.GetPodStatus(ctx, pod)
 //	...
-//	err = provider.SyncPod(ctx, pod, status, reasons)
 //	apiStatus := podstatus.Generate(pod, status, reasons) // pod.Status: the previous status
 //	provider.RefreshPodStatus(pod, &apiStatus)            // provider-specific details
+//	// ... send apiStatus to the API server ...
+//	err = provider.SyncPod(ctx, pod, status, reasons)
 //
 // and, once it has stopped a pod for good, GenerateTerminal.
 //
@@ -65,7 +67,8 @@
 //
 // Started and Ready are set as the kubelet's prober manager sets them for
 // containers without probes: a running container has started and is ready,
-// a regular init container is ready once it exited 0. Probes in the spec are
+// a regular init container is ready once it exited 0; ephemeral containers
+// are left alone (no Started, not ready). Probes in the spec are
 // not run; a node agent that runs them overrides these fields and the
 // Ready and ContainersReady conditions.
 //
@@ -79,7 +82,8 @@
 // while a container runs or some terminated container will be restarted;
 // Succeeded or Failed once every app container has terminated for good.
 // GenerateTerminal reports a pod whose containers have all stopped as
-// Succeeded or Failed whatever its restart policy. A terminal phase in
+// Succeeded or Failed whatever its restart policy (except a static pod, as
+// in the kubelet). A terminal phase in
 // pod.Status is final: it is returned unchanged. Reason and Message are kept
 // from pod.Status while the phase stays the same, and cleared when it
 // changes.
@@ -127,6 +131,16 @@
 //   - Without ActiveContainerStatuses, a running app container tells that
 //     the pod has initialized (any app container for a provider without
 //     sandboxes); the kubelet reads only ActiveContainerStatuses.
+//   - A provider without sandboxes is ready to start containers while it
+//     reports instances; for the kubelet, no sandbox means not ready.
+//   - A sandbox's network namespace mode is compared with the pod's only when
+//     the provider reports one (the kubelet's runtime always does).
+//   - Image falls back to the spec's image and ImageID to the instance's
+//     ImageID when the provider leaves Image or ImageRef empty.
+//   - LastTransitionTime of unchanged conditions, StartTime, HostIP(s) and
+//     the previous ObservedGeneration are kept as the kubelet's status
+//     manager keeps them, without its clock: new transitions and a first
+//     StartTime are left for the caller to stamp.
 //   - Counts beyond the int32 range saturate instead of wrapping around.
 //
 // Everything here is a pure function of its inputs and is safe for

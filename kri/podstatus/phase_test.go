@@ -250,6 +250,18 @@ func TestPhaseRestartAlwaysRestartableInitContainers(t *testing.T) {
 				terminatedC("containerX", "x1", 1, -1)),
 		},
 		{
+			// The same with startedState instead of runningState for
+			// containerX: the phase reads Started from the previous
+			// status (the kubelet's getPhase runs before its prober),
+			// and a started sidecar does not hold the pod in Pending.
+			from:   from + "re-initializing the pod after the sandbox is recreated, restartable init container started",
+			pod:    mkPod(spec, sidecarStarted),
+			status: recreated,
+			want: want(v1.PodRunning, conds(sandboxOK, initOK, crOK),
+				list(runningC("containerA", "a1", 1), runningC("containerB", "b1", 2)),
+				runningC("containerX", "x2", 11)),
+		},
+		{
 			from:   from + "re-initializing the pod after the sandbox is recreated",
 			pod:    mkPod(spec, v1.PodStatus{}),
 			status: recreated,
