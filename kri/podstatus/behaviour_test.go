@@ -155,9 +155,9 @@ func TestNilAndOddInputs(t *testing.T) {
 	}
 }
 
-// TestSpecOrderAndDuplicates: statuses follow the spec, one per name, and
+// TestNameOrderAndDuplicates: statuses are sorted by name, one per name, and
 // only the two newest instances of a name count.
-func TestSpecOrderAndDuplicates(t *testing.T) {
+func TestNameOrderAndDuplicates(t *testing.T) {
 	pod := mkPod(v1.PodSpec{
 		Containers:    []v1.Container{{Name: "zeta"}, {Name: "alpha"}, {Name: "zeta", Image: "ignored"}, {Name: "mid"}},
 		RestartPolicy: v1.RestartPolicyAlways,
@@ -169,10 +169,10 @@ func TestSpecOrderAndDuplicates(t *testing.T) {
 	for _, s := range got.ContainerStatuses {
 		names = append(names, s.Name)
 	}
-	if want := []string{"zeta", "alpha", "mid"}; !slices.Equal(names, want) {
-		t.Errorf("container statuses named %v, want %v (spec order, one per name)", names, want)
+	if want := []string{"alpha", "mid", "zeta"}; !slices.Equal(names, want) {
+		t.Errorf("container statuses named %v, want %v (by name, one per name)", names, want)
 	}
-	if d := cmp.Diff(withLast(runningC("mid", "m3", 30), terminatedS("m2", 20, 2)), got.ContainerStatuses[2]); d != "" {
+	if d := cmp.Diff(withLast(runningC("mid", "m3", 30), terminatedS("m2", 20, 2)), got.ContainerStatuses[1]); d != "" {
 		t.Errorf("three instances of mid: status (-want +got):\n%s", d)
 	}
 }

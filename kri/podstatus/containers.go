@@ -2,6 +2,8 @@ package podstatus
 
 import (
 	"math"
+	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,7 +41,8 @@ const (
 )
 
 // convertList builds the API status of every container of specs (one of the
-// pod's three container lists), in spec order, from the runtime view and
+// pod's three container lists), init containers in spec order and the others
+// by name, from the runtime view and
 // previous, that list's statuses in the previous pod status. It follows the
 // kubelet's convertToAPIContainerStatuses; see the package documentation for
 // where it departs from it. A name that appears twice in specs gets one
@@ -66,6 +69,12 @@ func convertList(pod *v1.Pod, v *runtimeView, specs []v1.Container, previous []v
 	}
 	for i := range out {
 		startFailure(pod, v, spec[i], &out[i], kind)
+	}
+	if kind != initList {
+		// The kubelet sorts app and ephemeral container statuses by name
+		// (kubetypes.SortedContainerStatuses in convertToAPIContainerStatuses);
+		// init containers stay in spec order, the order they run in.
+		slices.SortStableFunc(out, func(a, b v1.ContainerStatus) int { return strings.Compare(a.Name, b.Name) })
 	}
 	return out
 }

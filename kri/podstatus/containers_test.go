@@ -2,12 +2,15 @@ package podstatus_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/kri/podstatus"
 )
 
 // The cases of the kubelet's container-status conversion tests
@@ -365,8 +368,8 @@ func TestContainerRestartPolicyCases(t *testing.T) {
 }
 
 // TestSortedContainers: TestGenerateAPIPodStatusWithSortedContainers lists
-// ten instances in a shuffled order and wants the statuses in order; the
-// kubelet sorts by name, Generate keeps spec order, which is the same here.
+// ten instances in a shuffled order and wants the statuses in order: sorted
+// by name, which is also their spec order here.
 func TestSortedContainers(t *testing.T) {
 	var (
 		spec      v1.PodSpec
@@ -395,4 +398,36 @@ func TestSortedContainers(t *testing.T) {
 		status: runtimeOnly(instances...),
 		want:   want(v1.PodPending, conds(sandboxOK, initOK, crUnready(msg[1:len(msg)-1])), wantList),
 	}})
+}
+
+// TestStatusesSortedByName: app and ephemeral statuses come sorted by name,
+// as the kubelet sorts them (kubetypes.SortedContainerStatuses), init
+// statuses in spec order, the order they run in.
+func TestStatusesSortedByName(t *testing.T) {
+	spec := v1.PodSpec{
+		InitContainers:      []v1.Container{{Name: "zinit"}, {Name: "ainit"}},
+		Containers:          []v1.Container{{Name: "web"}, {Name: "app"}, {Name: "sidecar"}},
+		EphemeralContainers: []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "debug"}}, {EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "attach"}}},
+	}
+	got := podstatus.Generate(mkPod(spec, v1.PodStatus{}), nil, nil)
+	names := func(ss []v1.ContainerStatus) []string {
+		var out []string
+		for _, s := range ss {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		list string
+		got  []v1.ContainerStatus
+		want []string
+	}{
+		{"InitContainerStatuses", got.InitContainerStatuses, []string{"zinit", "ainit"}},
+		{"ContainerStatuses", got.ContainerStatuses, []string{"app", "sidecar", "web"}},
+		{"EphemeralContainerStatuses", got.EphemeralContainerStatuses, []string{"attach", "debug"}},
+	} {
+		if !slices.Equal(names(c.got), c.want) {
+			t.Errorf("Generate lists %s as %v, want %v", c.list, names(c.got), c.want)
+		}
+	}
 }

@@ -26,9 +26,10 @@
 // # Containers
 //
 // Every container of the spec gets exactly one status, in its list
-// (ContainerStatuses, InitContainerStatuses, EphemeralContainerStatuses), in
-// spec order; runtime instances of names not in the spec are ignored. For
-// each container:
+// (ContainerStatuses, InitContainerStatuses, EphemeralContainerStatuses):
+// init containers in spec order, the order they run in, app and ephemeral
+// containers sorted by name, as the kubelet sorts them; runtime instances of
+// names not in the spec are ignored. For each container:
 //
 //   - The newest instance by CreatedAt gives State, ContainerID
 //     (ID.String()), Image (the spec's image when the instance has none),
@@ -115,8 +116,6 @@
 //
 // # Where it departs from the kubelet
 //
-//   - App and ephemeral container statuses are in spec order; the kubelet
-//     sorts them by name (init containers are in spec order in both).
 //   - The kubelet reads the newest instance as the first one the runtime
 //     lists; KRI lists come in any order, so Generate sorts by CreatedAt.
 //   - Not computed: container and pod Resources and AllocatedResources (they

@@ -2,6 +2,8 @@ package podstatus_test
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -322,7 +324,14 @@ func runCases(t *testing.T, cases []genCase) {
 				gen, name = podstatus.GenerateTerminal, "GenerateTerminal"
 			}
 			got := gen(tc.pod, tc.status, rc)
-			if d := cmp.Diff(tc.want, got); d != "" {
+			// The kubelet's tests check app statuses by name; Generate
+			// lists them sorted by name, as the kubelet does
+			// (TestStatusesSortedByName checks the order itself).
+			want := *tc.want.DeepCopy()
+			byName := func(a, b v1.ContainerStatus) int { return strings.Compare(a.Name, b.Name) }
+			slices.SortStableFunc(want.ContainerStatuses, byName)
+			slices.SortStableFunc(want.EphemeralContainerStatuses, byName)
+			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("%s(pod, status, reasons) returned an unexpected status (-want +got):\n%s", name, d)
 			}
 		})
