@@ -557,7 +557,7 @@ func TestStartAndStop(t *testing.T) {
 			}
 		default:
 			// Stop returned, so Start must have returned already.
-			if len(f.p.Calls(fake.ForMethod(fake.MethodStart))) == 0 {
+			if len(f.p.Calls(fake.ForMethod(fake.MethodStart), fake.Returned())) == 0 {
 				t.Fatal("Stop returned before Start did")
 			}
 			if err := recv(t, "Start", done); err != nil {

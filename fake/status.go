@@ -25,16 +25,15 @@ func (c *core) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.Pod
 	p := c.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.scripts.takeMethodFault(MethodGetPodStatus, podKey(pod.Namespace, pod.Name)); err != nil {
+	if err := p.scripts.takeMethodFault(MethodGetPodStatus, pod.Namespace, pod.Name); err != nil {
 		return nil, err
 	}
 	now := p.clock.Now()
 	status := &pkgcontainer.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace, TimeStamp: now}
 	ps := p.pods[pod.UID]
-	if ps == nil {
+	if ps == nil || !p.advancePod(ps, now) {
 		return status, nil
 	}
-	p.advancePod(ps, now)
 	var active string
 	if sb := ps.activeSandbox(); sb != nil {
 		active = sb.id
@@ -110,13 +109,15 @@ func (c *core) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, erro
 	p := c.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.scripts.takeMethodFault(MethodGetPods, ""); err != nil {
+	if err := p.scripts.takeMethodFault(MethodGetPods, "", ""); err != nil {
 		return nil, err
 	}
 	now := p.clock.Now()
 	pods := make([]*pkgcontainer.Pod, 0, len(p.pods))
 	for _, ps := range p.pods {
-		p.advancePod(ps, now)
+		if !p.advancePod(ps, now) {
+			continue
+		}
 		out := &pkgcontainer.Pod{
 			ID:        ps.ref.UID,
 			Name:      ps.ref.Name,
@@ -178,10 +179,9 @@ func (c *core) RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ps := p.pods[pod.UID]
-	if ps == nil {
+	if ps == nil || !p.advancePod(ps, p.clock.Now()) {
 		return
 	}
-	p.advancePod(ps, p.clock.Now())
 	initDone := true
 	podStatus.InitContainerStatuses = nil
 	for _, c := range pod.Spec.InitContainers {
@@ -270,6 +270,12 @@ type ContainerSnapshot struct {
 	Init         bool
 	State        pkgcontainer.State
 	ExitCode     int
+	// Reason and Message are those of an exited instance as GetPodStatus
+	// reports them: Reason "Completed" for exit code 0, "Error" otherwise
+	// (a container killed by a signal included), "StartError" for an
+	// instance left by a failed start (WithStartErrorInstances).
+	Reason       string
+	Message      string
 	RestartCount int
 	CreatedAt    time.Time
 	StartedAt    time.Time
@@ -299,10 +305,9 @@ func (p *PodProvider) Snapshot(key string) (PodSnapshot, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ps := p.pods[p.byKey[key]]
-	if ps == nil {
+	if ps == nil || !p.advancePod(ps, p.clock.Now()) {
 		return PodSnapshot{}, false
 	}
-	p.advancePod(ps, p.clock.Now())
 	return ps.snapshot(), true
 }
 
@@ -314,8 +319,9 @@ func (p *PodProvider) Snapshots() []PodSnapshot {
 	now := p.clock.Now()
 	out := make([]PodSnapshot, 0, len(p.pods))
 	for _, ps := range p.pods {
-		p.advancePod(ps, now)
-		out = append(out, ps.snapshot())
+		if p.advancePod(ps, now) {
+			out = append(out, ps.snapshot())
+		}
 	}
 	slices.SortFunc(out, func(a, b PodSnapshot) int { return comparePodRefs(a.Pod, b.Pod) })
 	return out
@@ -331,6 +337,7 @@ func (ps *podState) snapshot() PodSnapshot {
 		cs := ContainerSnapshot{Name: c.Name, Init: i < len(spec.InitContainers)}
 		if in := ps.containers[c.Name].current(); in != nil {
 			cs.ID, cs.State, cs.ExitCode, cs.RestartCount = in.id, in.state, in.exitCode, in.restartCount
+			cs.Reason, cs.Message = in.reason, in.message
 			cs.CreatedAt, cs.StartedAt, cs.FinishedAt, cs.Terminating = in.createdAt, in.startedAt, in.finishedAt, in.terminating
 		}
 		if item, ok := ps.lastStartErr[c.Name]; ok {
