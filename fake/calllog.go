@@ -49,7 +49,9 @@ type CallFilter func(Call) bool
 func ForMethod(m Method) CallFilter { return func(c Call) bool { return c.Method == m } }
 
 // ForPod selects calls about the pod with the given key ("namespace/name").
-func ForPod(key string) CallFilter { return func(c Call) bool { return keyIs(key, c.Pod.Namespace, c.Pod.Name) } }
+func ForPod(key string) CallFilter {
+	return func(c Call) bool { return keyIs(key, c.Pod.Namespace, c.Pod.Name) }
+}
 
 // Failed selects calls that returned an error.
 func Failed() CallFilter { return func(c Call) bool { return c.Err != nil } }

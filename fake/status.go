@@ -265,11 +265,11 @@ type SandboxSnapshot struct {
 // ContainerSnapshot is a copy of the state of the current instance of one
 // container. ID and State are empty while the container was never created.
 type ContainerSnapshot struct {
-	Name         string
-	ID           string
-	Init         bool
-	State        pkgcontainer.State
-	ExitCode     int
+	Name     string
+	ID       string
+	Init     bool
+	State    pkgcontainer.State
+	ExitCode int
 	// Reason and Message are those of an exited instance as GetPodStatus
 	// reports them: Reason "Completed" for exit code 0, "Error" otherwise
 	// (a container killed by a signal included), "StartError" for an
