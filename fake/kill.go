@@ -61,9 +61,9 @@ func (c *core) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer
 // exited (now if none is left running). The caller holds p.mu.
 func (p *PodProvider) terminate(ps *podState, now time.Time, grace time.Duration, pick func(*instance) bool) time.Time {
 	deadline := now
-	for _, name := range ps.names {
-		script := p.scripts.containers[containerKey{pod: ps.key, name: name}]
-		for _, in := range ps.containers[name].instances {
+	for _, h := range ps.order {
+		script := p.scripts.containers[containerKey{pod: ps.key, name: h.name}]
+		for _, in := range h.instances {
 			if !in.active() || (pick != nil && !pick(in)) {
 				continue
 			}

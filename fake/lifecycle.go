@@ -42,8 +42,7 @@ func (c *core) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer
 	ps := p.podFor(pod, now)
 	p.advancePod(ps, now)
 
-	var result pkgcontainer.PodSyncResult
-	s := syncer{p: p, ps: ps, pod: pod, now: now, result: &result}
+	s := syncer{p: p, ps: ps, pod: pod, now: now}
 	if p.statusDriven {
 		s.status = podStatus
 		if s.status == nil {
@@ -55,8 +54,8 @@ func (c *core) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer
 	} else {
 		s.sync()
 	}
-	reasonCache.Update(pod.UID, result)
-	return result.Error()
+	reasonCache.Update(pod.UID, s.result)
+	return s.result.Error()
 }
 
 // podFor returns the state of pod, made if the fake does not know it yet,
@@ -96,7 +95,7 @@ type syncer struct {
 	// sandbox is the sandbox containers start in, once chosen.
 	sandbox *sandboxState
 	now     time.Time
-	result  *pkgcontainer.PodSyncResult
+	result  pkgcontainer.PodSyncResult
 }
 
 // sync reconciles from the fake's own state.
@@ -226,9 +225,9 @@ func (s *syncer) newInstance(c *v1.Container, init bool, sb *sandboxState) *inst
 	p, ps := s.p, s.ps
 	h := ps.containers[c.Name]
 	if h == nil {
-		h = &containerHistory{}
+		h = &containerHistory{name: c.Name}
 		ps.containers[c.Name] = h
-		ps.names = append(ps.names, c.Name)
+		ps.order = append(ps.order, h)
 	}
 	p.seq++
 	in := &instance{
@@ -236,6 +235,7 @@ func (s *syncer) newInstance(c *v1.Container, init bool, sb *sandboxState) *inst
 		name:         c.Name,
 		init:         init,
 		image:        c.Image,
+		imageID:      imageID(c.Image),
 		hash:         pkgcontainer.HashContainer(c),
 		sandboxID:    sb.id,
 		seq:          p.seq,
@@ -329,8 +329,8 @@ func (p *PodProvider) advanceAll() {
 // reports whether the fake still knows the pod: an orphan is forgotten once
 // none of its containers is active. The caller holds p.mu.
 func (p *PodProvider) advancePod(ps *podState, now time.Time) bool {
-	for _, name := range ps.names {
-		for _, in := range ps.containers[name].instances {
+	for _, h := range ps.order {
+		for _, in := range h.instances {
 			p.advanceInstance(ps, in, now)
 		}
 	}

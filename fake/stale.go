@@ -25,7 +25,7 @@ func (p *PodProvider) staleness(pod *v1.Pod, st *pkgcontainer.PodStatus) string 
 		ps = nil
 	}
 	if st == nil {
-		if ps == nil || (len(ps.sandboxes) == 0 && len(ps.names) == 0) {
+		if ps == nil || (len(ps.sandboxes) == 0 && len(ps.order) == 0) {
 			return ""
 		}
 		return "podStatus is nil, but the runtime has " + ps.describe()
@@ -43,8 +43,8 @@ func (p *PodProvider) staleness(pod *v1.Pod, st *pkgcontainer.PodStatus) string 
 	if d := sandboxDiff(st, ps); d != "" {
 		diffs = append(diffs, d)
 	}
-	for _, name := range ps.names {
-		if d := containerDiff(name, findStatus(st.ContainerStatuses, name), ps.containers[name].current()); d != "" {
+	for _, h := range ps.order {
+		if d := containerDiff(h.name, findStatus(st.ContainerStatuses, h.name), h.current()); d != "" {
 			diffs = append(diffs, d)
 		}
 	}
@@ -129,9 +129,9 @@ func (ps *podState) describe() string {
 	if len(ps.sandboxes) > 0 {
 		parts = append(parts, ps.sandboxes[0].describe())
 	}
-	for _, name := range ps.names {
-		if in := ps.containers[name].current(); in != nil {
-			parts = append(parts, fmt.Sprintf("container %q %s", name, in.describe()))
+	for _, h := range ps.order {
+		if in := h.current(); in != nil {
+			parts = append(parts, fmt.Sprintf("container %q %s", h.name, in.describe()))
 		}
 	}
 	return strings.Join(parts, ", ")

@@ -69,9 +69,10 @@ type podState struct {
 	createdAt time.Time
 	// sandboxes, newest first.
 	sandboxes []*sandboxState
-	// containers by name; names keeps first-start order for stable output.
+	// containers by name; order keeps them in first-start order, for
+	// stable output and to walk them without map lookups.
 	containers map[string]*containerHistory
-	names      []string
+	order      []*containerHistory
 	// lastStartErr holds the failure of the latest start of a container, if
 	// it failed, for RefreshPodStatus.
 	lastStartErr map[string]kri.ReasonItem
@@ -83,7 +84,7 @@ type podState struct {
 // anyActive reports whether some instance of the pod is created or
 // running.
 func (ps *podState) anyActive() bool {
-	for _, h := range ps.containers {
+	for _, h := range ps.order {
 		for _, in := range h.instances {
 			if in.active() {
 				return true
@@ -110,6 +111,7 @@ func (ps *podState) activeSandbox() *sandboxState {
 
 // containerHistory holds the instances of one container, oldest first.
 type containerHistory struct {
+	name      string
 	instances []*instance
 }
 
@@ -133,6 +135,7 @@ type instance struct {
 	name         string
 	init         bool
 	image        string
+	imageID      string // imageID(image), kept to report it without allocating
 	hash         uint64
 	sandboxID    string
 	seq          uint64

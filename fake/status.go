@@ -54,9 +54,9 @@ func (c *core) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.Pod
 // instancesNewestFirst lists every remembered container instance of the pod,
 // the most recently created first, as a runtime reports them.
 func (ps *podState) instancesNewestFirst() []*instance {
-	var all []*instance
-	for _, name := range ps.names {
-		all = append(all, ps.containers[name].instances...)
+	all := make([]*instance, 0, maxInstancesPerContainer*len(ps.order))
+	for _, h := range ps.order {
+		all = append(all, h.instances...)
 	}
 	slices.SortFunc(all, func(a, b *instance) int { return int(b.seq) - int(a.seq) })
 	return all
@@ -72,8 +72,8 @@ func (in *instance) status() *pkgcontainer.Status {
 		FinishedAt:   in.finishedAt,
 		ExitCode:     in.exitCode,
 		Image:        in.image,
-		ImageID:      imageID(in.image),
-		ImageRef:     imageID(in.image),
+		ImageID:      in.imageID,
+		ImageRef:     in.imageID,
 		Hash:         in.hash,
 		RestartCount: in.restartCount,
 		Reason:       in.reason,
@@ -150,8 +150,8 @@ func (in *instance) container() *pkgcontainer.Container {
 		ID:           pkgcontainer.ContainerID{Type: RuntimeName, ID: in.id},
 		Name:         in.name,
 		Image:        in.image,
-		ImageID:      imageID(in.image),
-		ImageRef:     imageID(in.image),
+		ImageID:      in.imageID,
+		ImageRef:     in.imageID,
 		Hash:         in.hash,
 		State:        in.state,
 		PodSandboxID: in.sandboxID,
@@ -212,7 +212,7 @@ func (ps *podState) containerStatus(c v1.Container, waiting string) v1.Container
 	cur := h.current()
 	if cur != nil {
 		st.ContainerID = (&pkgcontainer.ContainerID{Type: RuntimeName, ID: cur.id}).String()
-		st.ImageID = imageID(cur.image)
+		st.ImageID = cur.imageID
 		st.RestartCount = int32(cur.restartCount)
 	}
 	if item, failed := ps.lastStartErr[c.Name]; failed {
