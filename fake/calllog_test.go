@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,5 +105,101 @@ func TestCallIsLoggedWhileInterceptorsStillRun(t *testing.T) {
 	calls = f.p.Calls(fake.ForMethod(fake.MethodCleanupPods))
 	if len(calls) != 1 || !calls[0].Returned || !errors.Is(calls[0].Err, errBoom) || calls[0].Seq != 3 {
 		t.Fatalf("after CleanupPods returned: logged %+v, want it completed in place (Seq 3, Returned, the interceptor's error)", calls)
+	}
+}
+
+func TestWaitForCalls(t *testing.T) {
+	f := newFixture(t)
+	pod := newPod("web", v1.RestartPolicyAlways, container("app", "sleep", "infinity"))
+	f.mustSync(pod)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 2 {
+			_ = f.p.KillPod(context.Background(), pod, pkgcontainer.Pod{ID: pod.UID}, nil)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	calls, err := f.p.WaitForCalls(ctx, 2, fake.ForMethod(fake.MethodKillPod), fake.Returned())
+	if err != nil {
+		t.Fatalf("WaitForCalls(2 returned KillPod calls): %v", err)
+	}
+	if len(calls) != 2 || calls[0].Method != fake.MethodKillPod || !calls[1].Returned {
+		t.Fatalf("WaitForCalls returned %+v, want the 2 KillPod calls, returned", calls)
+	}
+	<-done
+
+	short, cancelShort := context.WithCancel(context.Background())
+	cancelShort()
+	calls, err = f.p.WaitForCalls(short, 3, fake.ForMethod(fake.MethodKillPod))
+	if !errors.Is(err, context.Canceled) || len(calls) != 2 || !strings.Contains(err.Error(), "2 of 3 calls") {
+		t.Fatalf("WaitForCalls(3) with a cancelled context = %d calls, %v; want the 2 so far and an error wrapping context.Canceled that counts them", len(calls), err)
+	}
+	for _, n := range []int{0, -1, fake.DefaultCallLogSize + 1} {
+		if _, err := f.p.WaitForCalls(ctx, n); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("n is %d, want between 1 and the call log's size %d", n, fake.DefaultCallLogSize)) {
+			t.Errorf("WaitForCalls(n=%d) = %v, want an error naming n and the log's size", n, err)
+		}
+	}
+}
+
+func TestSubscribeCalls(t *testing.T) {
+	f := newFixture(t)
+	all := f.p.SubscribeCalls(8)
+	defer all.Close()
+	kills := f.p.SubscribeCalls(8, fake.ForMethod(fake.MethodKillPod), fake.Returned())
+	defer kills.Close()
+	tiny := f.p.SubscribeCalls(1)
+	defer tiny.Close()
+
+	pod := newPod("web", v1.RestartPolicyAlways, container("app", "sleep", "infinity"))
+	f.mustSync(pod) // GetPodStatus, SyncPod
+	if err := f.p.KillPod(context.Background(), pod, pkgcontainer.Pod{ID: pod.UID}, ptr[int64](3)); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for range 6 {
+		c := <-all.C
+		got = append(got, fmt.Sprint(c.Seq, " ", c.Method, " ", c.Returned))
+	}
+	want := []string{"1 GetPodStatus false", "1 GetPodStatus true", "2 SyncPod false", "2 SyncPod true", "3 KillPod false", "3 KillPod true"}
+	if !equalStrings(got, want) {
+		t.Fatalf("SubscribeCalls without filters got %q, want %q", got, want)
+	}
+	if c := <-kills.C; c.Method != fake.MethodKillPod || !c.Returned || c.GracePeriodOverride == nil || *c.GracePeriodOverride != 3 {
+		t.Fatalf("filtered subscription got %+v, want the returned KillPod with its grace period", c)
+	}
+	select {
+	case c := <-kills.C:
+		t.Fatalf("filtered subscription got %+v, want nothing more", c)
+	default:
+	}
+	if n := tiny.Dropped(); n != 5 {
+		t.Errorf("a subscription with room for 1 record dropped %d of 6, want 5", n)
+	}
+	all.Close()
+	all.Close() // harmless
+	f.mustSync(pod)
+	if _, open := <-all.C; open {
+		t.Fatal("C still open after Close")
+	}
+}
+
+func TestCallLogWrapsAfterReset(t *testing.T) {
+	f := newFixture(t, fake.WithCallLogSize(3))
+	ctx := context.Background()
+	for range 2 {
+		_, _ = f.p.GetPods(ctx, false)
+	}
+	f.p.ResetCalls()
+	for i, want := range []string{"[3]", "[3 4]", "[3 4 5]", "[4 5 6]", "[5 6 7]"} {
+		_, _ = f.p.GetPods(ctx, true)
+		var seqs []uint64
+		for _, c := range f.p.Calls() {
+			seqs = append(seqs, c.Seq)
+		}
+		if fmt.Sprint(seqs) != want {
+			t.Fatalf("after 2 calls, ResetCalls and %d calls, a log of size 3 holds calls %v, want %s", i+1, seqs, want)
+		}
 	}
 }
