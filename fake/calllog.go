@@ -225,8 +225,9 @@ type CallSubscription struct {
 }
 
 // SubscribeCalls returns a subscription to the calls that pass every
-// filter, with room for buffer undelivered records (at least 1). Close it
-// when done.
+// filter, with room for buffer undelivered records (at least 1). The filters
+// run inside the call log's lock: they must not call the provider. Close
+// the subscription when done.
 func (p *PodProvider) SubscribeCalls(buffer int, filters ...CallFilter) *CallSubscription {
 	ch := make(chan Call, max(buffer, 1))
 	s := &CallSubscription{C: ch, ch: ch, log: &p.log, filters: filters}
