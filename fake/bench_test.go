@@ -97,3 +97,23 @@ func BenchmarkMemory10000Pods(b *testing.B) {
 	}
 	b.ReportMetric(heapMB, "MB/10k-pods")
 }
+
+// BenchmarkSyncPodNothingToDo measures SyncPod alone of a running pod of
+// three containers handed the status GetPodStatus returned: a sync with
+// nothing to do (target: at most 1 µs and 4 allocations).
+func BenchmarkSyncPodNothingToDo(b *testing.B) {
+	p, pods := populate(b, 1)
+	pod := pods[0]
+	rc := kri.NewReasonCache()
+	ctx := context.Background()
+	st, err := p.GetPodStatus(ctx, pod)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.SyncPod(ctx, pod, st, rc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

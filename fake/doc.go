@@ -10,7 +10,7 @@
 //
 // Per pod, a sandbox and, per container, instances that go created → running
 // → exited, with IDs, image, hash (pkgcontainer.HashContainer), timestamps,
-// exit code, restart count and reason. SyncPod reconciles like a kubelet
+// exit code, reason, restart count. SyncPod reconciles like a kubelet
 // runtime: it creates the sandbox if missing, runs init containers one at a
 // time in order, each to success before the next and before any app
 // container, starts app containers that are not running and restarts exited
@@ -18,6 +18,28 @@
 // start attempt is reported to the ReasonCache handed to SyncPod. KillPod
 // sends SIGTERM (exit code 143) and, to containers that ignore it, SIGKILL
 // (137) once the grace period is over, waiting for that on the clock.
+// CleanupPods stops each orphan the same way and forgets it once none of its
+// containers runs. Each method's documentation says exactly what it does.
+//
+// # Where the fake is kinder than the kubelet's runtime
+//
+// By default SyncPod works from the fake's own state, which is always
+// current, and so forgives a controller some mistakes the kubelet's runtime
+// (pkg/kubelet/kuberuntime) would punish. Options make it strict:
+//
+//   - WithStatusDrivenSync: SyncPod acts on the podStatus it is handed, as
+//     computePodActions does. A stale status delays a restart; a nil or
+//     empty one for a running pod recreates the sandbox and starts the pod
+//     again beside the old containers. Without it the status is ignored, but
+//     the call log still records a stale one (Call.StaleStatus, the
+//     StaleStatus filter).
+//   - WithCrashLoopBackOff (or SetCrashLoopBackOff): restarts wait out the
+//     kubelet's crash-loop back-off (10s doubling to 300s) on the provider's
+//     clock, reported as pkgcontainer.ErrCrashLoopBackOff. Without it every
+//     sync restarts an exited container.
+//   - WithStartErrorInstances: a container that cannot run leaves an exited
+//     instance (exit code 128, reason StartError) and counts a restart, as
+//     under containerd. Without it a failed start leaves no instance.
 //
 // # Command vocabulary
 //
@@ -54,9 +76,60 @@
 //
 // Interceptors (WithInterceptors, SetInterceptors) wrap each method of the
 // fake in the manner of controller-runtime's interceptor package. The call
-// log (Calls, ResetCalls) records every call with the error it returned;
-// Snapshot and Snapshots copy the simulated state; Subscribe and WaitFor
-// observe state transitions without polling.
+// log (Calls, ResetCalls) records every call as the caller saw it, with the
+// error it returned. A call enters the log when it begins, before any of its
+// effects is visible, and is completed when it returns (Call.Returned), so a
+// test that sees an effect finds its call logged. WaitForCalls waits for
+// calls and SubscribeCalls delivers them; Snapshot and Snapshots copy the
+// simulated state; Subscribe and WaitFor observe state transitions. None of
+// them polls.
+//
+// # Time: FakeClock.Step and testing/synctest
+//
+// With WithClock(clocktesting.NewFakeClock(...)) nothing happens until the
+// test steps the clock. What Step does, per k8s.io/utils/clock/testing:
+// before it returns it sets the time and fires every timer then due — it
+// runs AfterFunc callbacks itself (the fake's own only signal its Start loop
+// and wake WaitFor) and sends on the channels of timers, After and tickers.
+// Every read of the fake (Snapshot, GetPodStatus, GetPods, WaitFor's check,
+// any call) applies the transitions due at the clock's current time, so as
+// soon as Step returns a read shows containers exited and latencies and
+// grace periods over.
+//
+// What Step does not wait for: goroutines that its timers wake. A KillPod
+// waiting out a grace period returns a little after Step; while Start runs,
+// subscribers get the events of time passing a little after Step (without
+// Start, at the next call); the controller's own goroutines blocked on the
+// clock run later, and a timer one of them arms after that Step (a retry or
+// resync interval computed once it has seen the new state) is not fired by
+// it. A test that steps again before the controller has armed its timer
+// races it; HasWaiters only counts timers, it cannot tell which.
+//
+// For a controller with timers of its own, run the test in a
+// testing/synctest bubble instead, with the fake on the real clock (the
+// default). Time in a bubble moves only when every goroutine in it is
+// blocked, and synctest.Wait returns when they all are: the controller is
+// idle. Make the provider inside the bubble — its channels must belong to
+// the bubble for Start and WaitFor to count as blocked (a provider made
+// outside makes the bubble hang) — and stop everything before the bubble's
+// function returns:
+//
+//	synctest.Test(t, func(t *testing.T) {
+//		provider := fake.NewPodProvider() // real clock: the bubble's
+//		ctx, cancel := context.WithCancel(t.Context())
+//		var wg sync.WaitGroup
+//		defer func() { cancel(); provider.Stop(); wg.Wait() }()
+//		wg.Go(func() { _ = provider.Start(ctx) })
+//		wg.Go(func() { controller.Run(ctx, provider) }) // the code under test
+//
+//		time.Sleep(30 * time.Second) // the bubble's clock: instant
+//		synctest.Wait()              // the controller and the fake are idle
+//		snap, _ := provider.Snapshot("default/web")
+//		// ... assert on snap, provider.Calls(...), ...
+//	})
+//
+// TestInASynctestBubble in this package runs this pattern with a resyncing
+// pod worker and crash-loop back-off.
 //
 // Everything the fake returns is a copy and every pod handed in is copied:
 // callers and the fake never share memory. Both providers are safe for

@@ -17,6 +17,7 @@ const (
 	EventContainerCreated     EventType = "ContainerCreated"
 	EventContainerStarted     EventType = "ContainerStarted"
 	EventContainerStartFailed EventType = "ContainerStartFailed"
+	EventContainerBackOff     EventType = "ContainerBackOff" // a restart refused in crash-loop back-off
 	EventContainerKilling     EventType = "ContainerKilling" // KillPod sent SIGTERM
 	EventContainerExited      EventType = "ContainerExited"
 	EventPodDeleted           EventType = "PodDeleted"
@@ -32,7 +33,7 @@ type Event struct {
 	Container   string // empty for sandbox and pod events
 	ContainerID string // container or sandbox ID, when there is one
 	ExitCode    int    // for EventContainerExited
-	Message     string // for EventContainerStartFailed: why
+	Message     string // for EventContainerStartFailed and EventContainerBackOff: why
 }
 
 // Subscription receives events on C until Close. Delivery never blocks the

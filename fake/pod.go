@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/flowcontrol"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	"k8s.io/utils/clock"
 
@@ -36,6 +37,10 @@ type PodProvider struct {
 	byKey   map[string]types.UID
 	scripts scriptBook
 	seq     uint64
+	// Behaviours chosen by options (see options.go).
+	statusDriven        bool
+	startErrorInstances bool
+	backOff             *flowcontrol.Backoff // nil: no crash-loop back-off
 
 	log    callLog
 	events *eventHub
@@ -59,15 +64,20 @@ func NewPodProvider(opts ...Option) *PodProvider {
 		cfg.ids = SequentialIDs("")
 	}
 	p := &PodProvider{
-		clock:        cfg.clock,
-		ids:          cfg.ids,
-		interceptors: cfg.interceptors,
-		pods:         map[types.UID]*podState{},
-		byKey:        map[string]types.UID{},
-		log:          callLog{size: cfg.callLogSize},
-		events:       newEventHub(),
-		wakeCh:       make(chan struct{}, 1),
-		stopCh:       make(chan struct{}),
+		clock:               cfg.clock,
+		ids:                 cfg.ids,
+		interceptors:        cfg.interceptors,
+		pods:                map[types.UID]*podState{},
+		byKey:               map[string]types.UID{},
+		statusDriven:        cfg.statusDriven,
+		startErrorInstances: cfg.startErrorInstances,
+		log:                 callLog{size: cfg.callLogSize},
+		events:              newEventHub(),
+		wakeCh:              make(chan struct{}, 1),
+		stopCh:              make(chan struct{}),
+	}
+	if cfg.crashLoopBackOff {
+		p.backOff = newCrashLoopBackOff(p.clock)
 	}
 	p.core = &core{p: p}
 	return p
@@ -87,79 +97,144 @@ func (p *PodProvider) hooks() Interceptors {
 	return p.interceptors
 }
 
-func (p *PodProvider) record(c Call) {
-	c.At = p.clock.Now()
-	p.log.record(c)
+// begin logs c as begun, before the call has any effect, and returns its
+// number for end.
+func (p *PodProvider) begin(c *Call) uint64 {
+	c.Began = p.clock.Now()
+	return p.log.begin(*c)
 }
 
-// SyncPod implements kri.PodLifecycleHandler.
+// end completes the logged call seq with the error the caller gets.
+func (p *PodProvider) end(seq uint64, c *Call, err error) {
+	c.Err, c.At = err, p.clock.Now()
+	p.log.end(seq, *c)
+}
+
+// SyncPod brings the pod to its desired state, as the package documentation
+// describes: it creates the sandbox if the pod has no ready one, runs init
+// containers one after the other to success, starts app containers that are
+// missing and restarts exited ones as the restart policy allows (subject to
+// WithCrashLoopBackOff), never touching a running container. Each start
+// attempt is recorded in reasonCache; SyncPod returns an error naming every
+// container that failed to start (pkgcontainer.PodSyncResult's error).
+//
+// By default SyncPod acts on the fake's own state and ignores podStatus,
+// beyond recording in the call log whether it was stale (Call.StaleStatus);
+// with WithStatusDrivenSync it acts on podStatus as the kubelet's runtime
+// does. A nil pod, a pod without UID or with unnamed or duplicate
+// containers, a nil reasonCache and a done ctx are errors that change
+// nothing. The pod is copied: the fake keeps no memory of it.
 func (p *PodProvider) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer.PodStatus, reasonCache *kri.ReasonCache) error {
+	c := Call{Method: MethodSyncPod, Pod: refOf(pod), StaleStatus: p.staleness(pod, podStatus)}
+	seq := p.begin(&c)
 	var err error
 	if h := p.hooks().SyncPod; h != nil {
 		err = h(ctx, p.core, pod, podStatus, reasonCache)
 	} else {
 		err = p.core.SyncPod(ctx, pod, podStatus, reasonCache)
 	}
-	p.record(Call{Method: MethodSyncPod, Pod: refOf(pod), Err: err})
+	p.end(seq, &c, err)
 	return err
 }
 
-// KillPod implements kri.PodLifecycleHandler.
+// KillPod stops every created or running container of the pod named by
+// runningPod.ID (pod's UID when that is empty): SIGTERM first, which ends a
+// container at once with exit code 143, and, for containers that ignore
+// SIGTERM, SIGKILL (137) when the grace period ends — gracePeriodOverride,
+// else pod's TerminationGracePeriodSeconds, else that of the pod as last
+// synced, else 30s. It then stops the pod's sandboxes. KillPod returns once
+// no container runs, waiting for that on the provider's clock (step a
+// FakeClock past the grace period); a done ctx ends the wait with its
+// error. The containers listed in runningPod are not consulted. Killing a
+// pod the fake does not know, or one with nothing running, returns nil.
+// The pod stays known: SyncPod starts it again in a new sandbox.
 func (p *PodProvider) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error {
+	c := Call{Method: MethodKillPod, Pod: PodRef{UID: runningPod.ID, Namespace: runningPod.Namespace, Name: runningPod.Name}}
+	if c.Pod.UID == "" {
+		c.Pod = refOf(pod)
+	}
+	if gracePeriodOverride != nil {
+		c.GracePeriodOverride = new(*gracePeriodOverride)
+	}
+	seq := p.begin(&c)
 	var err error
 	if h := p.hooks().KillPod; h != nil {
 		err = h(ctx, p.core, pod, runningPod, gracePeriodOverride)
 	} else {
 		err = p.core.KillPod(ctx, pod, runningPod, gracePeriodOverride)
 	}
-	c := Call{Method: MethodKillPod, Pod: PodRef{UID: runningPod.ID, Namespace: runningPod.Namespace, Name: runningPod.Name}, Err: err}
-	if c.Pod.UID == "" {
-		c.Pod = refOf(pod)
-	}
-	if gracePeriodOverride != nil {
-		g := *gracePeriodOverride
-		c.GracePeriodOverride = &g
-	}
-	p.record(c)
+	p.end(seq, &c, err)
 	return err
 }
 
-// DeletePod implements kri.PodLifecycleHandler.
+// DeletePod forgets the pod (by UID) at once: containers still running are
+// dropped without SIGTERM or events of their own, and EventPodDeleted is
+// published. Deleting a pod the fake does not know returns nil.
 func (p *PodProvider) DeletePod(ctx context.Context, pod *v1.Pod) error {
+	c := Call{Method: MethodDeletePod, Pod: refOf(pod)}
+	seq := p.begin(&c)
 	var err error
 	if h := p.hooks().DeletePod; h != nil {
 		err = h(ctx, p.core, pod)
 	} else {
 		err = p.core.DeletePod(ctx, pod)
 	}
-	p.record(Call{Method: MethodDeletePod, Pod: refOf(pod), Err: err})
+	p.end(seq, &c, err)
 	return err
 }
 
-// CleanupPods implements kri.PodLifecycleHandler.
+// CleanupPods stops every pod the fake knows whose UID none of pods,
+// runningPods and possiblyRunningPods names (an orphan), as KillPod would
+// with the orphan's own grace period (as last synced, else 30s): SIGTERM
+// at once, with its events, SIGKILL when the grace period ends for
+// containers that ignore SIGTERM, sandboxes stopped. An orphan is
+// forgotten (EventPodDeleted) as soon as none of its containers is active:
+// during the call when they all honour SIGTERM, else when the grace period
+// ends (published as the clock reaches it while Start runs, else at the
+// next call). CleanupPods does not wait for that. A SyncPod of an orphan
+// before it is forgotten makes it a desired pod again. Pods named by any
+// argument are not touched.
 func (p *PodProvider) CleanupPods(ctx context.Context, pods []*v1.Pod, runningPods []*pkgcontainer.Pod, possiblyRunningPods map[types.UID]sets.Empty) error {
+	c := Call{Method: MethodCleanupPods}
+	seq := p.begin(&c)
 	var err error
 	if h := p.hooks().CleanupPods; h != nil {
 		err = h(ctx, p.core, pods, runningPods, possiblyRunningPods)
 	} else {
 		err = p.core.CleanupPods(ctx, pods, runningPods, possiblyRunningPods)
 	}
-	p.record(Call{Method: MethodCleanupPods, Err: err})
+	p.end(seq, &c, err)
 	return err
 }
 
-// RefreshPodStatus implements kri.PodLifecycleHandler.
+// RefreshPodStatus sets podStatus.InitContainerStatuses and
+// ContainerStatuses, one per container of pod's spec, from the fake's
+// state of the pod (by UID): Running, Terminated with exit code and reason,
+// or Waiting — with the failure of the latest start as reason and message
+// when it failed (CrashLoopBackOff included), else ContainerCreating or
+// PodInitializing. LastTerminationState is the previous instance's end.
+// Every other field of podStatus is left alone, and so is all of podStatus
+// for a pod the fake does not know or a nil pod.
 func (p *PodProvider) RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus) {
+	c := Call{Method: MethodRefreshPodStatus, Pod: refOf(pod)}
+	seq := p.begin(&c)
 	if h := p.hooks().RefreshPodStatus; h != nil {
 		h(p.core, pod, podStatus)
 	} else {
 		p.core.RefreshPodStatus(pod, podStatus)
 	}
-	p.record(Call{Method: MethodRefreshPodStatus, Pod: refOf(pod)})
+	p.end(seq, &c, nil)
 }
 
-// GetPodStatus implements kri.PodLifecycleHandler.
+// GetPodStatus returns the runtime status of the pod (by UID) as of the
+// clock's current time: every remembered instance (the current one and the
+// one before it, per container), newest first, and the sandboxes, newest
+// first. ActiveContainerStatuses lists the instances of the ready sandbox.
+// A pod the fake does not know gets a status without containers or
+// sandboxes. The status is a new copy at each call.
 func (p *PodProvider) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+	c := Call{Method: MethodGetPodStatus, Pod: refOf(pod)}
+	seq := p.begin(&c)
 	var (
 		status *pkgcontainer.PodStatus
 		err    error
@@ -169,12 +244,16 @@ func (p *PodProvider) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontai
 	} else {
 		status, err = p.core.GetPodStatus(ctx, pod)
 	}
-	p.record(Call{Method: MethodGetPodStatus, Pod: refOf(pod), Err: err})
+	p.end(seq, &c, err)
 	return status, err
 }
 
-// GetPods implements kri.PodLifecycleHandler.
+// GetPods lists the pods the fake knows, sorted by namespace, name and
+// UID, with their running containers and ready sandboxes; with all, every
+// remembered instance and sandbox, and pods with nothing running too.
 func (p *PodProvider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, error) {
+	c := Call{Method: MethodGetPods, All: all}
+	seq := p.begin(&c)
 	var (
 		pods []*pkgcontainer.Pod
 		err  error
@@ -184,34 +263,40 @@ func (p *PodProvider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Po
 	} else {
 		pods, err = p.core.GetPods(ctx, all)
 	}
-	p.record(Call{Method: MethodGetPods, All: all, Err: err})
+	p.end(seq, &c, err)
 	return pods, err
 }
 
-// Start implements kri.PodLifecycleHandler: it blocks until ctx is done or
-// Stop is called, then returns nil. While it runs, transitions that are due
-// because time passed are applied and published to subscribers as soon as
-// the clock reaches them.
+// Start blocks until ctx is done or Stop is called, then returns nil.
+// While it runs, transitions that are due because time passed are applied
+// and published to subscribers as soon as the clock reaches them (without
+// Start they are applied at the next call). A second Start while one runs,
+// or a Start after Stop, returns nil at once.
 func (p *PodProvider) Start(ctx context.Context) error {
+	c := Call{Method: MethodStart}
+	seq := p.begin(&c)
 	var err error
 	if h := p.hooks().Start; h != nil {
 		err = h(ctx, p.core)
 	} else {
 		err = p.core.Start(ctx)
 	}
-	p.record(Call{Method: MethodStart, Err: err})
+	p.end(seq, &c, err)
 	return err
 }
 
-// Stop implements kri.PodLifecycleHandler: it ends Start and returns once
-// Start has returned. Later calls do nothing.
+// Stop ends Start and returns once Start has returned. Later calls do
+// nothing, and so does a Stop without Start (a later Start then returns at
+// once).
 func (p *PodProvider) Stop() {
+	c := Call{Method: MethodStop}
+	seq := p.begin(&c)
 	if h := p.hooks().Stop; h != nil {
 		h(p.core)
 	} else {
 		p.core.Stop()
 	}
-	p.record(Call{Method: MethodStop})
+	p.end(seq, &c, nil)
 }
 
 // core is the fake without interceptors and without the call log: the

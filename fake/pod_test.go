@@ -557,7 +557,7 @@ func TestStartAndStop(t *testing.T) {
 			}
 		default:
 			// Stop returned, so Start must have returned already.
-			if len(f.p.Calls(fake.ForMethod(fake.MethodStart))) == 0 {
+			if len(f.p.Calls(fake.ForMethod(fake.MethodStart), fake.Returned())) == 0 {
 				t.Fatal("Stop returned before Start did")
 			}
 			if err := recv(t, "Start", done); err != nil {
@@ -691,3 +691,45 @@ func TestCancelledContextIsRespected(t *testing.T) {
 }
 
 var _ = kri.NewReasonCache
+
+// TestChangedSpecsAreSeen changes a synced pod in place, one field at a
+// time, as a controller reusing its objects would: SyncPod must notice each
+// change (it copies the spec only when it changed).
+func TestChangedSpecsAreSeen(t *testing.T) {
+	f := newFixture(t)
+	pod := newPod("web", v1.RestartPolicyAlways, container("app", "sh", "-c", "exit 3"))
+	f.mustSync(pod)
+	pod.Spec.Containers[0].Command[2] = "exit 4" // in place: the same slice
+	_ = f.sync(pod)
+	if c := f.current(pod, "app"); c.ExitCode != 4 {
+		t.Fatalf("after changing the command in place, the restarted app is %+v, want exit code 4", c)
+	}
+	pod.Spec.Containers[0].Image = "busybox:1.37"
+	_ = f.sync(pod)
+	if c := f.current(pod, "app"); c.Image != "busybox:1.37" {
+		t.Fatalf("after changing the image, the restarted app is %+v, want image busybox:1.37", c)
+	}
+	pod.Spec.RestartPolicy = v1.RestartPolicyNever
+	before := f.current(pod, "app").ID
+	_ = f.sync(pod)
+	if c := f.current(pod, "app"); c.ID != before {
+		t.Fatalf("after changing the restart policy to Never, app was restarted: %+v", c)
+	}
+	pod.Spec.RestartPolicy = v1.RestartPolicyAlways
+	pod.Spec.Containers[0].Command[2] = "sleep infinity"
+	f.mustSync(pod)
+	pod.Spec.TerminationGracePeriodSeconds = ptr[int64](7)
+	f.mustSync(pod)
+	f.p.Container("default/web", "app").IgnoreSIGTERM()
+	done := make(chan error, 1)
+	running := pkgcontainer.ConvertPodStatusToRunningPod(fake.RuntimeName, f.status(pod))
+	go func() { done <- f.p.KillPod(context.Background(), nil, running, nil) }()
+	f.waitTerminating(pod, "app")
+	f.clock.Step(7 * time.Second) // the grace period of the pod as last synced
+	if err := recv(t, "KillPod", done); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.current(pod, "app"); c.ExitCode != 137 || !c.FinishedAt.Equal(t0.Add(7*time.Second)) {
+		t.Fatalf("KillPod without pod: app %+v, want SIGKILL after the synced grace period of 7s", c)
+	}
+}

@@ -82,11 +82,12 @@ func (b *scriptBook) container(k containerKey) *containerScript {
 	return s
 }
 
-// takeMethodFault consumes one matching fault, pod-specific ones first.
-func (b *scriptBook) takeMethodFault(m Method, key string) error {
+// takeMethodFault consumes one matching fault for the pod namespace/name
+// (none for methods about no pod), pod-specific ones first.
+func (b *scriptBook) takeMethodFault(m Method, namespace, name string) error {
 	var match *methodFault
 	for _, f := range b.methods {
-		if f.method != m || f.remaining == 0 || (f.key != "" && f.key != key) {
+		if f.method != m || f.remaining == 0 || (f.key != "" && !keyIs(f.key, namespace, name)) {
 			continue
 		}
 		if match == nil || (match.key == "" && f.key != "") {
@@ -154,17 +155,23 @@ func (s *PodScript) Container(name string) *ContainerScript {
 }
 
 // Fail makes the next times calls of method for this pod return an error
-// wrapping err (Always: every call). It applies to SyncPod, KillPod,
-// DeletePod, GetPodStatus, GetPods and CleanupPods; for the last two the pod
-// key is ignored — use PodProvider.Fail. A failing call changes nothing.
-// Scripting another method is an error.
+// wrapping err (Always, or any negative count: every call; a nil err means
+// "injected <method> error"). It applies to SyncPod, KillPod, DeletePod and
+// GetPodStatus. A failing call changes nothing. Scripting another method
+// (GetPods and CleanupPods concern no pod: use PodProvider.Fail), or a count
+// of 0, is an error and scripts nothing.
 func (s *PodScript) Fail(method Method, times int, err error) error {
+	if method == MethodGetPods || method == MethodCleanupPods {
+		return fmt.Errorf("fake: cannot script %s to fail for pod %q: it is not called for one pod; use PodProvider.Fail", method, s.key)
+	}
 	return s.p.addMethodFault(method, s.key, times, err)
 }
 
 // Fail makes the next times calls of method, for any pod, return an error
-// wrapping err (Always: every call). Faults scripted for a pod are used
-// before these. Scripting a method that returns no error is an error.
+// wrapping err (Always, or any negative count: every call; a nil err means
+// "injected <method> error"). Faults scripted for a pod are used before
+// these. Scripting a method that returns no error, or a count of 0, is an
+// error and scripts nothing.
 func (p *PodProvider) Fail(method Method, times int, err error) error {
 	return p.addMethodFault(method, "", times, err)
 }
@@ -174,7 +181,7 @@ func (p *PodProvider) addMethodFault(method Method, key string, times int, err e
 		return fmt.Errorf("fake: cannot script %q to fail: only SyncPod, KillPod, DeletePod, CleanupPods, GetPodStatus and GetPods return errors", method)
 	}
 	if times == 0 {
-		return nil
+		return fmt.Errorf("fake: cannot script %s to fail 0 times: give a count of at least 1, or Always", method)
 	}
 	if err == nil {
 		err = fmt.Errorf("injected %s error", method)

@@ -3,6 +3,7 @@ package fake_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -209,5 +210,38 @@ func TestCallLog(t *testing.T) {
 	_, _ = f.p.GetPods(context.Background(), false)
 	if got := f.p.Calls(); len(got) != 1 || got[0].Seq != 6 {
 		t.Fatalf("after reset, next call = %+v, want seq 6", got)
+	}
+}
+
+func TestBadFaultScriptsAreErrors(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		name   string
+		script func() error
+		want   string
+	}{
+		{"a count of 0", func() error { return f.p.Fail(fake.MethodKillPod, 0, errBoom) },
+			"cannot script KillPod to fail 0 times: give a count of at least 1, or Always"},
+		{"a count of 0 for a pod", func() error { return f.p.Pod("default/web").Fail(fake.MethodSyncPod, 0, errBoom) },
+			"cannot script SyncPod to fail 0 times"},
+		{"a method without error", func() error { return f.p.Fail(fake.MethodStop, 1, errBoom) },
+			`cannot script "Stop" to fail`},
+		{"GetPods for a pod", func() error { return f.p.Pod("default/web").Fail(fake.MethodGetPods, 1, errBoom) },
+			`cannot script GetPods to fail for pod "default/web": it is not called for one pod; use PodProvider.Fail`},
+		{"CleanupPods for a pod", func() error { return f.p.Pod("default/web").Fail(fake.MethodCleanupPods, fake.Always, errBoom) },
+			`cannot script CleanupPods to fail for pod "default/web"`},
+	} {
+		if err := tc.script(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+	// Nothing was scripted.
+	pod := newPod("web", v1.RestartPolicyAlways, container("app", "sleep", "infinity"))
+	f.mustSync(pod)
+	if err := f.kill(pod, nil); err != nil {
+		t.Errorf("KillPod = %v after rejected scripts, want nil", err)
+	}
+	if _, err := f.p.GetPods(context.Background(), true); err != nil {
+		t.Errorf("GetPods = %v after rejected scripts, want nil", err)
 	}
 }

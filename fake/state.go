@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/workload"
 )
 
 // RuntimeName is the container runtime type the fake reports in container
@@ -41,6 +42,16 @@ func podKey(namespace, name string) string {
 	return namespace + "/" + name
 }
 
+// keyIs reports whether key is podKey(namespace, name), without building
+// that string.
+func keyIs(key, namespace, name string) bool {
+	if namespace == "" {
+		return key == name
+	}
+	return len(key) == len(namespace)+1+len(name) && key[len(namespace)] == '/' &&
+		key[:len(namespace)] == namespace && key[len(namespace)+1:] == name
+}
+
 func refOf(pod *v1.Pod) PodRef {
 	if pod == nil {
 		return PodRef{}
@@ -50,17 +61,37 @@ func refOf(pod *v1.Pod) PodRef {
 
 // podState is everything the fake knows of one pod.
 type podState struct {
-	ref       PodRef
-	pod       *v1.Pod // the latest spec handed to SyncPod, a private copy
+	ref PodRef
+	key string // ref.Key(), kept to look scripts up without allocating
+	// pod is a private copy of what the fake uses of the latest pod handed
+	// to SyncPod (see specCopy).
+	pod       *v1.Pod
 	createdAt time.Time
 	// sandboxes, newest first.
 	sandboxes []*sandboxState
-	// containers by name; names keeps first-start order for stable output.
+	// containers by name; order keeps them in first-start order, for
+	// stable output and to walk them without map lookups.
 	containers map[string]*containerHistory
-	names      []string
+	order      []*containerHistory
 	// lastStartErr holds the failure of the latest start of a container, if
 	// it failed, for RefreshPodStatus.
 	lastStartErr map[string]kri.ReasonItem
+	// orphan is set once CleanupPods has stopped the pod: it is forgotten
+	// as soon as none of its containers is active any more.
+	orphan bool
+}
+
+// anyActive reports whether some instance of the pod is created or
+// running.
+func (ps *podState) anyActive() bool {
+	for _, h := range ps.order {
+		for _, in := range h.instances {
+			if in.active() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 type sandboxState struct {
@@ -80,6 +111,7 @@ func (ps *podState) activeSandbox() *sandboxState {
 
 // containerHistory holds the instances of one container, oldest first.
 type containerHistory struct {
+	name      string
 	instances []*instance
 }
 
@@ -103,6 +135,7 @@ type instance struct {
 	name         string
 	init         bool
 	image        string
+	imageID      string // imageID(image), kept to report it without allocating
 	hash         uint64
 	sandboxID    string
 	seq          uint64
@@ -141,16 +174,16 @@ func (in *instance) stopTimers() {
 	in.timers = nil
 }
 
-// advance moves the instance to the state it is in at now, reporting each
-// transition to emit in order.
-func (in *instance) advance(now time.Time, emit func(EventType, *instance)) {
+// advance moves the instance to the state it is in at now and reports
+// which transitions that took: started (created to running) and exited.
+func (in *instance) advance(now time.Time) (started, exited bool) {
 	if in.state == pkgcontainer.ContainerStateCreated && !in.runningAt.After(now) {
 		in.state = pkgcontainer.ContainerStateRunning
 		in.startedAt = in.runningAt
-		emit(EventContainerStarted, in)
+		started = true
 	}
 	if in.state != pkgcontainer.ContainerStateRunning {
-		return
+		return started, false
 	}
 	natural := !in.runsForever && !in.exitAt.After(now)
 	killed := in.terminating && !in.killAt.After(now)
@@ -160,10 +193,10 @@ func (in *instance) advance(now time.Time, emit func(EventType, *instance)) {
 	case killed:
 		in.exit(in.killAt, exitCodeSIGKILL)
 	default:
-		return
+		return started, false
 	}
 	in.stopTimers()
-	emit(EventContainerExited, in)
+	return started, true
 }
 
 // Exit codes of a container ended by a signal: 128 + the signal number.
@@ -180,9 +213,12 @@ func (in *instance) exit(at time.Time, code int) {
 	in.finishedAt = at
 	in.exitCode = code
 	in.terminating = false
-	if code == 0 {
-		in.reason = "Completed"
-	} else {
-		in.reason = "Error"
-	}
+	in.reason = workload.ExitReason(code)
 }
+
+// Exit code and reason of an instance the runtime created but could not
+// start, as containerd reports it.
+const (
+	exitCodeStartError = 128
+	reasonStartError   = "StartError"
+)

@@ -25,16 +25,15 @@ func (c *core) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.Pod
 	p := c.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.scripts.takeMethodFault(MethodGetPodStatus, podKey(pod.Namespace, pod.Name)); err != nil {
+	if err := p.scripts.takeMethodFault(MethodGetPodStatus, pod.Namespace, pod.Name); err != nil {
 		return nil, err
 	}
 	now := p.clock.Now()
 	status := &pkgcontainer.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace, TimeStamp: now}
 	ps := p.pods[pod.UID]
-	if ps == nil {
+	if ps == nil || !p.advancePod(ps, now) {
 		return status, nil
 	}
-	p.advancePod(ps, now)
 	var active string
 	if sb := ps.activeSandbox(); sb != nil {
 		active = sb.id
@@ -55,9 +54,9 @@ func (c *core) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.Pod
 // instancesNewestFirst lists every remembered container instance of the pod,
 // the most recently created first, as a runtime reports them.
 func (ps *podState) instancesNewestFirst() []*instance {
-	var all []*instance
-	for _, name := range ps.names {
-		all = append(all, ps.containers[name].instances...)
+	all := make([]*instance, 0, maxInstancesPerContainer*len(ps.order))
+	for _, h := range ps.order {
+		all = append(all, h.instances...)
 	}
 	slices.SortFunc(all, func(a, b *instance) int { return int(b.seq) - int(a.seq) })
 	return all
@@ -73,8 +72,8 @@ func (in *instance) status() *pkgcontainer.Status {
 		FinishedAt:   in.finishedAt,
 		ExitCode:     in.exitCode,
 		Image:        in.image,
-		ImageID:      imageID(in.image),
-		ImageRef:     imageID(in.image),
+		ImageID:      in.imageID,
+		ImageRef:     in.imageID,
 		Hash:         in.hash,
 		RestartCount: in.restartCount,
 		Reason:       in.reason,
@@ -110,13 +109,15 @@ func (c *core) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, erro
 	p := c.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.scripts.takeMethodFault(MethodGetPods, ""); err != nil {
+	if err := p.scripts.takeMethodFault(MethodGetPods, "", ""); err != nil {
 		return nil, err
 	}
 	now := p.clock.Now()
 	pods := make([]*pkgcontainer.Pod, 0, len(p.pods))
 	for _, ps := range p.pods {
-		p.advancePod(ps, now)
+		if !p.advancePod(ps, now) {
+			continue
+		}
 		out := &pkgcontainer.Pod{
 			ID:        ps.ref.UID,
 			Name:      ps.ref.Name,
@@ -149,8 +150,8 @@ func (in *instance) container() *pkgcontainer.Container {
 		ID:           pkgcontainer.ContainerID{Type: RuntimeName, ID: in.id},
 		Name:         in.name,
 		Image:        in.image,
-		ImageID:      imageID(in.image),
-		ImageRef:     imageID(in.image),
+		ImageID:      in.imageID,
+		ImageRef:     in.imageID,
 		Hash:         in.hash,
 		State:        in.state,
 		PodSandboxID: in.sandboxID,
@@ -178,10 +179,9 @@ func (c *core) RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ps := p.pods[pod.UID]
-	if ps == nil {
+	if ps == nil || !p.advancePod(ps, p.clock.Now()) {
 		return
 	}
-	p.advancePod(ps, p.clock.Now())
 	initDone := true
 	podStatus.InitContainerStatuses = nil
 	for _, c := range pod.Spec.InitContainers {
@@ -212,7 +212,7 @@ func (ps *podState) containerStatus(c v1.Container, waiting string) v1.Container
 	cur := h.current()
 	if cur != nil {
 		st.ContainerID = (&pkgcontainer.ContainerID{Type: RuntimeName, ID: cur.id}).String()
-		st.ImageID = imageID(cur.image)
+		st.ImageID = cur.imageID
 		st.RestartCount = int32(cur.restartCount)
 	}
 	if item, failed := ps.lastStartErr[c.Name]; failed {
@@ -265,11 +265,17 @@ type SandboxSnapshot struct {
 // ContainerSnapshot is a copy of the state of the current instance of one
 // container. ID and State are empty while the container was never created.
 type ContainerSnapshot struct {
-	Name         string
-	ID           string
-	Init         bool
-	State        pkgcontainer.State
-	ExitCode     int
+	Name     string
+	ID       string
+	Init     bool
+	State    pkgcontainer.State
+	ExitCode int
+	// Reason and Message are those of an exited instance as GetPodStatus
+	// reports them: Reason "Completed" for exit code 0, "Error" otherwise
+	// (a container killed by a signal included), "StartError" for an
+	// instance left by a failed start (WithStartErrorInstances).
+	Reason       string
+	Message      string
 	RestartCount int
 	CreatedAt    time.Time
 	StartedAt    time.Time
@@ -299,10 +305,9 @@ func (p *PodProvider) Snapshot(key string) (PodSnapshot, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ps := p.pods[p.byKey[key]]
-	if ps == nil {
+	if ps == nil || !p.advancePod(ps, p.clock.Now()) {
 		return PodSnapshot{}, false
 	}
-	p.advancePod(ps, p.clock.Now())
 	return ps.snapshot(), true
 }
 
@@ -314,8 +319,9 @@ func (p *PodProvider) Snapshots() []PodSnapshot {
 	now := p.clock.Now()
 	out := make([]PodSnapshot, 0, len(p.pods))
 	for _, ps := range p.pods {
-		p.advancePod(ps, now)
-		out = append(out, ps.snapshot())
+		if p.advancePod(ps, now) {
+			out = append(out, ps.snapshot())
+		}
 	}
 	slices.SortFunc(out, func(a, b PodSnapshot) int { return comparePodRefs(a.Pod, b.Pod) })
 	return out
@@ -331,6 +337,7 @@ func (ps *podState) snapshot() PodSnapshot {
 		cs := ContainerSnapshot{Name: c.Name, Init: i < len(spec.InitContainers)}
 		if in := ps.containers[c.Name].current(); in != nil {
 			cs.ID, cs.State, cs.ExitCode, cs.RestartCount = in.id, in.state, in.exitCode, in.restartCount
+			cs.Reason, cs.Message = in.reason, in.message
 			cs.CreatedAt, cs.StartedAt, cs.FinishedAt, cs.Terminating = in.createdAt, in.startedAt, in.finishedAt, in.terminating
 		}
 		if item, ok := ps.lastStartErr[c.Name]; ok {

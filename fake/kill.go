@@ -1,0 +1,243 @@
+package fake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+)
+
+// defaultGracePeriod is the grace period when neither the caller nor the pod
+// gives one, as in the API's default TerminationGracePeriodSeconds.
+const defaultGracePeriod = 30 * time.Second
+
+func (c *core) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error {
+	uid := runningPod.ID
+	if uid == "" && pod != nil {
+		uid = pod.UID
+	}
+	ns, name := runningPod.Namespace, runningPod.Name
+	if runningPod.ID == "" && pod != nil {
+		ns, name = pod.Namespace, pod.Name
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("fake: KillPod of pod %q: %w", podKey(ns, name), err)
+	}
+	p := c.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.scripts.takeMethodFault(MethodKillPod, ns, name); err != nil {
+		return err
+	}
+	ps := p.pods[uid]
+	if ps == nil {
+		return nil
+	}
+	now := p.clock.Now()
+	if !p.advancePod(ps, now) {
+		return nil
+	}
+	deadline := p.terminate(ps, now, gracePeriod(pod, ps.pod, gracePeriodOverride), nil)
+	p.stopSandboxes(ps, now, nil)
+	if err := p.waitLocked(ctx, deadline); err != nil {
+		return fmt.Errorf("fake: KillPod of pod %q: containers still terminating: %w", podKey(ns, name), err)
+	}
+	if ps := p.pods[uid]; ps != nil {
+		p.advancePod(ps, p.clock.Now())
+	}
+	return nil
+}
+
+// terminate sends SIGTERM to every active instance of the pod that pick
+// selects (every one when pick is nil): a container that honours it exits
+// at once with 143; one that ignores it gets SIGKILL when grace ends (at
+// once for a grace of 0). It returns when the last of them will have
+// exited (now if none is left running). The caller holds p.mu.
+func (p *PodProvider) terminate(ps *podState, now time.Time, grace time.Duration, pick func(*instance) bool) time.Time {
+	deadline := now
+	for _, h := range ps.order {
+		script := p.scripts.containers[containerKey{pod: ps.key, name: h.name}]
+		for _, in := range h.instances {
+			if !in.active() || (pick != nil && !pick(in)) {
+				continue
+			}
+			p.publish(Event{At: now, Type: EventContainerKilling, Pod: ps.ref, Container: in.name, ContainerID: in.id})
+			if script != nil && script.ignoreTERM {
+				in.ignoresSIGTERM = true
+			}
+			switch {
+			case in.state == pkgcontainer.ContainerStateRunning && in.ignoresSIGTERM && grace > 0:
+				if !in.terminating || in.killAt.After(now.Add(grace)) {
+					in.terminating, in.killAt = true, now.Add(grace)
+					p.schedule(in, in.killAt)
+				}
+				deadline = maxTime(deadline, in.killAt)
+			case in.state == pkgcontainer.ContainerStateRunning && in.ignoresSIGTERM:
+				p.exitNow(ps, in, now, exitCodeSIGKILL)
+			default:
+				p.exitNow(ps, in, now, exitCodeSIGTERM)
+			}
+		}
+	}
+	return deadline
+}
+
+// stopSandboxes stops the ready sandboxes of the pod that pick selects
+// (every one when pick is nil). The caller holds p.mu.
+func (p *PodProvider) stopSandboxes(ps *podState, now time.Time, pick func(*sandboxState) bool) {
+	for _, sb := range ps.sandboxes {
+		if sb.ready && (pick == nil || pick(sb)) {
+			sb.ready = false
+			p.publish(Event{At: now, Type: EventSandboxStopped, Pod: ps.ref, ContainerID: sb.id})
+		}
+	}
+}
+
+// waitLocked waits, on the provider's clock, until deadline: the end of a
+// grace period that terminate returned. The caller holds p.mu; waitLocked
+// releases it while waiting and holds it again when it returns. The timer
+// is set before the lock is released, so a test that sees a container
+// terminating knows the wait has begun. Its length comes from a fresh
+// reading, so that a clock stepped since deadline was computed does not
+// make the wait longer than the grace period.
+func (p *PodProvider) waitLocked(ctx context.Context, deadline time.Time) error {
+	wait := deadline.Sub(p.clock.Now())
+	if wait <= 0 {
+		return nil
+	}
+	timer := p.clock.NewTimer(wait)
+	p.mu.Unlock()
+	defer p.mu.Lock()
+	defer timer.Stop()
+	select {
+	case <-timer.C():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// exitNow ends a container at once with code. The caller holds p.mu.
+func (p *PodProvider) exitNow(ps *podState, in *instance, now time.Time, code int) {
+	in.exit(now, code)
+	in.stopTimers()
+	p.publish(Event{At: now, Type: EventContainerExited, Pod: ps.ref, Container: in.name, ContainerID: in.id, ExitCode: code})
+}
+
+// gracePeriod picks the grace period KillPod gives a container: the
+// override, else the pod's DeletionGracePeriodSeconds, else its
+// TerminationGracePeriodSeconds (the pod as handed in, else as last synced),
+// else 30s: the order of the kubelet's runtime (kuberuntime_container.go
+// setTerminationGracePeriod), without its 2-second floor.
+func gracePeriod(pod, stored *v1.Pod, override *int64) time.Duration {
+	if pod == nil {
+		pod = stored
+	}
+	secs := func(s int64) time.Duration { return time.Duration(max(s, 0)) * time.Second }
+	switch {
+	case override != nil:
+		return secs(*override)
+	case pod != nil && pod.DeletionGracePeriodSeconds != nil:
+		return secs(*pod.DeletionGracePeriodSeconds)
+	case pod != nil && pod.Spec.TerminationGracePeriodSeconds != nil:
+		return secs(*pod.Spec.TerminationGracePeriodSeconds)
+	}
+	return defaultGracePeriod
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func (c *core) DeletePod(ctx context.Context, pod *v1.Pod) error {
+	if pod == nil {
+		return errors.New("fake: DeletePod: pod is nil")
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("fake: DeletePod of pod %q: %w", podKey(pod.Namespace, pod.Name), err)
+	}
+	p := c.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.scripts.takeMethodFault(MethodDeletePod, pod.Namespace, pod.Name); err != nil {
+		return err
+	}
+	p.forget(pod.UID)
+	return nil
+}
+
+// forget drops everything known of a pod. The caller holds p.mu.
+func (p *PodProvider) forget(uid types.UID) {
+	ps := p.pods[uid]
+	if ps == nil {
+		return
+	}
+	for _, h := range ps.containers {
+		for _, in := range h.instances {
+			in.stopTimers()
+		}
+	}
+	p.forgetBackOff(ps)
+	delete(p.pods, uid)
+	if p.byKey[ps.key] == uid {
+		delete(p.byKey, ps.key)
+	}
+	p.publish(Event{At: p.clock.Now(), Type: EventPodDeleted, Pod: ps.ref})
+}
+
+func (c *core) CleanupPods(ctx context.Context, pods []*v1.Pod, runningPods []*pkgcontainer.Pod, possiblyRunningPods map[types.UID]sets.Empty) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("fake: CleanupPods: %w", err)
+	}
+	keep := sets.New[types.UID]()
+	for _, pod := range pods {
+		if pod != nil {
+			keep.Insert(pod.UID)
+		}
+	}
+	for _, rp := range runningPods {
+		if rp != nil {
+			keep.Insert(rp.ID)
+		}
+	}
+	for uid := range possiblyRunningPods {
+		keep.Insert(uid)
+	}
+	p := c.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.scripts.takeMethodFault(MethodCleanupPods, "", ""); err != nil {
+		return err
+	}
+	var orphans []types.UID
+	for uid := range p.pods {
+		if !keep.Has(uid) {
+			orphans = append(orphans, uid)
+		}
+	}
+	slices.Sort(orphans)
+	now := p.clock.Now()
+	for _, uid := range orphans {
+		ps := p.pods[uid]
+		if !p.advancePod(ps, now) {
+			continue
+		}
+		// As the kubelet's pod workers kill a pod no longer desired, with
+		// the grace period of its spec (killContainer in
+		// pkg/kubelet/kuberuntime/kuberuntime_container.go), then forget it.
+		p.terminate(ps, now, gracePeriod(nil, ps.pod, nil), nil)
+		p.stopSandboxes(ps, now, nil)
+		ps.orphan = true
+		p.advancePod(ps, now)
+	}
+	return nil
+}
