@@ -238,15 +238,15 @@ func LoadScenario(path string) (*Scenario, error) {
 // file, the line and the field path. The file is parsed into a YAML node
 // tree, which gives the lines and the duplicate fields, and decoded by
 // sigs.k8s.io/yaml's conversion to JSON and sigs.k8s.io/json's strict,
-// case-sensitive decoder, which gives the unknown fields and the values of
+// case-sensitive decoder, which finds the unknown fields and the values of
 // the wrong type; the line of a field is found by walking the node tree
 // along its path. For a problem whose field is absent from the file (a
 // missing required field) the line is that of the nearest enclosing field
 // that is present; for an error of the decoders that names no field, it is
 // the line the error names, if any, and otherwise there is none
-// ("file: problem"). Only the first problem found is reported: problems of
-// the YAML itself before values, values before unknown fields, unknown
-// fields before the rules above (required fields, scripts naming pods).
+// ("file: problem"). Only the first problem is reported: first a problem of
+// the YAML itself (syntax, keys, merges, aliases), then the first unknown
+// field or bad value in file order, then the first rule above broken.
 // ParseScenario never panics.
 func ParseScenario(name string, data []byte) (*Scenario, error) {
 	if name == "" {
