@@ -165,10 +165,12 @@ func (f *scnFile) locate(v any, path scnPath) (scnPath, bool, error) {
 	var empty any = v
 	switch v := v.(type) {
 	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(v)) {
+		lines := f.keyLines(path)
+		keys := slices.Sorted(maps.Keys(v))
+		slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(lines[a], lines[b]) })
+		for _, k := range keys {
 			items = append(items, path.key(k))
 		}
-		slices.SortStableFunc(items, func(a, b scnPath) int { return cmp.Compare(f.line(a), f.line(b)) })
 		empty = map[string]any{}
 	case []any:
 		for i := range v {
@@ -218,7 +220,7 @@ func (f *scnFile) valueError(path scnPath, err error) error {
 func (f *scnFile) unknownField(path scnPath, err error) error {
 	parent, k := path[:len(path)-1], path[len(path)-1].key
 	if _, n := f.find(parent); n != nil {
-		if kn, _ := scnLookup(n, k, true, 0); kn != nil {
+		if kn, _ := scnLookup(n, k); kn != nil {
 			k, path = kn.Value, parent.key(kn.Value)
 		}
 	}

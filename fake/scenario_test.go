@@ -992,3 +992,21 @@ func BenchmarkParseScenarioBadValue(b *testing.B) {
 		}
 	}
 }
+
+// A bad value in a wide mapping whose keys YAML 1.1 reads as numbers: the
+// lines of the keys, by their JSON names, are found once per mapping.
+func BenchmarkParseScenarioWideMapping(b *testing.B) {
+	var doc strings.Builder
+	doc.WriteString("name: x\npods:\n- metadata:\n    name: a\n    uid: u\n    labels:\n")
+	for i := range 2000 {
+		fmt.Fprintf(&doc, "      0x%x: v\n", i+1)
+	}
+	doc.WriteString("      bad: {a: 1}\n")
+	data := []byte(doc.String())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := fake.ParseScenario("wide.yaml", data); err == nil || !strings.HasPrefix(err.Error(), "wide.yaml:2007: pods[0].metadata.labels.bad: expected a string") {
+			b.Fatalf("ParseScenario = %v; want the bad label on line 2007", err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"regexp"
 	"slices"
 	"strconv"
@@ -275,7 +276,9 @@ func (f *scnFile) line(path scnPath) int {
 // find returns the node of the field at path and its line: the line of its
 // key in a mapping, of the item in a list. If the field is absent, the node
 // is nil and the line is that of the nearest enclosing field that is
-// present. The walk of the tree has bounded the work an alias can make.
+// present. A key of the path matches the key of the file it stands for in
+// JSON (see scnJSONKey). The walk of the tree has bounded the work an alias
+// can make.
 func (f *scnFile) find(path scnPath) (int, *yamlv3.Node) {
 	n, line := f.root, f.root.Line
 	for _, e := range path {
@@ -289,10 +292,7 @@ func (f *scnFile) find(path scnPath) (int, *yamlv3.Node) {
 			n = n.Content[e.index]
 			line = n.Line
 		default:
-			key, value := scnLookup(n, e.key, false, 0)
-			if key == nil {
-				key, value = scnLookup(n, e.key, true, 0)
-			}
+			key, value := scnLookup(n, e.key)
 			if key == nil {
 				return line, nil
 			}
@@ -300,6 +300,19 @@ func (f *scnFile) find(path scnPath) (int, *yamlv3.Node) {
 		}
 	}
 	return line, scnDeref(n)
+}
+
+// keyLines returns the lines of the keys of the mapping at path by the
+// names they have in JSON.
+func (f *scnFile) keyLines(path scnPath) map[string]int {
+	lines := map[string]int{}
+	_, n := f.find(path)
+	for kn := range scnKeys(n, 0) {
+		if k := scnJSONKey(kn); lines[k] == 0 {
+			lines[k] = kn.Line
+		}
+	}
+	return lines
 }
 
 // scnDeref follows an alias; nil if it leads nowhere.
@@ -313,39 +326,64 @@ func scnDeref(n *yamlv3.Node) *yamlv3.Node {
 	return n
 }
 
-// scnLookup finds key k of mapping n, explicit keys before merged ones; if
-// converted, a key matches k also if it stands for k in JSON.
-func scnLookup(n *yamlv3.Node, k string, converted bool, depth int) (key, value *yamlv3.Node) {
-	if n == nil || n.Kind != yamlv3.MappingNode || depth > 10 {
-		return nil, nil
-	}
-	var merged []*yamlv3.Node
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		switch kn := scnDeref(n.Content[i]); {
-		case kn == nil:
-		case kn.Tag == "!!merge":
-			if m := scnDeref(n.Content[i+1]); m != nil && m.Kind == yamlv3.SequenceNode {
-				merged = append(merged, m.Content...)
-			} else {
-				merged = append(merged, m)
-			}
-		case kn.Kind == yamlv3.ScalarNode && (kn.Value == k || converted && scnJSONKey(kn) == k):
-			return kn, n.Content[i+1]
+// scnLookup finds key k of mapping n: a key written k, else one that stands
+// for k in JSON.
+func scnLookup(n *yamlv3.Node, k string) (key, value *yamlv3.Node) {
+	for kn, v := range scnKeys(n, 0) {
+		if kn.Value == k {
+			return kn, v
 		}
 	}
-	for _, m := range merged {
-		if key, value := scnLookup(scnDeref(m), k, converted, depth+1); key != nil {
-			return key, value
+	for kn, v := range scnKeys(n, 0) {
+		if scnJSONKey(kn) == k {
+			return kn, v
 		}
 	}
 	return nil, nil
 }
 
+// scnKeys yields the scalar keys of mapping n and their values, its own keys
+// before merged ones.
+func scnKeys(n *yamlv3.Node, depth int) iter.Seq2[*yamlv3.Node, *yamlv3.Node] {
+	return func(yield func(key, value *yamlv3.Node) bool) {
+		if n == nil || n.Kind != yamlv3.MappingNode || depth > 10 {
+			return
+		}
+		var merged []*yamlv3.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			switch kn := scnDeref(n.Content[i]); {
+			case kn == nil || kn.Kind != yamlv3.ScalarNode:
+			case kn.Tag == "!!merge":
+				if m := scnDeref(n.Content[i+1]); m != nil && m.Kind == yamlv3.SequenceNode {
+					merged = append(merged, m.Content...)
+				} else {
+					merged = append(merged, m)
+				}
+			case !yield(kn, n.Content[i+1]):
+				return
+			}
+		}
+		for _, m := range merged {
+			for kn, v := range scnKeys(scnDeref(m), depth+1) {
+				if !yield(kn, v) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// scnMaybeNotString matches the plain keys that YAML 1.1 may read as
+// something else than a string: numbers, booleans, null.
+var scnMaybeNotString = regexp.MustCompile(`^([-+.0-9~]|(?i:y|yes|n|no|on|off|true|false|null)$)`)
+
 // scnJSONKey returns the JSON key that sigs.k8s.io/yaml makes of key node
-// kn, a plain scalar read by YAML 1.1 rules (yes is "true", 0x10 is "16").
+// kn: its text, unless YAML 1.1 reads it as something else (yes is "true",
+// 0x10 is "16").
 func scnJSONKey(kn *yamlv3.Node) string {
 	var m map[string]any
-	if kn.Style != 0 || scnSafely(func() error { return sigsyaml.Unmarshal([]byte(kn.Value+": 0\n"), &m) }) != nil {
+	if kn.Style != 0 || !scnMaybeNotString.MatchString(kn.Value) ||
+		scnSafely(func() error { return sigsyaml.Unmarshal([]byte(kn.Value+": 0\n"), &m) }) != nil {
 		return kn.Value
 	}
 	for k := range m {
