@@ -893,6 +893,7 @@ func TestParseScenarioDecodeErrors(t *testing.T) {
 		{"unknown field in a later item", container("image: a") + "    - name: b\n      Image: b\n", 9, "pods[0].spec.containers[1].Image", `unknown field "Image"`},
 		{"empty tag for a list, in a later item", container("command: [a]") + "    - name: b\n      command: !\n", 9, "pods[0].spec.containers[1].command", `expected a list, got ""`},
 		{"key read by YAML 1.1", "name: x\nyes: 1\n", 2, "yes", `unknown field "yes" (want one of description, name, pods, scripts)`},
+		{"bad values under keys read by YAML 1.1, in file order", "name: x\npods:\n- metadata:\n    name: a\n    uid: u\n    labels:\n      b: [c]\n      0x10: [a]\n", 7, "pods[0].metadata.labels.b", "expected a string, got a list"},
 		{"unknown key with a dot", "name: x\npods:\n- metadata: {name: a, uid: u}\n  spec:\n    a.b: 1\n", 5, `pods[0].spec["a.b"]`, `unknown field "a.b"`},
 		{"mapping for a string in a map", "name: x\npods:\n- metadata: {name: a, uid: u, annotations: {a.b/c: {d: 1}}}\n", 3, `pods[0].metadata.annotations["a.b/c"]`, "expected a string, got a mapping"},
 		{"list for an int-or-string beneath an embedded struct", container("readinessProbe:", "  tcpSocket: {port: [1]}"), 8, "pods[0].spec.containers[0].readinessProbe.tcpSocket.port", "expected an integer or a string, got a list"},
