@@ -1,6 +1,7 @@
 package fake_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,10 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	clocktesting "k8s.io/utils/clock/testing"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
@@ -840,4 +843,171 @@ func FuzzParseScenario(f *testing.F) {
 			}
 		}
 	})
+}
+
+// scenarioWantError checks that ParseScenario rejects doc with a
+// *fake.ScenarioError at file:line naming field, whose text contains msg.
+func scenarioWantError(t *testing.T, file, doc string, line int, field, msg string) {
+	t.Helper()
+	s, err := fake.ParseScenario(file, []byte(doc))
+	if err == nil {
+		t.Fatalf("ParseScenario = %+v, nil; want an error", s)
+	}
+	var se *fake.ScenarioError
+	if !errors.As(err, &se) {
+		t.Fatalf("error %q (%T) is not a *fake.ScenarioError", err, err)
+	}
+	if se.File != file || se.Line != line || se.Field != field {
+		t.Errorf("error %q: file, line, field = %q, %d, %q; want %q, %d, %q", err, se.File, se.Line, se.Field, file, line, field)
+	}
+	want := file + ": "
+	if line > 0 {
+		want = file + ":" + strconv.Itoa(line) + ": "
+	}
+	if field != "" {
+		want += field + ": "
+	}
+	if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), msg) {
+		t.Errorf("error %q: want it to start with %q and contain %q", err, want, msg)
+	}
+}
+
+// The decoder's errors: found in file order whatever the order of the JSON
+// the decoder reads, with the file's own key names and lines.
+func TestParseScenarioDecodeErrors(t *testing.T) {
+	const file = "decode.yaml"
+	container := func(lines ...string) string {
+		return "name: x\npods:\n- metadata: {name: a, uid: u}\n  spec:\n    containers:\n    - name: app\n      " + strings.Join(lines, "\n      ") + "\n"
+	}
+	tests := []struct {
+		name  string
+		yaml  string
+		line  int
+		field string
+		msg   string
+	}{
+		{"unknown fields out of alphabetical order", container("zzz: 1", "aaa: 1"), 7, "pods[0].spec.containers[0].zzz", `unknown field "zzz"`},
+		{"bad values out of alphabetical order", container("ports: x", "command: y"), 7, "pods[0].spec.containers[0].ports", `expected a list, got "x"`},
+		{"unknown field before a bad value", container("Image: a", "ports: x"), 7, "pods[0].spec.containers[0].Image", `unknown field "Image" (did you mean "image"?)`},
+		{"bad value before an unknown field", container("ports: x", "Image: a"), 7, "pods[0].spec.containers[0].ports", `expected a list, got "x"`},
+		{"unknown field in a later item", container("image: a") + "    - name: b\n      Image: b\n", 9, "pods[0].spec.containers[1].Image", `unknown field "Image"`},
+		{"empty tag for a list, in a later item", container("command: [a]") + "    - name: b\n      command: !\n", 9, "pods[0].spec.containers[1].command", `expected a list, got ""`},
+		{"key read by YAML 1.1", "name: x\nyes: 1\n", 2, "yes", `unknown field "yes" (want one of description, name, pods, scripts)`},
+		{"bad values under keys read by YAML 1.1, in file order", "name: x\npods:\n- metadata:\n    name: a\n    uid: u\n    labels:\n      b: [c]\n      0x10: [a]\n", 7, "pods[0].metadata.labels.b", "expected a string, got a list"},
+		{"unknown key with a dot", "name: x\npods:\n- metadata: {name: a, uid: u}\n  spec:\n    a.b: 1\n", 5, `pods[0].spec["a.b"]`, `unknown field "a.b"`},
+		{"mapping for a string in a map", "name: x\npods:\n- metadata: {name: a, uid: u, annotations: {a.b/c: {d: 1}}}\n", 3, `pods[0].metadata.annotations["a.b/c"]`, "expected a string, got a mapping"},
+		{"list for an int-or-string beneath an embedded struct", container("readinessProbe:", "  tcpSocket: {port: [1]}"), 8, "pods[0].spec.containers[0].readinessProbe.tcpSocket.port", "expected an integer or a string, got a list"},
+		{"bad time", "name: x\npods:\n- metadata:\n    name: a\n    uid: u\n    creationTimestamp: yesterday\n", 6, "pods[0].metadata.creationTimestamp", `invalid value "yesterday": parsing time`},
+		{"bad value in an anchored node", container("resources: &r {limits: {cpu: 1x}}", "env: [{name: A, value: b}]") + "    - name: b\n      resources: *r\n", 7, "pods[0].spec.containers[0].resources.limits.cpu", `invalid value "1x"`},
+		{"alias within its own node", "name: x\npods:\n- metadata: &m {name: a, uid: u, labels: {x: *m}}\n", 3, "pods[0].metadata.labels.x", "alias *m stands for a node that holds it"},
+		{"merge within its own node", "a: &a {b: {<<: *a}}\n", 1, "a.b", "alias *a stands for a node that holds it"},
+		{"alias of an enclosing list", "name: &n x\npods: &p [*p]\n", 2, "pods[0]", "alias *p stands for a node that holds it"},
+		{"deep list where a pod belongs", "name: x\npods:\n- " + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + "\n", 3, "pods[0]", "expected a mapping, got a list"},
+		{"deep value under an unknown field", "name: x\nx: " + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + "\n", 2, "x", `unknown field "x"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			scenarioWantError(t, file, tc.yaml, tc.line, tc.field, tc.msg)
+		})
+	}
+}
+
+// ParseScenario reads values as sigs.k8s.io/yaml reads them: its pods equal
+// those sigs.k8s.io/yaml decodes from the same file (namespace defaulted).
+func TestParseScenarioDecodesAsSigsYAML(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(scenarioDir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no shipped scenarios: %v", err)
+	}
+	docs := map[string][]byte{"coercions.yaml": []byte(`name: coercions
+pods:
+- apiVersion: v1
+  metadata: {name: a, uid: 7, labels: {tier: 1, on: yes, big: 9007199254740993}, annotations: {f: 1.5}}
+  spec:
+    terminationGracePeriodSeconds: 0x1e
+    containers:
+    - name: app
+      args: [1, true, 0.5, ~]
+      ports: [{containerPort: 0x50, name: 8080}]
+      securityContext: &sc {privileged: yes, runAsUser: 0o17}
+      resources: &r {limits: {cpu: 0.5, memory: 64Mi}, requests: {cpu: 100m}}
+      readinessProbe: {httpGet: {path: /x, port: http}, periodSeconds: 3}
+    - name: other
+      securityContext: {<<: *sc, runAsGroup: 1}
+      resources: *r
+`)}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[f] = data
+	}
+	for name, data := range docs {
+		s, err := fake.ParseScenario(name, data)
+		if err != nil {
+			t.Errorf("ParseScenario(%s): %v", name, err)
+			continue
+		}
+		var want struct {
+			Pods []*v1.Pod `json:"pods"`
+		}
+		if err := sigsyaml.Unmarshal(data, &want); err != nil {
+			t.Fatalf("sigs.k8s.io/yaml: %s: %v", name, err)
+		}
+		for _, pod := range want.Pods {
+			if pod.Namespace == "" {
+				pod.Namespace = "default"
+			}
+		}
+		if diff := cmp.Diff(want.Pods, s.Pods()); diff != "" {
+			t.Errorf("%s: pods differ from those sigs.k8s.io/yaml decodes (-sigs +ParseScenario):\n%s", name, diff)
+		}
+	}
+}
+
+func BenchmarkParseScenario(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join(scenarioDir, "flaky-runtime.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := fake.ParseScenario("flaky-runtime.yaml", data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// An error that the decoder finds and ParseScenario must locate.
+func BenchmarkParseScenarioBadValue(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join(scenarioDir, "flaky-runtime.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte("restartPolicy: Never"), []byte("restartPolicy: Never\n    activeDeadlineSeconds: soon"), 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := fake.ParseScenario("flaky-runtime.yaml", data); err == nil || !strings.Contains(err.Error(), "activeDeadlineSeconds: expected an integer") {
+			b.Fatalf("ParseScenario = %v; want the bad activeDeadlineSeconds", err)
+		}
+	}
+}
+
+// A bad value in a wide mapping whose keys YAML 1.1 reads as numbers: the
+// lines of the keys, by their JSON names, are found once per mapping.
+func BenchmarkParseScenarioWideMapping(b *testing.B) {
+	var doc strings.Builder
+	doc.WriteString("name: x\npods:\n- metadata:\n    name: a\n    uid: u\n    labels:\n")
+	for i := range 2000 {
+		fmt.Fprintf(&doc, "      0x%x: v\n", i+1)
+	}
+	doc.WriteString("      bad: {a: 1}\n")
+	data := []byte(doc.String())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := fake.ParseScenario("wide.yaml", data); err == nil || !strings.HasPrefix(err.Error(), "wide.yaml:2007: pods[0].metadata.labels.bad: expected a string") {
+			b.Fatalf("ParseScenario = %v; want the bad label on line 2007", err)
+		}
+	}
 }
