@@ -10,6 +10,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/workload"
 )
 
 // Reasons of failed container starts that the kubelet's image manager and
@@ -19,7 +21,9 @@ import (
 // The runtime's own reasons are the sentinels of
 // k8s.io/kubernetes/pkg/kubelet/container, e.g. pkgcontainer.ErrRunContainer.
 var (
-	ErrImagePull             = errors.New("ErrImagePull")
+	// ErrImagePull is workload.ErrImagePull, the error the fake also reports
+	// for an image under workload.MissingImageDomain.
+	ErrImagePull             = workload.ErrImagePull
 	ErrImagePullBackOff      = errors.New("ImagePullBackOff")
 	ErrInvalidImageName      = errors.New("InvalidImageName")
 	ErrImageNeverPull        = errors.New("ErrImageNeverPull")
@@ -64,6 +68,10 @@ type Scenario struct {
 	// Name and Description are the file's name and description fields.
 	Name        string
 	Description string
+
+	// CrashLoopBackOff is the file's crashLoopBackOff field: Apply turns
+	// the provider's crash-loop back-off on (SetCrashLoopBackOff).
+	CrashLoopBackOff bool
 
 	pods    []*v1.Pod
 	scripts []scenarioScript
@@ -116,6 +124,9 @@ func (s *Scenario) Pod(key string) (*v1.Pod, bool) {
 func (s *Scenario) Apply(p *PodProvider) error {
 	if p == nil {
 		return fmt.Errorf("fake: scenario %q: Apply: provider is nil", s.Name)
+	}
+	if s.CrashLoopBackOff {
+		p.SetCrashLoopBackOff(true)
 	}
 	for _, sc := range s.scripts {
 		if sc.container != "" {
@@ -194,6 +205,7 @@ func LoadScenario(path string) (*Scenario, error) {
 //
 //	name: image-pull-recovery          # required
 //	description: ...                   # optional
+//	crashLoopBackOff: true             # optional: the provider backs off restarts (SetCrashLoopBackOff)
 //	pods:                              # required, at least one
 //	- apiVersion: v1                   # optional; if set, v1 and Pod
 //	  kind: Pod

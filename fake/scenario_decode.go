@@ -39,10 +39,12 @@ import (
 
 // The schema of a scenario file.
 type scenarioDoc struct {
-	Name        string      `json:"name"`
-	Description string      `json:"description,omitempty"`
-	Pods        []v1.Pod    `json:"pods"`
-	Scripts     []scriptDoc `json:"scripts,omitempty"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// CrashLoopBackOff turns the provider's crash-loop back-off on.
+	CrashLoopBackOff bool        `json:"crashLoopBackOff,omitempty"`
+	Pods             []v1.Pod    `json:"pods"`
+	Scripts          []scriptDoc `json:"scripts,omitempty"`
 }
 
 type scriptDoc struct {

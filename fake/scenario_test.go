@@ -50,7 +50,7 @@ func TestParseScenarioErrors(t *testing.T) {
 		field string // "": the whole file
 		msg   string // a part of the message
 	}{
-		{"unknown top-level field", scenarioBase + "timeout: 5s\n", 10, "timeout", `unknown field "timeout" (want one of description, name, pods, scripts)`},
+		{"unknown top-level field", scenarioBase + "timeout: 5s\n", 10, "timeout", `unknown field "timeout" (want one of crashLoopBackOff, description, name, pods, scripts)`},
 		{"unknown script field", scenarioBase + `scripts:
 - pod: default/web
   container:
@@ -892,7 +892,7 @@ func TestParseScenarioDecodeErrors(t *testing.T) {
 		{"bad value before an unknown field", container("ports: x", "Image: a"), 7, "pods[0].spec.containers[0].ports", `expected a list, got "x"`},
 		{"unknown field in a later item", container("image: a") + "    - name: b\n      Image: b\n", 9, "pods[0].spec.containers[1].Image", `unknown field "Image"`},
 		{"empty tag for a list, in a later item", container("command: [a]") + "    - name: b\n      command: !\n", 9, "pods[0].spec.containers[1].command", `expected a list, got ""`},
-		{"key read by YAML 1.1", "name: x\nyes: 1\n", 2, "yes", `unknown field "yes" (want one of description, name, pods, scripts)`},
+		{"key read by YAML 1.1", "name: x\nyes: 1\n", 2, "yes", `unknown field "yes" (want one of crashLoopBackOff, description, name, pods, scripts)`},
 		{"bad values under keys read by YAML 1.1, in file order", "name: x\npods:\n- metadata:\n    name: a\n    uid: u\n    labels:\n      b: [c]\n      0x10: [a]\n", 7, "pods[0].metadata.labels.b", "expected a string, got a list"},
 		{"unknown key with a dot", "name: x\npods:\n- metadata: {name: a, uid: u}\n  spec:\n    a.b: 1\n", 5, `pods[0].spec["a.b"]`, `unknown field "a.b"`},
 		{"mapping for a string in a map", "name: x\npods:\n- metadata: {name: a, uid: u, annotations: {a.b/c: {d: 1}}}\n", 3, `pods[0].metadata.annotations["a.b/c"]`, "expected a string, got a mapping"},
@@ -1009,5 +1009,55 @@ func BenchmarkParseScenarioWideMapping(b *testing.B) {
 		if _, err := fake.ParseScenario("wide.yaml", data); err == nil || !strings.HasPrefix(err.Error(), "wide.yaml:2007: pods[0].metadata.labels.bad: expected a string") {
 			b.Fatalf("ParseScenario = %v; want the bad label on line 2007", err)
 		}
+	}
+}
+
+// TestScenarioCrashLoopBackOff: crashLoopBackOff: true in a scenario turns
+// the provider's crash-loop back-off on: the crash-loop scenario's app is
+// then not restarted at every sync.
+func TestScenarioCrashLoopBackOff(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(scenarioDir, "crash-loop.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte("name: crash-loop\n"), []byte("name: crash-loop\ncrashLoopBackOff: true\n"), 1)
+	s, err := fake.ParseScenario("crash-loop-backoff.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.CrashLoopBackOff {
+		t.Fatal("ParseScenario dropped crashLoopBackOff: true")
+	}
+	clk := clocktesting.NewFakeClock(scenarioT0)
+	p := fake.NewPodProvider(fake.WithClock(clk))
+	if err := s.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	pod, _ := s.Pod("default/crasher")
+	ctx, rc := context.Background(), kri.NewReasonCache()
+	sync := func() error {
+		st, err := p.GetPodStatus(ctx, pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.SyncPod(ctx, pod, st, rc)
+	}
+	var backedOff bool
+	for range 3 { // runs of 2 s, each followed by a sync right after the exit
+		if err := sync(); errors.Is(err, pkgcontainer.ErrCrashLoopBackOff) {
+			backedOff = true
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		clk.Step(2 * time.Second)
+	}
+	if !backedOff {
+		t.Fatalf("with crashLoopBackOff: true, SyncPod restarted app at every sync; want ErrCrashLoopBackOff once it has restarted (app is %+v)", scenarioContainer(t, p, "default/crasher", "app"))
+	}
+
+	bad := bytes.Replace(data, []byte("crashLoopBackOff: true"), []byte("crashLoopBackOff: sometimes"), 1)
+	if _, err := fake.ParseScenario("bad.yaml", bad); err == nil || !strings.Contains(err.Error(), "bad.yaml:") || !strings.Contains(err.Error(), "crashLoopBackOff") {
+		t.Errorf("ParseScenario of crashLoopBackOff: sometimes = %v, want an error naming the file, line and field", err)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // names, counts and durations, and scripts naming what the file holds.
 
 func (f *scnFile) scenario(doc *scenarioDoc) (*Scenario, error) {
-	s := &Scenario{Name: doc.Name, Description: doc.Description}
+	s := &Scenario{Name: doc.Name, Description: doc.Description, CrashLoopBackOff: doc.CrashLoopBackOff}
 	if strings.TrimSpace(doc.Name) == "" {
 		return nil, f.fail(scnPath{}.key("name"), nil, "required")
 	}
