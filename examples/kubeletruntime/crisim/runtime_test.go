@@ -102,8 +102,10 @@ func TestContainersExitWithTheirCodeAfterTheirRunTime(t *testing.T) {
 				if tt.run > 0 {
 					time.Sleep(tt.run - time.Nanosecond)
 					wantRunning(t, r, id)
-					time.Sleep(time.Nanosecond)
 				}
+				// Looked at later, the exit is still dated at the end of
+				// the run.
+				time.Sleep(time.Second)
 				wantExited(t, r, id, tt.code, tt.reason, tt.run)
 				// ListContainers sees the exit too.
 				list, err := r.ListContainers(t.Context(), &runtimeapi.ContainerFilter{Id: id})
@@ -144,14 +146,22 @@ func TestStopContainer(t *testing.T) {
 				r := crisim.NewRuntimeService(crisim.Options{})
 				id := start(t, r, newSandbox(t, r), "c", tt.command...)
 				begin := time.Now()
-				if tt.took > 0 {
+				checked := make(chan struct{})
+				go func() {
 					// The container runs on while StopContainer waits.
-					go func() {
-						time.Sleep(tt.took - time.Nanosecond)
-						wantRunning(t, r, id)
-					}()
-				}
-				if err := r.StopContainer(t.Context(), id, tt.timeout); err != nil {
+					defer close(checked)
+					if tt.took == 0 {
+						return
+					}
+					time.Sleep(tt.took - time.Nanosecond)
+					resp, err := r.ContainerStatus(t.Context(), id, false)
+					if err != nil || resp.Status.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+						t.Errorf("%s after StopContainer began the container is %v (%v), want still running", tt.took-time.Nanosecond, resp, err)
+					}
+				}()
+				err := r.StopContainer(t.Context(), id, tt.timeout)
+				<-checked
+				if err != nil {
 					t.Fatalf("StopContainer(timeout %d): %v", tt.timeout, err)
 				}
 				if took := time.Since(begin); took != tt.took {
