@@ -63,6 +63,7 @@ func conformanceConfig(t *testing.T, normalize bool) conformance.Config {
 // re-executed binary of TestConformanceNormalizedImages, over the one that
 // normalises them).
 func TestConformance(t *testing.T) {
+	t.Parallel() // alongside the variant's child process
 	conformance.Run(t, conformanceConfig(t, os.Getenv(variantEnv) == variantNormalized))
 }
 
@@ -73,6 +74,7 @@ func TestConformanceNormalizedImages(t *testing.T) {
 	if os.Getenv(variantEnv) != "" {
 		t.Skip("runs the variant in a child process")
 	}
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	args := []string{"-test.run=^TestConformance$", "-test.count=1", "-ginkgo.no-color"}
