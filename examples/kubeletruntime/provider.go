@@ -173,16 +173,16 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 		&runtimeHelper{root: root},
 		noHTTP{},
 		flowcontrol.NewBackOff(initial, maxBackOff), // image pull back-off
-		false,                                       // parallel image pulls
-		nil,                                         // no limit on parallel pulls
-		0, 0,                                        // no pull throttling
+		false, // parallel image pulls
+		nil,   // no limit on parallel pulls
+		0, 0,  // no pull throttling
 		string(kubeletconfig.NeverVerifyPreloadedImages), // the kubelet's default
 		nil,    // no allow-listed images
 		"", "", // no credential provider plugins
-		nil,                 // singleProcessOOMKill: the runtime's default
-		false,               // no CFS quota
+		nil,   // singleProcessOOMKill: the runtime's default
+		false, // no CFS quota
 		metav1.Duration{Duration: 100 * time.Millisecond}, // the kubelet's default CFS period
-		nil,                 // no default sysctls
+		nil, // no default sysctls
 		rs, is,
 		cm.NewStubContainerManager(),
 		logs.NewStubContainerLogManager(),
@@ -195,7 +195,7 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 		noPullTimes{},
 		noop.NewTracerProvider(),
 		nil, nil, // no token manager, no service accounts: no credential plugins
-		nil,      // no init-container time recorder
+		nil, // no init-container time recorder
 	)
 	if err != nil {
 		return nil, fmt.Errorf("kubeletruntime: NewKubeGenericRuntimeManager: %w", err)
