@@ -26,8 +26,11 @@
 // unknown IDs give gRPC NotFound errors from ContainerStatus,
 // PodSandboxStatus and StopContainer (the kubelet treats those as "already
 // gone", see crierror.IsNotFound in kuberuntime), StopPodSandbox is
-// idempotent and kills the sandbox's running containers, and
-// RemovePodSandbox removes the sandbox's containers with it. Options
+// idempotent and kills the sandbox's running containers, RemovePodSandbox
+// removes the sandbox's containers with it, and a second sandbox or
+// container of the same name and attempt is refused with AlreadyExists, as
+// containerd's name reservation refuses it (the fake would replace the
+// first). Options
 // .NormalizeImages makes container statuses report the fully qualified
 // image name (docker.io/library/busybox:1.36 for busybox:1.36), as
 // containerd and CRI-O do.

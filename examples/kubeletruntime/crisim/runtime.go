@@ -166,7 +166,9 @@ func normalizedImage(image string) string {
 	return reference.TagNameOnly(named).String()
 }
 
-// RunPodSandbox creates a ready sandbox, as the fake does.
+// RunPodSandbox creates a ready sandbox with the fake's ID and address.
+// Like containerd it refuses a second sandbox of the same pod and attempt
+// while the first exists (the fake would silently replace it).
 func (r *RuntimeService) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error) {
 	if err := ctxErr(ctx); err != nil {
 		return "", err
@@ -174,7 +176,37 @@ func (r *RuntimeService) RunPodSandbox(ctx context.Context, config *runtimeapi.P
 	if config.GetMetadata() == nil {
 		return "", status.Error(codes.InvalidArgument, "sandbox config must include metadata")
 	}
-	return r.FakeRuntimeService.RunPodSandbox(ctx, config, runtimeHandler)
+	r.Lock()
+	defer r.Unlock()
+	if err := r.record("RunPodSandbox"); err != nil {
+		return "", err
+	}
+	if r.ErrorOnSandboxCreate {
+		return "", status.Error(codes.Unknown, "error on sandbox create")
+	}
+	id := critest.BuildSandboxName(config.Metadata)
+	if _, ok := r.Sandboxes[id]; ok {
+		return "", status.Errorf(codes.AlreadyExists, "failed to reserve sandbox name %q: name is reserved for %q", id, id)
+	}
+	r.Sandboxes[id] = &critest.FakePodSandbox{
+		PodSandboxStatus: runtimeapi.PodSandboxStatus{
+			Id:        id,
+			Metadata:  proto.Clone(config.Metadata).(*runtimeapi.PodSandboxMetadata),
+			State:     runtimeapi.PodSandboxState_SANDBOX_READY,
+			CreatedAt: time.Now().UnixNano(),
+			Network:   &runtimeapi.PodSandboxNetworkStatus{Ip: critest.FakePodSandboxIPs[0]},
+			// The kubelet recreates a sandbox whose namespace options
+			// differ from the pod's (runtimeutil.PodSandboxChanged).
+			Linux: &runtimeapi.LinuxPodSandboxStatus{
+				Namespaces: &runtimeapi.Namespace{Options: config.GetLinux().GetSecurityContext().GetNamespaceOptions()},
+			},
+			Labels:         config.Labels,
+			Annotations:    config.Annotations,
+			RuntimeHandler: runtimeHandler,
+		},
+		RuntimeHandler: runtimeHandler,
+	}
+	return id, nil
 }
 
 // CreateContainer creates a container in state CREATED and remembers the

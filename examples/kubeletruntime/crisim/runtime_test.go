@@ -289,6 +289,23 @@ func TestSameNameAndAttemptIsRefused(t *testing.T) {
 	}
 }
 
+func TestSameSandboxAttemptIsRefused(t *testing.T) {
+	r := crisim.NewRuntimeService(crisim.Options{})
+	first := newSandbox(t, r)
+	_, err := r.RunPodSandbox(t.Context(), &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "pod", Namespace: "ns", Uid: "uid-1"},
+	}, "")
+	if status.Code(err) != codes.AlreadyExists {
+		t.Fatalf("a second RunPodSandbox of the same pod and attempt = %v, want AlreadyExists", err)
+	}
+	next, err := r.RunPodSandbox(t.Context(), &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "pod", Namespace: "ns", Uid: "uid-1", Attempt: 1},
+	}, "")
+	if err != nil || next == first {
+		t.Errorf("RunPodSandbox of the next attempt = %q, %v; want a new sandbox", next, err)
+	}
+}
+
 func TestStopPodSandboxKillsItsContainers(t *testing.T) {
 	r := crisim.NewRuntimeService(crisim.Options{})
 	sb := newSandbox(t, r)
