@@ -10,9 +10,11 @@ PKGS    ?= ./...
 
 all: lint test
 
-## test: vet and race-test every package (what CI runs), and the example
+## test: vet and race-test every package (what CI runs), the example
 ## consumer module (testdata/consumer), which gates its own provider on the
-## conformance suite.
+## conformance suite, and examples/kubeletruntime, a module of its own (the
+## kubelet's runtime manager as a provider) so that its dependencies stay
+## out of the kit's module graph.
 # vet gets -race too so that it type-checks against the same compiled
 # dependencies as the tests: a cold machine then builds k8s.io/kubernetes
 # once, not twice.
@@ -20,6 +22,7 @@ test:
 	$(GO) vet -race $(PKGS)
 	$(GO) test -race $(PKGS)
 	cd testdata/consumer && $(GO) vet -race ./... && $(GO) test -race ./...
+	cd examples/kubeletruntime && $(GO) vet -race ./... && $(GO) test -race ./...
 
 ## conformance: run the conformance suite against the fake provider; writes
 ## the JUnit report $(OUTPUT)/conformance-junit.xml and the human summary

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -34,8 +35,9 @@ func TestReplaceBlock(t *testing.T) {
 	}
 }
 
-// TestGoModsMatchPinnedKubernetes fails when a go.mod of the kit (or of its
-// example consumer) drifts from the replace block that the pinned
+// TestGoModsMatchPinnedKubernetes fails when a go.mod of the kit (or of a
+// module of its own under testdata/ or examples/) drifts from the replace
+// block that the pinned
 // k8s.io/kubernetes version needs: a staging module missing, extra, or pinned
 // to another release.
 func TestGoModsMatchPinnedKubernetes(t *testing.T) {
@@ -56,8 +58,14 @@ func TestGoModsMatchPinnedKubernetes(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := filepath.Join("..", "..", "..")
-	paths, _ := filepath.Glob(filepath.Join(root, "testdata", "*", "go.mod"))
-	paths = append([]string{filepath.Join(root, "go.mod")}, paths...)
+	paths := []string{filepath.Join(root, "go.mod")}
+	for _, dir := range []string{"testdata", "examples"} {
+		more, _ := filepath.Glob(filepath.Join(root, dir, "*", "go.mod"))
+		paths = append(paths, more...)
+	}
+	if !slices.Contains(paths, filepath.Join(root, "examples", "kubeletruntime", "go.mod")) {
+		t.Fatalf("the go.mod of examples/kubeletruntime is not among the checked ones: %v", paths)
+	}
 	for _, path := range paths {
 		data, err := os.ReadFile(path)
 		if err != nil {

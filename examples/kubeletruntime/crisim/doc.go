@@ -1,0 +1,43 @@
+// Package crisim makes the passive CRI fakes of k8s.io/cri-api
+// (k8s.io/cri-api/pkg/apis/testing) behave like a container runtime running
+// the KRI conformance suite's workloads.
+//
+// The fakes only record calls: a started container runs forever and a
+// stopped one exits without an exit code. RuntimeService embeds a
+// FakeRuntimeService and gives each container the behaviour its command
+// describes in the vocabulary of package
+// github.com/kri-kit/testkit/workload, read from the Command and Args of the
+// CreateContainer request:
+//
+//   - a container that runs for d exits on its own d after it started, with
+//     its exit code and the CRI reason ("Completed" for 0, "Error"
+//     otherwise), FinishedAt being StartedAt plus d;
+//   - StopContainer(id, timeout) stops a container that exits on SIGTERM at
+//     once with exit code 143 (128+SIGTERM); one that ignores SIGTERM keeps
+//     running until the timeout has passed, then is killed with exit code
+//     137 (128+SIGKILL), unless it exits on its own first; a timeout of 0
+//     kills at once, as containerd and CRI-O do;
+//   - a container whose executable is missing fails StartContainer the way
+//     containerd reports it: StartContainer returns an error and the
+//     instance is left exited with exit code 128, reason "StartError", the
+//     error as message and no StartedAt.
+//
+// It also answers as real runtimes do where the kubelet relies on it:
+// unknown IDs give gRPC NotFound errors from ContainerStatus,
+// PodSandboxStatus and StopContainer (the kubelet treats those as "already
+// gone", see crierror.IsNotFound in kuberuntime), StopPodSandbox is
+// idempotent and kills the sandbox's running containers, RemovePodSandbox
+// removes the sandbox's containers with it, and a second sandbox or
+// container of the same name and attempt is refused with AlreadyExists, as
+// containerd's name reservation refuses it (the fake would replace the
+// first). Options
+// .NormalizeImages makes container statuses report the fully qualified
+// image name (docker.io/library/busybox:1.36 for busybox:1.36), as
+// containerd and CRI-O do.
+//
+// Nothing runs in the background: a container's natural exit is applied
+// whenever the container is looked at, so a RuntimeService needs no
+// goroutine and no cleanup. StopContainer of a SIGTERM-ignoring container
+// blocks its caller (not the runtime) for the timeout, and returns early
+// with the context's error when the context ends.
+package crisim

@@ -1,0 +1,47 @@
+package crisim_test
+
+import (
+	"context"
+	"fmt"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/kri-kit/testkit/examples/kubeletruntime/crisim"
+)
+
+// A container whose executable is missing fails to start and is left
+// exited as containerd leaves it; one that runs until killed stops on
+// SIGTERM.
+func ExampleRuntimeService() {
+	ctx := context.Background()
+	r := crisim.NewRuntimeService(crisim.Options{NormalizeImages: true})
+	sandbox, _ := r.RunPodSandbox(ctx, &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "pod", Namespace: "default", Uid: "uid-1"},
+	}, "")
+	create := func(name string, command ...string) string {
+		id, err := r.CreateContainer(ctx, sandbox, &runtimeapi.ContainerConfig{
+			Metadata: &runtimeapi.ContainerMetadata{Name: name},
+			Image:    &runtimeapi.ImageSpec{Image: "busybox:1.36"},
+			Command:  command,
+		}, nil)
+		if err != nil {
+			panic(err)
+		}
+		return id
+	}
+
+	broken := create("broken", "/nonexistent/app")
+	fmt.Println("start failed:", r.StartContainer(ctx, broken) != nil)
+	st, _ := r.ContainerStatus(ctx, broken, false)
+	fmt.Println(st.Status.State, st.Status.ExitCode, st.Status.Reason)
+
+	server := create("server", "sleep", "infinity")
+	_ = r.StartContainer(ctx, server)
+	_ = r.StopContainer(ctx, server, 30)
+	st, _ = r.ContainerStatus(ctx, server, false)
+	fmt.Println(st.Status.State, st.Status.ExitCode, st.Status.Image.Image)
+	// Output:
+	// start failed: true
+	// CONTAINER_EXITED 128 StartError
+	// CONTAINER_EXITED 143 docker.io/library/busybox:1.36
+}

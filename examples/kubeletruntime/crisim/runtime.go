@@ -1,0 +1,534 @@
+package crisim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/distribution/reference"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	critest "k8s.io/cri-api/pkg/apis/testing"
+
+	"github.com/kri-kit/testkit/workload"
+)
+
+// The exit code and reason containerd gives a container whose start failed
+// (internal/cri/server/container_start.go: errorStartExitCode,
+// errorStartReason).
+const (
+	StartErrorExitCode = 128
+	StartErrorReason   = "StartError"
+)
+
+// Options configure a RuntimeService.
+type Options struct {
+	// NormalizeImages makes the runtime report every container's image by
+	// its fully qualified name, as containerd and CRI-O do: the
+	// ContainerStatus and ListContainers of a container created from
+	// "busybox:1.36" name "docker.io/library/busybox:1.36". Without it the
+	// image is reported as the CreateContainer request named it, as the
+	// passive fake does.
+	NormalizeImages bool
+}
+
+// RuntimeService is a CRI runtime service whose containers behave as their
+// commands say (see the package documentation). It embeds the
+// FakeRuntimeService, whose exported maps and lock it uses: tests may read
+// Containers and Sandboxes under its lock, inspect Called and inject errors
+// with InjectError as with the plain fake.
+//
+// It is safe for concurrent use. Like the fake, it records every call in
+// Called, so it is meant for tests and short-lived simulations.
+type RuntimeService struct {
+	*critest.FakeRuntimeService
+
+	normalize bool
+	// procs holds the behaviour of each container created through
+	// CreateContainer, by container ID. Guarded by the fake's mutex.
+	procs map[string]*process
+}
+
+// process is what the simulator knows of a container beyond its CRI status.
+type process struct {
+	b workload.Behaviour
+}
+
+var (
+	_ internalapi.RuntimeService      = (*RuntimeService)(nil)
+	_ internalapi.ImageManagerService = (*ImageService)(nil)
+)
+
+// NewRuntimeService returns an empty RuntimeService whose Status reports the
+// runtime and its network ready.
+func NewRuntimeService(opts Options) *RuntimeService {
+	r := &RuntimeService{
+		FakeRuntimeService: critest.NewFakeRuntimeService(),
+		normalize:          opts.NormalizeImages,
+		procs:              map[string]*process{},
+	}
+	r.SetReady(true)
+	return r
+}
+
+// SetReady sets the RuntimeReady and NetworkReady conditions that Status
+// reports: a runtime that is not ready is how a node agent learns that its
+// container runtime is down.
+func (r *RuntimeService) SetReady(ready bool) {
+	r.Lock()
+	defer r.Unlock()
+	reason := ""
+	if !ready {
+		reason = "SimulatedOutage"
+	}
+	r.FakeStatus = &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
+		{Type: runtimeapi.RuntimeReady, Status: ready, Reason: reason},
+		{Type: runtimeapi.NetworkReady, Status: ready, Reason: reason},
+	}}
+}
+
+// ctxErr is the error a gRPC client returns for a call made with a context
+// that is already done.
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return status.FromContextError(err).Err()
+	}
+	return nil
+}
+
+func notFound(kind, id string) error {
+	return status.Errorf(codes.NotFound, "an error occurred when try to find %s %q: not found", kind, id)
+}
+
+// record notes a call of method f in Called and returns the error injected
+// for it, if any, as the fake's own methods do. The caller holds the lock.
+func (r *RuntimeService) record(f string) error {
+	r.Called = append(r.Called, f)
+	errs := r.Errors[f]
+	if len(errs) == 0 {
+		return nil
+	}
+	r.Errors[f] = errs[1:]
+	return errs[0]
+}
+
+// settle applies the natural exit of container id if its run time is over.
+// The caller holds the lock.
+func (r *RuntimeService) settle(id string, c *critest.FakeContainer, now int64) {
+	if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return
+	}
+	p := r.procs[id]
+	if p == nil || p.b.RunsUntilKilled || p.b.FailsToStart() {
+		return
+	}
+	run := int64(p.b.RunFor)
+	if run > math.MaxInt64-c.StartedAt {
+		return // ends after the year 2262: never, for a simulation
+	}
+	if end := c.StartedAt + run; now >= end {
+		exit(c, end, p.b.ExitCode)
+	}
+}
+
+func (r *RuntimeService) settleAll() {
+	now := time.Now().UnixNano()
+	for id, c := range r.Containers {
+		r.settle(id, c, now)
+	}
+}
+
+// exit marks c exited at the given time (Unix nanoseconds) with code and
+// the CRI reason for it.
+func exit(c *critest.FakeContainer, at int64, code int) {
+	c.State = runtimeapi.ContainerState_CONTAINER_EXITED
+	c.FinishedAt = at
+	c.ExitCode = int32(code)
+	c.Reason = workload.ExitReason(code)
+	c.Message = ""
+}
+
+// normalizedImage returns the fully qualified name of image, or image itself
+// when it is an image ID ("sha256:...") or not a valid reference.
+func normalizedImage(image string) string {
+	if strings.HasPrefix(image, "sha256:") {
+		return image
+	}
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return image
+	}
+	return reference.TagNameOnly(named).String()
+}
+
+// RunPodSandbox creates a ready sandbox with the fake's ID and address.
+// Like containerd it refuses a second sandbox of the same pod and attempt
+// while the first exists (the fake would silently replace it).
+func (r *RuntimeService) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error) {
+	if err := ctxErr(ctx); err != nil {
+		return "", err
+	}
+	if config.GetMetadata() == nil {
+		return "", status.Error(codes.InvalidArgument, "sandbox config must include metadata")
+	}
+	r.Lock()
+	defer r.Unlock()
+	if err := r.record("RunPodSandbox"); err != nil {
+		return "", err
+	}
+	if r.ErrorOnSandboxCreate {
+		return "", status.Error(codes.Unknown, "error on sandbox create")
+	}
+	id := critest.BuildSandboxName(config.Metadata)
+	if _, ok := r.Sandboxes[id]; ok {
+		return "", status.Errorf(codes.AlreadyExists, "failed to reserve sandbox name %q: name is reserved for %q", id, id)
+	}
+	r.Sandboxes[id] = &critest.FakePodSandbox{
+		PodSandboxStatus: runtimeapi.PodSandboxStatus{
+			Id:        id,
+			Metadata:  proto.Clone(config.Metadata).(*runtimeapi.PodSandboxMetadata),
+			State:     runtimeapi.PodSandboxState_SANDBOX_READY,
+			CreatedAt: time.Now().UnixNano(),
+			Network:   &runtimeapi.PodSandboxNetworkStatus{Ip: critest.FakePodSandboxIPs[0]},
+			// The kubelet recreates a sandbox whose namespace options
+			// differ from the pod's (runtimeutil.PodSandboxChanged).
+			Linux: &runtimeapi.LinuxPodSandboxStatus{
+				Namespaces: &runtimeapi.Namespace{Options: config.GetLinux().GetSecurityContext().GetNamespaceOptions()},
+			},
+			Labels:         config.Labels,
+			Annotations:    config.Annotations,
+			RuntimeHandler: runtimeHandler,
+		},
+		RuntimeHandler: runtimeHandler,
+	}
+	return id, nil
+}
+
+// CreateContainer creates a container in state CREATED and remembers the
+// behaviour its Command and Args describe. Like containerd it refuses a
+// second container of the same name and attempt in a sandbox (the fake
+// would silently replace the first) and a sandbox that does not exist.
+func (r *RuntimeService) CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
+	if err := ctxErr(ctx); err != nil {
+		return "", err
+	}
+	if config.GetMetadata() == nil || config.GetImage() == nil {
+		return "", status.Error(codes.InvalidArgument, "container config must include metadata and image")
+	}
+	r.Lock()
+	defer r.Unlock()
+	if err := r.record("CreateContainer"); err != nil {
+		return "", err
+	}
+	if _, ok := r.Sandboxes[podSandboxID]; !ok {
+		return "", notFound("sandbox", podSandboxID)
+	}
+	id := critest.BuildContainerName(config.Metadata, podSandboxID)
+	if _, ok := r.Containers[id]; ok {
+		return "", status.Errorf(codes.AlreadyExists, "failed to reserve container name %q (attempt %d) in sandbox %q: name is reserved for %q",
+			config.Metadata.Name, config.Metadata.Attempt, podSandboxID, id)
+	}
+	image := proto.Clone(config.Image).(*runtimeapi.ImageSpec)
+	if r.normalize {
+		image.Image = normalizedImage(image.Image)
+	}
+	r.Containers[id] = &critest.FakeContainer{
+		ContainerStatus: runtimeapi.ContainerStatus{
+			Id:          id,
+			Metadata:    proto.Clone(config.Metadata).(*runtimeapi.ContainerMetadata),
+			Image:       image,
+			ImageRef:    image.Image,
+			CreatedAt:   time.Now().UnixNano(),
+			State:       runtimeapi.ContainerState_CONTAINER_CREATED,
+			Labels:      config.Labels,
+			Annotations: config.Annotations,
+			LogPath:     config.LogPath,
+		},
+		SandboxID:      podSandboxID,
+		LinuxResources: config.GetLinux().GetResources(),
+	}
+	r.procs[id] = &process{b: workload.Parse(config.Command, config.Args)}
+	return id, nil
+}
+
+// StartContainer starts a created container. A container whose executable
+// is missing fails to start as under containerd: the call returns an error
+// and the instance is left exited with StartErrorExitCode and
+// StartErrorReason, without StartedAt.
+func (r *RuntimeService) StartContainer(ctx context.Context, containerID string) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	r.Lock()
+	defer r.Unlock()
+	if err := r.record("StartContainer"); err != nil {
+		return err
+	}
+	c, ok := r.Containers[containerID]
+	if !ok {
+		return notFound("container", containerID)
+	}
+	if c.State != runtimeapi.ContainerState_CONTAINER_CREATED {
+		return status.Errorf(codes.FailedPrecondition, "container %q is in %s state, not created", containerID, c.State)
+	}
+	now := time.Now().UnixNano()
+	if p := r.procs[containerID]; p != nil && p.b.FailsToStart() {
+		exe := p.b.MissingExecutable
+		msg := fmt.Sprintf("failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: %q: stat %s: no such file or directory: unknown", exe, exe)
+		c.State = runtimeapi.ContainerState_CONTAINER_EXITED
+		c.FinishedAt = now
+		c.ExitCode = StartErrorExitCode
+		c.Reason = StartErrorReason
+		c.Message = msg
+		return status.Error(codes.Unknown, msg)
+	}
+	c.State = runtimeapi.ContainerState_CONTAINER_RUNNING
+	c.StartedAt = now
+	return nil
+}
+
+// StopContainer stops a running container, giving it timeout seconds after
+// SIGTERM: one that exits on SIGTERM stops at once with exit code 143; one
+// that ignores it runs on until the timeout has passed (or its own run
+// ends) and is then killed with exit code 137, the call blocking meanwhile.
+// A timeout of 0 or less kills at once. When ctx ends first, StopContainer
+// returns the context's gRPC error and the container keeps running.
+// Stopping a container that is not running does nothing.
+func (r *RuntimeService) StopContainer(ctx context.Context, containerID string, timeout int64) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	r.Lock()
+	if err := r.record("StopContainer"); err != nil {
+		r.Unlock()
+		return err
+	}
+	c, ok := r.Containers[containerID]
+	if !ok {
+		r.Unlock()
+		return notFound("container", containerID)
+	}
+	now := time.Now()
+	r.settle(containerID, c, now.UnixNano())
+	if c.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		r.Unlock()
+		return nil
+	}
+	p := r.procs[containerID]
+	switch {
+	case timeout <= 0:
+		exit(c, now.UnixNano(), workload.ExitCodeSIGKILL)
+		r.Unlock()
+		return nil
+	case p == nil || !p.b.IgnoresSIGTERM:
+		exit(c, now.UnixNano(), workload.ExitCodeSIGTERM)
+		r.Unlock()
+		return nil
+	}
+	wake := now.Add(time.Duration(timeout) * time.Second)
+	if !p.b.RunsUntilKilled {
+		if end := time.Unix(0, c.StartedAt).Add(p.b.RunFor); end.Before(wake) {
+			wake = end
+		}
+	}
+	r.Unlock()
+
+	t := time.NewTimer(time.Until(wake))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return status.FromContextError(ctx.Err()).Err()
+	case <-t.C:
+	}
+
+	r.Lock()
+	defer r.Unlock()
+	if c, ok = r.Containers[containerID]; !ok {
+		return nil // removed meanwhile
+	}
+	now = time.Now()
+	r.settle(containerID, c, now.UnixNano())
+	if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+		exit(c, now.UnixNano(), workload.ExitCodeSIGKILL)
+	}
+	return nil
+}
+
+// RemoveContainer removes a container, running or not; removing one that
+// does not exist succeeds, as the CRI asks.
+func (r *RuntimeService) RemoveContainer(ctx context.Context, containerID string) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	r.Lock()
+	defer r.Unlock()
+	if err := r.record("RemoveContainer"); err != nil {
+		return err
+	}
+	delete(r.Containers, containerID)
+	delete(r.procs, containerID)
+	return nil
+}
+
+// ListContainers lists containers as the fake does, after applying the
+// natural exits that are due.
+func (r *RuntimeService) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	r.Lock()
+	r.settleAll()
+	r.Unlock()
+	return r.FakeRuntimeService.ListContainers(ctx, filter)
+}
+
+// ContainerStatus returns the status of a container, after applying its
+// natural exit if it is due; an unknown ID gives a NotFound error.
+func (r *RuntimeService) ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	r.Lock()
+	defer r.Unlock()
+	if err := r.record("ContainerStatus"); err != nil {
+		return nil, err
+	}
+	c, ok := r.Containers[containerID]
+	if !ok {
+		return nil, notFound("container", containerID)
+	}
+	r.settle(containerID, c, time.Now().UnixNano())
+	return &runtimeapi.ContainerStatusResponse{Status: proto.Clone(&c.ContainerStatus).(*runtimeapi.ContainerStatus)}, nil
+}
+
+// StopPodSandbox marks a sandbox not ready after killing its running
+// containers at once, as containerd does; stopping a sandbox that does not
+// exist succeeds, as the CRI asks.
+func (r *RuntimeService) StopPodSandbox(ctx context.Context, podSandboxID string) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	r.Lock()
+	defer r.Unlock()
+	if err := r.record("StopPodSandbox"); err != nil {
+		return err
+	}
+	s, ok := r.Sandboxes[podSandboxID]
+	if !ok {
+		return nil
+	}
+	now := time.Now().UnixNano()
+	for id, c := range r.Containers {
+		if c.SandboxID != podSandboxID {
+			continue
+		}
+		r.settle(id, c, now)
+		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			exit(c, now, workload.ExitCodeSIGKILL)
+		}
+	}
+	s.State = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+	return nil
+}
+
+// RemovePodSandbox removes a sandbox and every container in it; removing
+// one that does not exist succeeds.
+func (r *RuntimeService) RemovePodSandbox(ctx context.Context, podSandboxID string) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	r.Lock()
+	defer r.Unlock()
+	if err := r.record("RemovePodSandbox"); err != nil {
+		return err
+	}
+	for id, c := range r.Containers {
+		if c.SandboxID == podSandboxID {
+			delete(r.Containers, id)
+			delete(r.procs, id)
+		}
+	}
+	delete(r.Sandboxes, podSandboxID)
+	return nil
+}
+
+// PodSandboxStatus returns the status of a sandbox; an unknown ID gives a
+// NotFound error.
+func (r *RuntimeService) PodSandboxStatus(ctx context.Context, podSandboxID string, verbose bool) (*runtimeapi.PodSandboxStatusResponse, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	r.Lock()
+	defer r.Unlock()
+	if err := r.record("PodSandboxStatus"); err != nil {
+		return nil, err
+	}
+	s, ok := r.Sandboxes[podSandboxID]
+	if !ok {
+		return nil, notFound("sandbox", podSandboxID)
+	}
+	return &runtimeapi.PodSandboxStatusResponse{Status: proto.Clone(&s.PodSandboxStatus).(*runtimeapi.PodSandboxStatus)}, nil
+}
+
+// ListPodSandbox lists sandboxes as the fake does.
+func (r *RuntimeService) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	return r.FakeRuntimeService.ListPodSandbox(ctx, filter)
+}
+
+// Version reports the fake's version.
+func (r *RuntimeService) Version(ctx context.Context, apiVersion string) (*runtimeapi.VersionResponse, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	return r.FakeRuntimeService.Version(ctx, apiVersion)
+}
+
+// Status reports the conditions SetReady set.
+func (r *RuntimeService) Status(ctx context.Context, verbose bool) (*runtimeapi.StatusResponse, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	return r.FakeRuntimeService.Status(ctx, verbose)
+}
+
+// ImageService is the fake image service, answering a call made with a
+// context that is done as a gRPC client does.
+type ImageService struct {
+	*critest.FakeImageService
+}
+
+// NewImageService returns an ImageService without images: the first
+// container of an image pulls it.
+func NewImageService() *ImageService {
+	return &ImageService{FakeImageService: critest.NewFakeImageService()}
+}
+
+// PullImage pulls image, as the fake does.
+func (s *ImageService) PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, podSandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
+	if err := ctxErr(ctx); err != nil {
+		return "", err
+	}
+	if image == nil {
+		return "", status.Error(codes.InvalidArgument, "image spec is nil")
+	}
+	return s.FakeImageService.PullImage(ctx, image, auth, podSandboxConfig)
+}
+
+// ImageStatus reports image, as the fake does.
+func (s *ImageService) ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec, verbose bool) (*runtimeapi.ImageStatusResponse, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if image == nil {
+		return nil, status.Error(codes.InvalidArgument, "image spec is nil")
+	}
+	return s.FakeImageService.ImageStatus(ctx, image, verbose)
+}

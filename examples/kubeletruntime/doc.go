@@ -1,0 +1,42 @@
+// Package kubeletruntime is a KRI PodProvider that is the kubelet's own
+// runtime manager, k8s.io/kubernetes/pkg/kubelet/kuberuntime
+// .NewKubeGenericRuntimeManager, over CRI services, by default the CRI
+// fakes of k8s.io/cri-api/pkg/apis/testing made to run the conformance
+// suite's workloads by package crisim.
+//
+// It is wrapped as secretflow/kuscia wraps the runtime manager in its
+// CRIProvider (pkg/agent/provider/pod/cri_provider.go), the provider the
+// KRI interfaces come from, minus what a simulated node has none of
+// (volumes, DNS, image credentials, probes):
+//
+//   - SyncPod calls the runtime manager's SyncPod with a crash-loop
+//     back-off of the provider's own (flowcontrol.Backoff), records the
+//     result with ReasonCache.Update and returns nil when every failed
+//     action was only a back-off (CrashLoopBackOff, ImagePullBackOff);
+//   - KillPod, GetPods and GetPodStatus are the runtime manager's, the pod
+//     of GetPodStatus being looked up as the kubelet's PLEG does;
+//   - RefreshPodStatus only refines the status the agent built (Started and
+//     Ready, as the kubelet's prober manager does for containers without
+//     probes); it adds no container status;
+//   - DeletePod makes sure nothing of the pod runs and lets it go: the
+//     kubelet's runtime has no delete, its garbage collector removes dead
+//     containers and sandboxes later, which Start runs every GCPeriod;
+//   - CleanupPods kills the running pods it is not told about, with a grace
+//     period of 1 second, as the kubelet's HandlePodCleanups does.
+//
+// Where the runtime manager's behaviour is the kubelet's, the provider keeps
+// it, also where it differs from a literal reading of the KRI contract: a
+// container always gets at least 2 seconds after SIGTERM (the runtime
+// manager's minimumGracePeriodInSeconds), even with a grace period of 0;
+// GetPods(false) lists pods with a ready sandbox and no running container;
+// a deleted pod is listed until the garbage collector has removed it;
+// RefreshPodStatus sets Started on every status it is handed; and two
+// concurrent SyncPods of one pod make the second one fail (the runtime
+// refuses the duplicate container name, as containerd does), because the
+// kubelet never runs two.
+//
+// Every method is safe for concurrent use. The provider writes files only
+// under Options.RootDir (the runtime manager's checkpoint, image pull
+// records and pod log directories) and starts goroutines only within calls
+// and within Start.
+package kubeletruntime
