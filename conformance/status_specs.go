@@ -110,6 +110,12 @@ func (h *history) String() string {
 	return fmt.Sprintf("instances of %s, in order of creation: [%s]", h.name, strings.Join(parts, ", "))
 }
 
+// unsetTime reports whether t is unset: zero, or the Unix epoch, which is
+// how a CRI runtime reports the StartedAt of a container that never
+// started (0 nanoseconds; the kubelet's convertToKubeContainerStatus keeps
+// it).
+func unsetTime(t time.Time) bool { return t.IsZero() || t.Equal(time.Unix(0, 0)) }
+
 func stamp(t time.Time) string {
 	if t.IsZero() {
 		return "unset"
@@ -210,7 +216,7 @@ func podRestartTimestamps(e *podEnv) {
 		switch {
 		case c.CreatedAt.IsZero():
 			e.failf("instance #%d of container app has no CreatedAt; %s", i, h)
-		case !c.StartedAt.IsZero() && c.StartedAt.Before(c.CreatedAt):
+		case !unsetTime(c.StartedAt) && c.StartedAt.Before(c.CreatedAt):
 			e.failf("instance #%d of container app started before it was created; %s", i, h)
 		case c.State == pkgcontainer.ContainerStateExited && (c.StartedAt.IsZero() || c.FinishedAt.IsZero()):
 			e.failf("exited instance #%d of container app lacks StartedAt or FinishedAt; %s", i, h)

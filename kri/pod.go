@@ -106,7 +106,8 @@ type PodLifecycleHandler interface {
 	// LastTerminationState.Terminated is its last finished run before the
 	// current one, with its exit code. Image should stay the spec's image or
 	// the runtime's name for it. For a pod the provider does not know it
-	// leaves podStatus unchanged.
+	// leaves podStatus unchanged, but for the Ready and Started of its
+	// containers, which it may set as the kubelet's prober does.
 	RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus)
 	// GetPodStatus returns the runtime status of pod: its UID, name and
 	// namespace, its sandboxes and a status per container instance it
@@ -123,7 +124,9 @@ type PodLifecycleHandler interface {
 	// container instance. State is Running or Exited once the instance has
 	// started, and an exited instance reports its exit code. Timestamps are
 	// ordered: CreatedAt is set, StartedAt is not before CreatedAt, and
-	// FinishedAt is not before StartedAt. An instance that replaces an
+	// FinishedAt is not before StartedAt; an instance that never started
+	// (its start failed) may leave StartedAt unset, zero or the Unix epoch as
+	// a CRI runtime reports it. An instance that replaces an
 	// exited one of the same name is created after that one's CreatedAt and
 	// not before its FinishedAt. Image should name the image the instance
 	// was created from: the spec's reference or the runtime's normalised

@@ -511,13 +511,19 @@ func NewImageService() *ImageService {
 	return &ImageService{FakeImageService: critest.NewFakeImageService()}
 }
 
-// PullImage pulls image, as the fake does.
+// PullImage pulls image, as the fake does, except that an image in the
+// vocabulary's missing registry (workload.MissingImageDomain) fails as a
+// pull from a registry that does not resolve fails in containerd.
 func (s *ImageService) PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, podSandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
 	if err := ctxErr(ctx); err != nil {
 		return "", err
 	}
 	if image == nil {
 		return "", status.Error(codes.InvalidArgument, "image spec is nil")
+	}
+	if workload.ImageMissing(image.Image) {
+		return "", status.Errorf(codes.Unknown, "failed to pull and unpack image %q: failed to resolve reference %q: dial tcp: lookup %s: no such host",
+			image.Image, image.Image, workload.MissingImageDomain)
 	}
 	return s.FakeImageService.PullImage(ctx, image, auth, podSandboxConfig)
 }

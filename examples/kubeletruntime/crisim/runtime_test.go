@@ -387,3 +387,14 @@ func TestSetReady(t *testing.T) {
 		}
 	}
 }
+
+func TestMissingImagesFailToPull(t *testing.T) {
+	s := crisim.NewImageService()
+	ctx := context.Background()
+	if _, err := s.PullImage(ctx, &runtimeapi.ImageSpec{Image: workload.MissingImageDomain + "/app:1"}, nil, nil); err == nil || !strings.Contains(err.Error(), workload.MissingImageDomain) {
+		t.Errorf("PullImage of an image under %s = %v, want an error naming the registry", workload.MissingImageDomain, err)
+	}
+	if _, err := s.PullImage(ctx, &runtimeapi.ImageSpec{Image: "busybox:1.36"}, nil, nil); err != nil {
+		t.Errorf("PullImage of busybox:1.36 = %v, want it pulled", err)
+	}
+}
