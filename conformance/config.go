@@ -178,7 +178,8 @@ type Workloads struct {
 	// Image of the default containers (default "busybox:1.36").
 	Image string
 	// RunsUntilKilled: a container that runs until it is stopped and exits
-	// on SIGTERM (default: sleep infinity).
+	// on SIGTERM, as PID 1 of a container too (default: sh -c "trap 'exit
+	// 143' TERM; sleep infinity & wait").
 	RunsUntilKilled func() v1.Container
 	// RunsFor: a container that runs for about d, then exits 0 (default:
 	// sh -c "sleep S; exit 0").
@@ -216,8 +217,11 @@ func DefaultWorkloads(image string) Workloads {
 		return v1.Container{Image: image, Command: cmd, ImagePullPolicy: v1.PullIfNotPresent}
 	}
 	return Workloads{
-		Image:           image,
-		RunsUntilKilled: func() v1.Container { return c("sleep", "infinity") },
+		Image: image,
+		// The trap makes it exit on SIGTERM as PID 1 of a container too,
+		// where a process without a handler ignores it (see package
+		// workload, "What PID 1 does").
+		RunsUntilKilled: func() v1.Container { return c("sh", "-c", "trap 'exit 143' TERM; sleep infinity & wait") },
 		RunsFor: func(d time.Duration) v1.Container {
 			return c("sh", "-c", "sleep "+seconds(d)+"; exit 0")
 		},

@@ -148,7 +148,7 @@ func podKillNilPod(e *podEnv) {
 func podRefreshInit(e *podEnv) {
 	ginkgo.By("running a pod whose init container setup exits 0, then refreshing the status the agent builds")
 	pod := e.newPod("refreshinit", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
-	pod.Spec.InitContainers = []v1.Container{named("setup", e.w().ExitsWithCode(0))}
+	setInitContainers(pod, named("setup", e.w().ExitsWithCode(0)))
 	e.syncUntilRunning(pod)
 	ps := e.agentRefresh(pod, e.status(pod))
 	if apiStatusOf(ps.ContainerStatuses, "setup") != nil {

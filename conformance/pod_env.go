@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	apicorev1 "k8s.io/kubernetes/pkg/apis/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
@@ -160,8 +161,24 @@ func (e *podEnv) newPod(name string, policy v1.RestartPolicy, containers ...v1.C
 	if e.w().Pod != nil {
 		e.w().Pod(pod)
 	}
+	defaultPod(pod)
 	e.track(pod)
 	return pod
+}
+
+// defaultPod fills in the fields the API server defaults (security context,
+// DNS policy, termination message path, ...): a node agent only ever sees
+// defaulted pods, and the kubelet's runtime relies on some of them (it sets
+// up host namespaces only when pod.Spec.SecurityContext is set).
+func defaultPod(pod *v1.Pod) {
+	apicorev1.SetObjectDefaults_Pod(pod)
+}
+
+// setInitContainers gives pod its init containers, defaulted as the API
+// server defaults them.
+func setInitContainers(pod *v1.Pod, cs ...v1.Container) {
+	pod.Spec.InitContainers = cs
+	defaultPod(pod)
 }
 
 func (e *podEnv) track(pod *v1.Pod) {

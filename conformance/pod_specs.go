@@ -357,10 +357,8 @@ func podRestartAlways(e *podEnv) {
 func podInitOrder(e *podEnv) {
 	ginkgo.By("syncing a pod with two short init containers, checking the order in every round")
 	pod := e.newPod("init", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
-	pod.Spec.InitContainers = []v1.Container{
-		named("first", e.w().RunsFor(e.st.t.ShortRun)),
-		named("second", e.w().RunsFor(e.st.t.ShortRun)),
-	}
+	setInitContainers(pod, named("first", e.w().RunsFor(e.st.t.ShortRun)),
+		named("second", e.w().RunsFor(e.st.t.ShortRun)))
 	// Every round checks the order so far; a violation fails at once.
 	check := func(st *pkgcontainer.PodStatus) {
 		order := []string{"first", "second", "app"}
@@ -392,10 +390,8 @@ func podInitOrder(e *podEnv) {
 func podInitFailureBlocks(e *podEnv) {
 	ginkgo.By("syncing a pod whose first init container exits 1 under RestartPolicy Never")
 	pod := e.newPod("initfail", v1.RestartPolicyNever, named("app", e.w().RunsUntilKilled()))
-	pod.Spec.InitContainers = []v1.Container{
-		named("first", e.w().ExitsWithCode(1)),
-		named("second", e.w().ExitsWithCode(0)),
-	}
+	setInitContainers(pod, named("first", e.w().ExitsWithCode(1)),
+		named("second", e.w().ExitsWithCode(0)))
 	blocked := func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		for _, name := range []string{"second", "app"} {
 			g.Expect(instancesOf(st, name)).To(gomega.BeEmpty(), "container %s was created although init container first failed: %s", name, describeStatus(st))

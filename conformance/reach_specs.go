@@ -176,6 +176,7 @@ func podRecreatedUnderSameName(e *podEnv) {
 	fresh := old.DeepCopy()
 	fresh.UID = newUID()
 	fresh.Spec.Containers[0] = named("app", e.w().RunsUntilKilled())
+	defaultPod(fresh)
 	e.track(fresh)
 	st := e.syncUntilRunning(fresh)
 	oldIDs := map[pkgcontainer.ContainerID]bool{}
@@ -219,7 +220,7 @@ func podRecreatedUnderSameName(e *podEnv) {
 
 func podKillDuringInit(e *podEnv) {
 	pod := e.newPod("killinit", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
-	pod.Spec.InitContainers = []v1.Container{named("setup", e.w().RunsUntilKilled())}
+	setInitContainers(pod, named("setup", e.w().RunsUntilKilled()))
 	ginkgo.By("syncing a pod whose init container setup runs until killed")
 	e.syncUntil(pod, "init container setup running", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(runningOf(st, "setup")).NotTo(gomega.BeNil(), "init container setup is not running: %s", describeStatus(st))
