@@ -6,7 +6,7 @@ GO      ?= go
 OUTPUT  ?= _output
 PKGS    ?= ./...
 
-.PHONY: all test conformance soak bench cover lint tidy-check replace-block
+.PHONY: all test conformance soak bench cover lint tidy-check replace-block suite-times
 
 all: lint test
 
@@ -38,6 +38,16 @@ conformance:
 SOAK_RUNS ?= 20
 soak:
 	bash hack/soak.sh $(SOAK_RUNS)
+
+## suite-times: run the conformance suite against the fake and every example
+## with Ginkgo JSON reports, and print its wall time per spec group.
+suite-times:
+	mkdir -p $(OUTPUT)
+	$(GO) test -count=1 -run '^TestFakeIsConformant$$' ./conformance/ -args -ginkgo.json-report=$(abspath $(OUTPUT))/times-fake.json >/dev/null
+	$(GO) test -count=1 -run '^TestConformance$$' ./examples/hostprocess/ -args -ginkgo.json-report=$(abspath $(OUTPUT))/times-hostprocess.json >/dev/null
+	cd examples/kubeletruntime && $(GO) test -count=1 -run '^TestConformance$$' . -args -ginkgo.json-report=$(abspath $(OUTPUT))/times-kubeletruntime.json >/dev/null
+	cd testdata/consumer && $(GO) test -count=1 -run '^TestConformance$$' ./... -args -ginkgo.json-report=$(abspath $(OUTPUT))/times-consumer.json >/dev/null
+	$(GO) run ./hack/suitetime $(OUTPUT)/times-*.json
 
 ## bench: run the benchmarks with allocation figures.
 bench:

@@ -159,13 +159,11 @@ func remoteView() fake.Interceptors {
 }
 
 // refineOnly sets Ready and Started of the statuses the agent built, as the
-// kubelet's prober manager does for containers without probes, and leaves
+// kubelet's prober manager does for containers without probes (for every
+// pod, known or not: UpdatePodStatus looks at no runtime), and leaves
 // everything else as it was handed in.
 func refineOnly() fake.Interceptors {
 	return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
-		if unknownPod(context.Background(), next, pod) {
-			return
-		}
 		for _, list := range [][]v1.ContainerStatus{ps.ContainerStatuses, ps.InitContainerStatuses} {
 			for i := range list {
 				running := list[i].State.Running != nil
