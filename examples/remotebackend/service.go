@@ -94,8 +94,9 @@ type Service struct {
 
 	mu   sync.Mutex
 	pods map[types.UID]*podState
-	// wake tells Run that the schedule changed.
-	wake chan struct{}
+	// changed is closed (and replaced) whenever a call changes the
+	// schedule, waking Run and the Stop calls that wait.
+	changed chan struct{}
 }
 
 // NewService returns an empty Service, or an error naming the option that
@@ -118,7 +119,7 @@ func NewService(opts ServiceOptions) (*Service, error) {
 	if c == nil {
 		c = clock.RealClock{}
 	}
-	return &Service{clock: c, backOff: b, pods: map[types.UID]*podState{}, wake: make(chan struct{}, 1)}, nil
+	return &Service{clock: c, backOff: b, pods: map[types.UID]*podState{}, changed: make(chan struct{})}, nil
 }
 
 // PodView is what the Service reports of one pod.
@@ -325,15 +326,21 @@ func (s *Service) Stop(ctx context.Context, uid types.UID, grace *time.Duration)
 		}
 		s.advance(p, now)
 		due, running := p.nextExit()
+		changed := s.changed
 		s.mu.Unlock()
 		if !running {
 			return nil
 		}
+		// Every running container has a deadline once the pod is
+		// stopped; a later Stop, an update or a Delete may bring it
+		// forward.
 		t := s.clock.NewTimer(due.Sub(now))
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
+		case <-changed:
+			t.Stop()
 		case <-t.C():
 		}
 	}
@@ -349,13 +356,14 @@ func (s *Service) Delete(ctx context.Context, uid types.UID) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.pods, uid)
+	s.notify()
 	return nil
 }
 
 // Run keeps the Service up to date with its clock: it carries out every
 // exit, kill and restart when it is due rather than at the next call. It
-// returns ctx's error once ctx is done. Calls work without it; run it once
-// per Service.
+// returns ctx's error once ctx is done. Calls work without it, and several
+// Run calls at once do no harm.
 func (s *Service) Run(ctx context.Context) error {
 	return s.run(ctx, nil)
 }
@@ -372,6 +380,7 @@ func (s *Service) run(ctx context.Context, stop <-chan struct{}) error {
 				next = t
 			}
 		}
+		changed := s.changed
 		s.mu.Unlock()
 		var timer clock.Timer
 		var due <-chan time.Time
@@ -385,7 +394,7 @@ func (s *Service) run(ctx context.Context, stop <-chan struct{}) error {
 		case <-ctx.Done():
 			err = ctx.Err()
 		case <-stop:
-		case <-s.wake:
+		case <-changed:
 			done = false
 		case <-due:
 			done = false
@@ -399,10 +408,8 @@ func (s *Service) run(ctx context.Context, stop <-chan struct{}) error {
 	}
 }
 
-// notify wakes Run. Call with s.mu held.
+// notify wakes Run and the waiting Stop calls. Call with s.mu held.
 func (s *Service) notify() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
+	close(s.changed)
+	s.changed = make(chan struct{})
 }
