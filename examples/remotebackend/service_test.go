@@ -74,7 +74,7 @@ func TestBackOffCatchUp(t *testing.T) {
 	apply(t, svc, pod)
 	fc.SetTime(at(9100))
 	c := container(t, svc, pod, "app")
-	if c.RestartCount != 7 || !c.Current.StartedAt.Equal(at(9000)) || !c.LastTermination.StartedAt.Equal(at(7000)) || !c.LastTermination.FinishedAt.Equal(at(7000)) {
+	if c.RestartCount != 7 || !c.Current.StartedAt.Equal(at(9000)) || c.LastTermination == nil || !c.LastTermination.StartedAt.Equal(at(7000)) || !c.LastTermination.FinishedAt.Equal(at(7000)) {
 		t.Fatalf("at 9.1s after one look: %s; want 7 restarts, current run started at 9s, last one at 7s", describe(c))
 	}
 	if c.Waiting == nil || !c.Waiting.Until.Equal(at(11000)) {
@@ -285,6 +285,25 @@ func TestStopOwnExitAndSecondStop(t *testing.T) {
 	}
 	if c := container(t, svc, pod, "stubborn"); c.Current.ExitCode != workload.ExitCodeSIGKILL || !c.Current.FinishedAt.Equal(at(3000)) {
 		t.Fatalf("after a second Stop with 1s at 2s: %s; want it killed at 3s", describe(c))
+	}
+}
+
+func TestSecondStopDoesNotLengthen(t *testing.T) {
+	svc, fc := newFakeService(t)
+	pod := newPod(v1.RestartPolicyAlways, sh("stubborn", "trap '' TERM; sleep infinity"))
+	apply(t, svc, pod)
+	short, long := time.Second, 10*time.Second
+	ch := stopAsync(t, context.Background(), svc, fc, pod, &short, 1)
+	fc.SetTime(at(500))
+	ch2 := stopAsync(t, context.Background(), svc, fc, pod, &long, 2)
+	fc.SetTime(at(1000))
+	for _, c := range []chan error{ch, ch2} {
+		if err := result(t, "Stop", c); err != nil {
+			t.Fatalf("Stop: %v", err)
+		}
+	}
+	if c := container(t, svc, pod, "stubborn"); !c.Current.FinishedAt.Equal(at(1000)) {
+		t.Fatalf("after Stop with 1s, then at 0.5s with 10s: %s; want it killed at 1s", describe(c))
 	}
 }
 
