@@ -22,7 +22,7 @@ func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) 
 
 // newFakeService returns a Service on a fake clock at t0 with a back-off of
 // 200ms doubling to 2s.
-func newFakeService(t *testing.T) (*remotebackend.Service, *testingclock.FakeClock) {
+func newFakeService(t testing.TB) (*remotebackend.Service, *testingclock.FakeClock) {
 	t.Helper()
 	fc := testingclock.NewFakeClock(t0)
 	svc, err := remotebackend.NewService(remotebackend.ServiceOptions{

@@ -21,7 +21,7 @@ import (
 	"github.com/kri-kit/testkit/workload"
 )
 
-func newFakeProvider(t *testing.T) (*remotebackend.Provider, *remotebackend.Service, *testingclock.FakeClock) {
+func newFakeProvider(t testing.TB) (*remotebackend.Provider, *remotebackend.Service, *testingclock.FakeClock) {
 	t.Helper()
 	svc, fc := newFakeService(t)
 	p, err := remotebackend.New(svc)

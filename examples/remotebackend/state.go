@@ -352,20 +352,19 @@ func (p *podState) reconcile(now time.Time, b BackOff) {
 // once for a container that never ran or whose image changed, after the
 // back-off for one that exited and that the restart policy restarts.
 func (p *podState) ensureStart(c *containerState, now time.Time, b BackOff) {
-	if c.pending || c.running() {
+	switch {
+	case c.pending || c.running():
 		return
-	}
-	c.pending, c.startAt = true, now
-	if c.current == nil || c.replace {
+	case c.current == nil || c.replace:
+		c.pending, c.startAt = true, now
 		return
-	}
-	if !p.restarts(c) {
-		c.pending = false
+	case !p.restarts(c):
 		return
 	}
 	d := c.nextBackOff(c.current.FinishedAt, b)
-	if at := c.current.FinishedAt.Add(d); at.After(now) {
-		c.startAt = at
+	c.pending, c.startAt = true, c.current.FinishedAt.Add(d)
+	if c.startAt.Before(now) {
+		c.startAt = now // resumed after a stop that outlasted the back-off
 	}
 	c.waiting = &Waiting{
 		Reason:  ReasonCrashLoopBackOff,
