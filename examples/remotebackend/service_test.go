@@ -348,6 +348,22 @@ func TestResubmitResumes(t *testing.T) {
 	}
 }
 
+// Resumed after its back-off is over, a container restarts at once, not
+// in the past.
+func TestResubmitAfterTheBackOff(t *testing.T) {
+	svc, fc := newFakeService(t)
+	pod := newPod(v1.RestartPolicyAlways, ctr("app", "sleep", "infinity"))
+	apply(t, svc, pod)
+	if err := svc.Stop(context.Background(), pod.UID, nil); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	fc.SetTime(at(1000))
+	c := apply(t, svc, pod).Containers[0]
+	if c.Current.State != remotebackend.RunRunning || !c.Current.StartedAt.Equal(at(1000)) || c.Waiting != nil {
+		t.Fatalf("resubmitted 1s after Stop: %s; want it restarted at once, at 1s", describe(c))
+	}
+}
+
 func TestInitContainersInOrder(t *testing.T) {
 	svc, fc := newFakeService(t)
 	pod := newPod(v1.RestartPolicyAlways, ctr("app", "sleep", "infinity"))
