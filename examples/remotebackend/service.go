@@ -217,9 +217,11 @@ var ErrInvalidPod = errors.New("invalid pod")
 // its containers restart as its restart policy says.
 //
 // Apply returns the pod's view once the starts it triggered have been
-// attempted. A nil pod, one without UID, a container without name or two
-// containers of the same name are rejected with an error wrapping
-// ErrInvalidPod, and nothing changes. A done ctx returns its error.
+// attempted. A nil pod, one without UID, a container without name, two
+// containers of the same name and a container with a restart policy of its
+// own (a sidecar, restart rules), which the Service does not support, are
+// rejected with an error wrapping ErrInvalidPod, and nothing changes. A
+// done ctx returns its error.
 func (s *Service) Apply(ctx context.Context, pod *v1.Pod) (PodView, error) {
 	if err := ctx.Err(); err != nil {
 		return PodView{}, err
