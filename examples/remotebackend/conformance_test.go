@@ -1,0 +1,46 @@
+package remotebackend_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kri-kit/testkit/conformance"
+	"github.com/kri-kit/testkit/examples/remotebackend"
+	"github.com/kri-kit/testkit/kri"
+)
+
+// TestConformance gates the provider on the KRI conformance suite with
+// every capability it supports and no expected failures. Each spec gets a
+// fresh Service on the real clock, with the default back-off (200ms
+// doubling to 2s), and a Provider in front of it.
+func TestConformance(t *testing.T) {
+	conformance.Run(t, conformance.Config{
+		NewPodProvider: func(context.Context) (kri.PodProvider, error) {
+			svc, err := remotebackend.NewService(remotebackend.ServiceOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return remotebackend.New(svc)
+		},
+		Capabilities: []conformance.Capability{
+			conformance.CapInitContainers,
+			conformance.CapRestartPolicies,
+			conformance.CapGracePeriod,
+			conformance.CapStartFailures,
+			conformance.CapOrphanCleanup,
+		},
+		RuntimeName: remotebackend.RuntimeName,
+		// The Service reacts at once; only the grace periods (1s) and
+		// the back-off take time. The state timeout leaves room for a
+		// loaded machine.
+		Timeouts: conformance.Timeouts{
+			Call:        10 * time.Second,
+			State:       15 * time.Second,
+			Poll:        20 * time.Millisecond,
+			Stable:      300 * time.Millisecond,
+			ShortRun:    200 * time.Millisecond,
+			GracePeriod: time.Second,
+		},
+	})
+}

@@ -1,0 +1,137 @@
+// Package remotebackend is a KRI provider in front of a remote container
+// service, with a simulation of such a service to run it against. It is the
+// worked example of the freedoms the kri contract leaves a remote provider,
+// and it passes the conformance suite with every pod capability declared
+// and no expected failures.
+//
+// # What a remote backend is
+//
+// A remote provider does not run containers itself: it hands each pod to a
+// service that runs it somewhere else — Azure Container Instances, AWS
+// Fargate, or another Kubernetes cluster, as kuscia's K8sProvider does
+// (pkg/agent/provider/pod/k8s_provider.go in secretflow/kuscia). The
+// service decides how containers run: it restarts them itself, with its own
+// back-off; it names images its own way; and it shows one run of each
+// container at a time, with a count of the restarts and the termination of
+// the run before. There is no sandbox a node agent could see, and no
+// history of dead instances to collect.
+//
+// # The Service
+//
+// Service simulates such a backend on a k8s.io/utils/clock, so that tests
+// drive it on a fake clock. Apply submits a pod (a *v1.Pod, copied); the
+// Service runs its containers by the workload vocabulary (package workload:
+// how long a container runs, its exit code, whether it ignores SIGTERM,
+// whether its executable or image is missing), init containers one at a
+// time in order, each to exit code 0 before the next and before the app
+// containers. It reports, per container (ContainerView):
+//
+//   - the current run: ID, state (Running or Exited), start and finish
+//     times, exit code and reason ("Completed" for 0, "Error" otherwise);
+//     an exited run stays current until the next one starts;
+//   - the last termination: the run before the current one;
+//   - the restart count: the number of runs before the current one;
+//   - why it waits, while the Service means to start it and has not:
+//     CrashLoopBackOff, or the failure of the latest start (a missing
+//     executable, RunContainerError; an image that cannot be pulled,
+//     ErrImagePull; an invalid image reference, InvalidImageName);
+//   - its image, normalised as containerd and CRI-O normalise it
+//     (docker.io/library/busybox:1.36 for busybox:1.36).
+//
+// Restarts follow the pod's restart policy (an init container is restarted
+// only when it failed, and not under Never). Each waits a crash-loop
+// back-off counted from the exit: BackOff.Initial (default 200ms), doubled
+// for every further restart up to BackOff.Max (default 2s), and back to
+// Initial once 2×Max has passed without a back-off — the rules of the
+// kubelet's runtime (kuberuntime_manager.go doBackOff, with a
+// client-go flowcontrol.Backoff), except that the kubelet restarts the first
+// exit at once and the Service waits Initial for it too, so that every
+// exited run can be seen. A start that fails creates no run and counts no
+// restart; the Service retries it after the same back-off, whatever the
+// restart policy, as the kubelet keeps trying to pull an image. Stop sends
+// SIGTERM: a container that exits on it does so at once (143), one that
+// ignores it is killed when the grace period is over (137). A resubmission
+// may change only images, as the API server allows: a running container
+// whose image changed is stopped and started again with the new one, and
+// one waiting to be retried is retried at once.
+//
+// The Service is evaluated lazily: every exit, kill and restart happens at
+// the exact instant the behaviour, the grace period and the back-off say,
+// and each call first brings the Service up to the clock's present, so the
+// times it reports do not depend on when anyone looks. Run (which the
+// provider's Start runs) keeps it up to date between calls.
+//
+// # The provider
+//
+// Provider keeps nothing of its own: each method is one or two calls to the
+// Service and a mapping of the answer.
+//
+//   - SyncPod submits the pod (Apply; idempotent) and reports to the
+//     ReasonCache the outcome of the latest start of each container the
+//     Service has tried: success, clearing an earlier failure; the start
+//     failure, with pkgcontainer.ErrRunContainer or workload.ErrImagePull,
+//     and an error naming the container; or pkgcontainer.ErrCrashLoopBackOff
+//     while the Service backs off, which is no error (kuscia's CRIProvider
+//     turns back-off-only failures into nil the same way). It does not read
+//     podStatus: the Service knows what runs.
+//   - GetPodStatus reports one instance per container that has run, the
+//     current run, with the Service's restart count and image, CreatedAt =
+//     StartedAt; no sandboxes, no ActiveContainerStatuses.
+//   - RefreshPodStatus replaces the container statuses of the status the
+//     agent built with the Service's (state, last termination, restart
+//     count, ContainerID, image), as kuscia's K8sProvider copies the
+//     container statuses of its backend pod. A container waiting in
+//     back-off is Waiting CrashLoopBackOff with the exited run as its last
+//     termination, as the kubelet shows it (kubelet_pods.go,
+//     convertToAPIContainerStatuses).
+//   - GetPods(false) lists pods with a running container and their running
+//     containers, GetPods(true) every pod and every current run.
+//   - KillPod stops the pod on the Service with the grace period (the
+//     override, else DeletionGracePeriodSeconds, else
+//     TerminationGracePeriodSeconds) and waits until nothing of it runs;
+//     DeletePod removes it from the Service; CleanupPods removes every pod
+//     none of its arguments names.
+//   - Start runs the Service's loop until Stop. Stop leaves the Service's
+//     pods alone: a remote backend's pods outlive the agent in front of it.
+//
+// # The kri freedoms it uses
+//
+// Each is a sentence of the kri.PodLifecycleHandler documentation:
+//
+//   - Restarts by the backend, with back-off (SyncPod): "A provider may
+//     delay a restart (crash-loop back-off, as the kubelet's runtime does)
+//     or leave restarts to its backend."
+//   - One instance per container (GetPodStatus): "a remote provider may
+//     report only the newest instance of each name." Restarts show as new
+//     container IDs and a growing RestartCount across calls, which is how a
+//     node agent counts them.
+//   - No sandboxes (GetPodStatus): "A runtime provider reports the pod's
+//     sandboxes, one of them ready while a container of the pod runs; a
+//     remote provider may report none." and "ActiveContainerStatuses may
+//     be left empty".
+//   - Normalised images (GetPodStatus, RefreshPodStatus): "Image should
+//     name the image the instance was created from: the spec's reference
+//     or the runtime's normalised form of it."
+//   - The backend's statuses (RefreshPodStatus): "a remote provider may
+//     replace container statuses with its backend's."
+//
+// It uses none of the others: KillPod gives no minimum grace period of its
+// own, and DeletePod forgets the pod at once.
+//
+// # What it does not do
+//
+// No pod IPs, volumes, probes, logs, resource limits or node provider; no
+// sidecars (init containers with their own restart policy) or container
+// restart rules, which Apply rejects; no network latency or backend
+// outages. The Service keeps everything in memory.
+//
+// # Using it
+//
+//	svc, err := remotebackend.NewService(remotebackend.ServiceOptions{})
+//	if err != nil { ... }
+//	p, err := remotebackend.New(svc)
+//	if err != nil { ... }
+//	go p.Start(ctx)
+//	defer p.Stop()
+//	err = p.SyncPod(ctx, pod, nil, reasonCache) // again and again, as the agent does
+package remotebackend

@@ -1,0 +1,18 @@
+package remotebackend_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package when a test leaves a goroutine behind: Stop
+// ends Start, and nothing else of the provider or the Service runs on its
+// own.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// RunSpecs never stops the interrupt handler it starts.
+		goleak.IgnoreTopFunction("github.com/onsi/ginkgo/v2/internal/interrupt_handler.(*InterruptHandler).registerForInterrupts.func1"),
+		goleak.IgnoreTopFunction("github.com/onsi/ginkgo/v2/internal/interrupt_handler.(*InterruptHandler).registerForInterrupts.func2"),
+	)
+}
