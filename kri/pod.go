@@ -75,10 +75,10 @@ type PodLifecycleHandler interface {
 	KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error
 	// DeletePod releases what the provider keeps for a pod that KillPod has
 	// stopped and that is gone from the API server. Afterwards no container
-	// of the pod runs again, and the pod is forgotten soon: GetPods no longer lists it and GetPodStatus reports
-	// it as unknown once its dead containers are collected, which a
-	// provider may do later. Deleting a pod the provider does not know
-	// returns nil.
+	// of the pod runs again, and the pod is forgotten soon: GetPods no
+	// longer lists it and GetPodStatus reports it as unknown once its dead
+	// containers are collected, which a provider may do later. Deleting a
+	// pod the provider does not know returns nil.
 	DeletePod(ctx context.Context, pod *v1.Pod) error
 	// CleanupPods is called periodically with the desired pods, the running
 	// pods the agent knows of and the UIDs of pods that may still be
@@ -125,14 +125,14 @@ type PodLifecycleHandler interface {
 	// started, and an exited instance reports its exit code. Timestamps are
 	// ordered: CreatedAt is set, StartedAt is not before CreatedAt, and
 	// FinishedAt is not before StartedAt; an instance that never started
-	// (its start failed) may leave StartedAt unset, zero or the Unix epoch as
-	// a CRI runtime reports it. An instance that replaces an
-	// exited one of the same name is created after that one's CreatedAt and
-	// not before its FinishedAt. Image should name the image the instance
-	// was created from: the spec's reference or the runtime's normalised
-	// form of it. RestartCount is 0 for the first instance of a container name
-	// and one more than that of the instance it replaces for every
-	// restart, so it never decreases from one call to the next. Reason of
+	// (its start failed) may leave StartedAt unset, zero or the Unix epoch
+	// as a CRI runtime reports it. An instance that replaces an exited one
+	// of the same name is created after that one's CreatedAt and not before
+	// its FinishedAt. Image should name the image the instance was created
+	// from: the spec's reference or the runtime's normalised form of it.
+	// RestartCount is 0 for the first instance of a container name and one
+	// more than that of the instance it replaces for every restart, so it
+	// never decreases from one call to the next. Reason of
 	// an exited instance should say why it exited (by the CRI convention
 	// "Completed" for exit code 0 and "Error" otherwise, or a more specific
 	// one such as "OOMKilled"). Once an instance has exited, its ID, exit
