@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/kri"
 )
 
 // defaultGracePeriod is the grace period when neither the caller nor the pod
@@ -198,20 +200,7 @@ func (c *core) CleanupPods(ctx context.Context, pods []*v1.Pod, runningPods []*p
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("fake: CleanupPods: %w", err)
 	}
-	keep := sets.New[types.UID]()
-	for _, pod := range pods {
-		if pod != nil {
-			keep.Insert(pod.UID)
-		}
-	}
-	for _, rp := range runningPods {
-		if rp != nil {
-			keep.Insert(rp.ID)
-		}
-	}
-	for uid := range possiblyRunningPods {
-		keep.Insert(uid)
-	}
+	keep := kri.PodsToKeep(pods, runningPods, possiblyRunningPods)
 	p := c.p
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
@@ -45,4 +49,21 @@ func ExampleNewReasonCacheWithSize() {
 	_, hasA := cache.Get("pod-uid", "a")
 	fmt.Println(cache.Len(), hasA)
 	// Output: 2 false
+}
+
+// A provider's CleanupPods stops and forgets every pod it knows that none of
+// the three arguments names.
+func ExamplePodsToKeep() {
+	known := []types.UID{"web", "batch", "orphan"}
+	keep := kri.PodsToKeep(
+		[]*v1.Pod{{ObjectMeta: metav1.ObjectMeta{UID: "web"}}}, // desired
+		[]*pkgcontainer.Pod{{ID: "batch"}},                     // running, still known to the agent
+		nil,
+	)
+	for _, uid := range known {
+		if !keep.Has(uid) {
+			fmt.Println("orphan:", uid)
+		}
+	}
+	// Output: orphan: orphan
 }

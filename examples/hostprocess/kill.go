@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/kri"
 )
 
 func (h *host) killPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error {
@@ -164,25 +166,12 @@ func (h *host) cleanupPods(ctx context.Context, pods []*v1.Pod, runningPods []*p
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	keep := make(map[types.UID]bool, len(pods)+len(runningPods)+len(possiblyRunningPods))
-	for _, p := range pods {
-		if p != nil {
-			keep[p.UID] = true
-		}
-	}
-	for _, p := range runningPods {
-		if p != nil {
-			keep[p.ID] = true
-		}
-	}
-	for uid := range possiblyRunningPods {
-		keep[uid] = true
-	}
+	keep := kri.PodsToKeep(pods, runningPods, possiblyRunningPods)
 
 	h.mu.Lock()
 	var orphans []types.UID
 	for uid := range h.pods {
-		if !keep[uid] {
+		if !keep.Has(uid) {
 			orphans = append(orphans, uid)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	"k8s.io/kubernetes/pkg/kubelet/kuberuntime"
+
+	"github.com/kri-kit/testkit/kri"
 )
 
 // orphanGracePeriod is the grace period the kubelet gives the containers of
@@ -90,20 +92,7 @@ func activePart(st *pkgcontainer.PodStatus) pkgcontainer.Pod {
 // does.
 func (p *Provider) CleanupPods(ctx context.Context, pods []*v1.Pod, runningPods []*pkgcontainer.Pod, possiblyRunningPods map[types.UID]sets.Empty) error {
 	p.backOff.GC()
-	known := sets.New[types.UID]()
-	for _, pod := range pods {
-		if pod != nil {
-			known.Insert(pod.UID)
-		}
-	}
-	for _, rp := range runningPods {
-		if rp != nil {
-			known.Insert(rp.ID)
-		}
-	}
-	for uid := range possiblyRunningPods {
-		known.Insert(uid)
-	}
+	known := kri.PodsToKeep(pods, runningPods, possiblyRunningPods)
 	running, err := p.runtime.GetPods(ctx, false)
 	if err != nil {
 		return withCtx(ctx, fmt.Errorf("kubeletruntime: CleanupPods: listing running pods: %w", err))

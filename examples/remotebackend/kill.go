@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/kri"
 )
 
 // KillPod stops the pod on the Service (Service.Stop) and returns once
@@ -68,20 +70,7 @@ func (p *Provider) DeletePod(ctx context.Context, pod *v1.Pod) error {
 // whatever of it runs: the agent no longer knows the pod, so nothing else
 // would ever stop it. Pods named by any of the three are left untouched.
 func (p *Provider) CleanupPods(ctx context.Context, pods []*v1.Pod, runningPods []*pkgcontainer.Pod, possiblyRunningPods map[types.UID]sets.Empty) error {
-	keep := sets.New[types.UID]()
-	for _, pod := range pods {
-		if pod != nil {
-			keep.Insert(pod.UID)
-		}
-	}
-	for _, rp := range runningPods {
-		if rp != nil {
-			keep.Insert(rp.ID)
-		}
-	}
-	for uid := range possiblyRunningPods {
-		keep.Insert(uid)
-	}
+	keep := kri.PodsToKeep(pods, runningPods, possiblyRunningPods)
 	views, err := p.svc.List(ctx)
 	if err != nil {
 		return err

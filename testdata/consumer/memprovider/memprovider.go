@@ -245,16 +245,7 @@ func (p *Provider) CleanupPods(ctx context.Context, pods []*v1.Pod, running []*p
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	keep := sets.New[types.UID]()
-	for _, pod := range pods {
-		keep.Insert(pod.UID)
-	}
-	for _, rp := range running {
-		keep.Insert(rp.ID)
-	}
-	for uid := range possibly {
-		keep.Insert(uid)
-	}
+	keep := kri.PodsToKeep(pods, running, possibly)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for uid := range p.pods {
