@@ -34,7 +34,7 @@ conformance:
 		-kri.summary=$(abspath $(OUTPUT))/conformance-summary.txt
 
 ## soak: run the conformance suite SOAK_RUNS times in a row (default 20)
-## against the fake and against examples/hostprocess; fails if any run fails.
+## against the fake and every example provider; fails if any run fails.
 SOAK_RUNS ?= 20
 soak:
 	bash hack/soak.sh $(SOAK_RUNS)

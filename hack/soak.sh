@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # soak.sh RUNS: runs the conformance suite RUNS times in a row against the
-# fake (conformance.TestFakeIsConformant) and against the host-process example
-# provider (examples/hostprocess.TestConformance), each test binary built once
+# fake (conformance.TestFakeIsConformant) and against the example providers
+# (hostprocess, remotebackend, kubeletruntime: their TestConformance), each
+# test binary built once
 # with -race. Prints one line per run and a tally; exits non-zero if any run
 # failed. Every run gets a fresh process, as CI would.
 set -euo pipefail
@@ -12,6 +13,8 @@ trap 'rm -rf "$bin"' EXIT
 
 go test -race -c -o "$bin/conformance.test" ./conformance
 go test -race -c -o "$bin/hostprocess.test" ./examples/hostprocess
+go test -race -c -o "$bin/remotebackend.test" ./examples/remotebackend
+(cd examples/kubeletruntime && go test -race -c -o "$bin/kubeletruntime.test" .)
 
 failed=0
 soak() { # name dir binary test
@@ -32,4 +35,6 @@ soak() { # name dir binary test
 }
 soak fake conformance "$bin/conformance.test" TestFakeIsConformant
 soak hostprocess examples/hostprocess "$bin/hostprocess.test" TestConformance
+soak remotebackend examples/remotebackend "$bin/remotebackend.test" TestConformance
+soak kubeletruntime examples/kubeletruntime "$bin/kubeletruntime.test" TestConformance
 [ "$failed" -eq 0 ]
