@@ -815,7 +815,12 @@ func (e *podEnv) concurrentLifecycle(pod *v1.Pod, all []*v1.Pod) error {
 		return st, err
 	}
 	worker := func() error {
-		last := emptyStatus(pod)
+		// The agent reads the status of a new pod before its first sync
+		// (an unknown pod: ID, name and namespace only).
+		last, err := status()
+		if err != nil {
+			return err
+		}
 		deadline := time.Now().Add(e.st.t.State)
 		for {
 			if err := call("SyncPod", func(ctx context.Context) error { return e.p.SyncPod(ctx, pod, last, e.rc) }); err != nil {
