@@ -93,6 +93,14 @@ for id in "${ids[@]}"; do
 		[ -d "$cg" ] && leftovers+=("cgroup $cg")
 	done
 done
+# The cgroup parents that were not there before up.sh; rmdir removes only
+# an empty cgroup, so one still holding a container is reported.
+if [ -f "$E2E_DIR/cgroups-made" ]; then
+	while read -r cg; do
+		[ -d "$cg" ] || continue
+		rmdir "$cg" 2>/dev/null || leftovers+=("cgroup $cg (not empty: $(echo $(find "$cg" -mindepth 1 -type d | head -n 3)))")
+	done <"$E2E_DIR/cgroups-made"
+fi
 [ -z "$(shim_pids)" ] || leftovers+=("shims serving $E2E_SOCK: pids $(echo $(shim_pids))")
 if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
 	leftovers+=("containerd pid $pid")

@@ -79,6 +79,11 @@ TOML
 # there before.
 ls /sys/class/net >"$E2E_DIR/net-before"
 [ -e /run/containerd ] || touch "$E2E_DIR/made-run-containerd"
+# runc's cgroupfs driver puts every container under <controller>/k8s.io
+# (containerd's namespaced cgroup) and leaves that parent when it is done.
+for d in /sys/fs/cgroup/*/; do
+	[ -e "$d$E2E_NS" ] || echo "$d$E2E_NS"
+done >"$E2E_DIR/cgroups-made"
 
 start=$(now)
 # setsid: containerd and its shims get a session of their own, so that a
