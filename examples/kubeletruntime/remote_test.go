@@ -47,6 +47,11 @@ func TestDialCRI(t *testing.T) {
 	if calls := srv.RuntimeService.GetCalls(); !containsCall(calls, "ListPodSandbox") {
 		t.Errorf("the remote fake saw the calls %v, want ListPodSandbox among them: GetPods did not go over gRPC", calls)
 	}
+	srv.ImageService.SetFakeImages([]string{"busybox:1.36"})
+	images, err := is.ListImages(t.Context(), nil)
+	if err != nil || len(images) != 1 || len(images[0].RepoTags) != 1 || images[0].RepoTags[0] != "busybox:1.36" {
+		t.Errorf("ListImages over the image service = %v, %v; want the remote fake's one image busybox:1.36", images, err)
+	}
 }
 
 func containsCall(calls []string, name string) bool {

@@ -98,7 +98,7 @@ done
 if [ -f "$E2E_DIR/cgroups-made" ]; then
 	while read -r cg; do
 		[ -d "$cg" ] || continue
-		rmdir "$cg" 2>/dev/null || leftovers+=("cgroup $cg (not empty: $(echo $(find "$cg" -mindepth 1 -type d | head -n 3)))")
+		rmdir "$cg" 2>/dev/null || leftovers+=("cgroup $cg (not empty: $(find "$cg" -mindepth 1 -type d | awk 'NR <= 3' | tr '\n' ' '))")
 	done <"$E2E_DIR/cgroups-made"
 fi
 [ -z "$(shim_pids)" ] || leftovers+=("shims serving $E2E_SOCK: pids $(echo $(shim_pids))")

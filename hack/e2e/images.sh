@@ -59,7 +59,7 @@ image() {
 	diffid=sha256:$(sha256sum "$work/layer.tar" | awk '{print $1}')
 	layer=$(blob "$work/layer.tar" application/vnd.oci.image.layer.v1.tar)
 	printf '{"architecture":"%s","os":"linux","config":%s,"rootfs":{"type":"layers","diff_ids":["%s"]},"history":[{"created":"1970-01-01T00:00:00Z","created_by":"hack/e2e/images.sh from %s"}]}' \
-		"$(go env GOARCH)" "$cfg" "$diffid" "$(busybox 2>/dev/null | head -n1 | awk '{print $1, $2}')" >"$work/config.json"
+		"$(go env GOARCH)" "$cfg" "$diffid" "$(busybox 2>/dev/null | awk 'NR == 1 {print $1, $2}')" >"$work/config.json"
 	config=$(blob "$work/config.json" application/vnd.oci.image.config.v1+json)
 	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":%s,"layers":[%s]}' \
 		"$config" "$layer" >"$work/manifest.json"
@@ -91,7 +91,10 @@ rm -rf "$work"
 for img in busybox pause; do
 	ctr_ images import --snapshotter overlayfs "$E2E_IMAGES/$img.tar" >/dev/null
 done
+# The list is read whole: 'grep -q' in a pipe would stop reading at the first
+# match, and ctr's SIGPIPE would fail the pipeline under pipefail.
+images=$(ctr_ images ls -q)
 for name in "$E2E_BUSYBOX_IMAGE" "$E2E_PAUSE_IMAGE"; do
-	ctr_ images ls -q | grep -qxF "$name" || die "image $name is not in containerd after the import"
+	grep -qxF "$name" <<<"$images" || die "image $name is not in containerd after the import (it has: $(echo $images))"
 done
 log "images imported: $E2E_BUSYBOX_IMAGE, $E2E_PAUSE_IMAGE"

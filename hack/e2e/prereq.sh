@@ -66,4 +66,4 @@ fi
 for pc in "${E2E_PACKAGES[@]}" containerd:ctr containerd:containerd-shim-runc-v2; do
 	command -v "${pc#*:}" >/dev/null || die "the package ${pc%%:*} is installed but the command ${pc#*:} is still missing"
 done
-log "prerequisites: $(containerd --version | awk '{print $1, $3}'), $(runc --version | head -n1), $(busybox 2>/dev/null | head -n1 | awk '{print $1, $2}')"
+log "prerequisites: $(containerd --version | awk '{print $1, $3}'), $(runc --version | awk 'NR == 1'), $(busybox 2>/dev/null | awk 'NR == 1 {print $1, $2}')"

@@ -5,7 +5,9 @@
 # examples/kubeletruntime over containerd's CRI endpoint
 # (examples/kubeletruntime/e2e, TestConformanceContainerd), and tears
 # everything down (down.sh), also when a step failed or the run was
-# interrupted. Prints the wall time of setup, suite and teardown and writes
+# interrupted. Prints the wall time of the prerequisites (checks, and the
+# installs when packages are missing), setup (containerd and images), suite
+# (the test binary, built beforehand) and teardown, and writes
 # the suite's summary and JUnit report to $OUTPUT/e2e (default _output/e2e).
 #
 # Exits non-zero when a prerequisite is missing, a step fails, the suite
@@ -19,11 +21,13 @@ case $out in /*) ;; *) out=$repo/$out ;; esac
 mkdir -p "$out"
 GO=${GO:-go}
 
+t=$(now)
 bash "$here/prereq.sh"
+prereq_s=$(elapsed "$t")
 
 setup_s=- suite_s=- teardown_s=-
 report() {
-	printf 'e2e: wall time: setup %s s, suite %s s, teardown %s s\n' "$setup_s" "$suite_s" "$teardown_s" | tee "$out/timings.txt" >&2
+	printf 'e2e: wall time: prerequisites %s s, setup %s s, suite %s s, teardown %s s\n' "$prereq_s" "$setup_s" "$suite_s" "$teardown_s" | tee "$out/timings.txt" >&2
 }
 teardown() {
 	local rc=$? t

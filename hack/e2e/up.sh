@@ -99,7 +99,8 @@ for _ in $(seq 1 300); do
 		tail -n 30 "$E2E_LOG" >&2
 		die "containerd exited during start-up (log above, full log $E2E_LOG)"
 	fi
-	if [ -S "$E2E_SOCK" ] && ctr --address "$E2E_SOCK" plugins ls 2>/dev/null | grep -q 'io.containerd.grpc.v1 *cri *.* ok'; then
+	if [ -S "$E2E_SOCK" ] && plugins=$(ctr --address "$E2E_SOCK" plugins ls 2>/dev/null) &&
+		grep -q 'io.containerd.grpc.v1 *cri *.* ok' <<<"$plugins"; then
 		log "containerd (pid $pid) ready at $E2E_SOCK after $(elapsed "$start") s"
 		exit 0
 	fi
