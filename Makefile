@@ -6,7 +6,7 @@ GO      ?= go
 OUTPUT  ?= _output
 PKGS    ?= ./...
 
-.PHONY: all test conformance soak bench cover lint tidy-check replace-block suite-times
+.PHONY: all test e2e conformance soak bench cover lint tidy-check replace-block suite-times
 
 all: lint test
 
@@ -22,7 +22,16 @@ test:
 	$(GO) vet -race $(PKGS)
 	$(GO) test -race $(PKGS)
 	cd testdata/consumer && $(GO) vet -race ./... && $(GO) test -race ./...
-	cd examples/kubeletruntime && $(GO) vet -race ./... && $(GO) test -race ./...
+	cd examples/kubeletruntime && $(GO) vet -race ./... && KRI_E2E_CRI_ENDPOINT= $(GO) test -race ./...
+
+## e2e: the conformance suite against examples/kubeletruntime over a real
+## containerd (needs root; see hack/e2e/run.sh): installs Debian's
+## containerd, runc and busybox-static when missing, starts a private
+## containerd under /tmp/kri-e2e (KRI_E2E_DIR), builds and imports the
+## images, runs the suite and tears everything down. Writes the summary,
+## JUnit report, log and timings to $(OUTPUT)/e2e.
+e2e:
+	OUTPUT=$(abspath $(OUTPUT)) GO=$(GO) bash hack/e2e/run.sh
 
 ## conformance: run the conformance suite against the fake provider; writes
 ## the JUnit report $(OUTPUT)/conformance-junit.xml and the human summary

@@ -751,6 +751,34 @@ func podMutants() []*mutant {
 			},
 		},
 		{
+			name:      "finished-before-created",
+			violation: "every exited instance reports a FinishedAt one second before its CreatedAt",
+			want:      []string{"KRI-POD-006", "KRI-POD-038", "KRI-POD-056"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
+						if c.State == pkgcontainer.ContainerStateExited {
+							c.FinishedAt = c.CreatedAt.Add(-time.Second)
+						}
+					}
+				})}
+			},
+		},
+		{
+			name:      "killed-finished-before-started",
+			violation: "an instance killed after it ran reports a FinishedAt before its StartedAt",
+			want:      []string{"KRI-POD-056"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
+						if c.State == pkgcontainer.ContainerStateExited && (c.ExitCode == 137 || c.ExitCode == 143) {
+							c.FinishedAt = c.StartedAt.Add(-time.Millisecond)
+						}
+					}
+				})}
+			},
+		},
+		{
 			name:      "restart-keeps-created-at",
 			violation: "every instance of a container reports the CreatedAt of its first instance",
 			want:      []string{"KRI-POD-038"},

@@ -124,12 +124,17 @@ type PodLifecycleHandler interface {
 	// container instance. State is Running or Exited once the instance has
 	// started, and an exited instance reports its exit code. Timestamps are
 	// ordered: CreatedAt is set, StartedAt is not before CreatedAt, and
-	// FinishedAt is not before StartedAt; an instance that never started
+	// FinishedAt is not before CreatedAt, nor before StartedAt for an
+	// instance that ran until it was stopped; an instance that never started
 	// (its start failed) may leave StartedAt unset, zero or the Unix epoch
-	// as a CRI runtime reports it. An instance that replaces an exited one
-	// of the same name is created after that one's CreatedAt and not before
-	// its FinishedAt. Image should name the image the instance was created
-	// from: the spec's reference or the runtime's normalised form of it.
+	// as a CRI runtime reports it. An instance that exits as soon as it
+	// starts may report a FinishedAt a little before its StartedAt: a CRI
+	// runtime records StartedAt when its start call returns and FinishedAt
+	// when the process exited, which can come first (containerd's
+	// StartContainer does). An instance that replaces an exited one of the
+	// same name is created after that one's CreatedAt and not before its
+	// FinishedAt. Image should name the image the instance was created from:
+	// the spec's reference or the runtime's normalised form of it.
 	// RestartCount is 0 for the first instance of a container name and one
 	// more than that of the instance it replaces for every restart, so it
 	// never decreases from one call to the next. Reason of

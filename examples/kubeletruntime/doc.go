@@ -2,7 +2,9 @@
 // runtime manager, k8s.io/kubernetes/pkg/kubelet/kuberuntime
 // .NewKubeGenericRuntimeManager, over CRI services, by default the CRI
 // fakes of k8s.io/cri-api/pkg/apis/testing made to run the conformance
-// suite's workloads by package crisim.
+// suite's workloads by package crisim, or over a real CRI runtime's
+// endpoint with DialCRI (package e2e runs the conformance suite so against
+// containerd).
 //
 // It is wrapped as secretflow/kuscia wraps the runtime manager in its
 // CRIProvider (pkg/agent/provider/pod/cri_provider.go), the provider the

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	crifake "k8s.io/cri-client/pkg/fake"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/examples/kubeletruntime"
@@ -61,4 +64,39 @@ func ExampleNew() {
 	// job: exited, exit code 3, reason "Error"
 	// server: running, exit code 0, reason ""
 	// after KillPod, server: exited, exit code 143
+}
+
+// The provider over a CRI runtime reached through its gRPC endpoint, as a
+// kubelet reaches containerd or CRI-O. Here the endpoint is served by
+// k8s.io/cri-client's fake remote runtime; with containerd it would be
+// "unix:///run/containerd/containerd.sock".
+func ExampleDialCRI() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "kubeletruntime-dial")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	endpoint := "unix://" + filepath.Join(dir, "cri.sock")
+	srv := crifake.NewFakeRemoteRuntime()
+	if err := srv.Start(endpoint); err != nil {
+		panic(err)
+	}
+	defer srv.Stop()
+
+	rs, is, err := kubeletruntime.DialCRI(ctx, endpoint, 10*time.Second)
+	if err != nil {
+		panic(err)
+	}
+	defer rs.Close(ctx)
+	defer is.Close(ctx)
+	p, err := kubeletruntime.New(ctx, kubeletruntime.Options{RootDir: dir, RuntimeService: rs, ImageService: is})
+	if err != nil {
+		panic(err)
+	}
+	defer p.Stop()
+	pods, err := p.GetPods(ctx, true)
+	fmt.Printf("runtime %s, %d pods, error %v\n", p.RuntimeName(), len(pods), err)
+	// Output:
+	// runtime fakeRuntime, 0 pods, error <nil>
 }

@@ -1,0 +1,123 @@
+package e2e_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	internalapi "k8s.io/cri-api/pkg/apis"
+
+	"github.com/kri-kit/testkit/conformance"
+	"github.com/kri-kit/testkit/examples/kubeletruntime"
+	"github.com/kri-kit/testkit/kri"
+)
+
+// EndpointEnv names the CRI endpoint TestConformanceContainerd runs against
+// ("unix:///tmp/kri-e2e/containerd.sock"). The runtime must have the
+// images of the suite's default workloads (busybox:1.36) and its sandbox
+// image, and must be the test's alone: each spec starts by removing every
+// pod sandbox it has.
+const EndpointEnv = "KRI_E2E_CRI_ENDPOINT"
+
+// criTimeout bounds each CRI call: a real runtime creates and stops
+// containers in tens to hundreds of milliseconds, and the kubelet's default
+// of 2 minutes would outlast the suite's own call timeout.
+const criTimeout = 30 * time.Second
+
+// TestConformanceContainerd gates the provider, over the real CRI runtime
+// at $KRI_E2E_CRI_ENDPOINT, on the conformance suite, with every
+// capability the runtime manager has. Its pods use the host network (the
+// runtime has no CNI), and the timeouts are the suite's defaults for real
+// providers with the grace period at the runtime manager's 2-second minimum.
+func TestConformanceContainerd(t *testing.T) {
+	endpoint := os.Getenv(EndpointEnv)
+	if endpoint == "" {
+		t.Skipf("%s is not set: this test needs a real CRI runtime at that endpoint ('make e2e' starts one); it is not part of 'make test'", EndpointEnv)
+	}
+	conformance.Run(t, conformance.Config{
+		NewPodProvider: func(ctx context.Context) (kri.PodProvider, error) {
+			return newProvider(ctx, t, endpoint)
+		},
+		Capabilities: []conformance.Capability{
+			conformance.CapInitContainers,
+			conformance.CapRestartPolicies,
+			conformance.CapGracePeriod,
+			conformance.CapStartFailures,
+			conformance.CapOrphanCleanup,
+		},
+		Workloads: conformance.Workloads{
+			Pod: func(pod *v1.Pod) { pod.Spec.HostNetwork = true },
+		},
+		Timeouts: conformance.Timeouts{
+			Call:        30 * time.Second,
+			State:       60 * time.Second,
+			Poll:        100 * time.Millisecond,
+			Stable:      2 * time.Second,
+			ShortRun:    time.Second,
+			GracePeriod: 2 * time.Second,
+		},
+	})
+}
+
+// newProvider connects to the runtime, removes every pod sandbox a former
+// spec left in it (each spec gets a node of its own, as over the
+// simulator), and builds the provider over it. The connections are closed
+// once ctx, the spec's, is done.
+func newProvider(ctx context.Context, t *testing.T, endpoint string) (*kubeletruntime.Provider, error) {
+	rs, is, err := kubeletruntime.DialCRI(ctx, endpoint, criTimeout)
+	if err != nil {
+		return nil, err
+	}
+	closeAll := func() {
+		// The spec's context is done: close with a fresh one.
+		_ = rs.Close(context.Background())
+		_ = is.Close(context.Background())
+	}
+	if err := resetNode(ctx, rs); err != nil {
+		closeAll()
+		return nil, err
+	}
+	p, err := kubeletruntime.New(ctx, kubeletruntime.Options{
+		RootDir:        t.TempDir(),
+		RuntimeService: rs,
+		ImageService:   is,
+		// Restarts back off from 100ms to 1s instead of 10s to 5m, so
+		// that crash loops show within the suite's waits.
+		InitialBackOff: 100 * time.Millisecond,
+		MaxBackOff:     time.Second,
+		GCPeriod:       time.Second,
+	})
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	context.AfterFunc(ctx, closeAll)
+	return p, nil
+}
+
+// resetNode stops and removes every pod sandbox of the runtime, and with
+// them their containers (CRI RemovePodSandbox forcibly removes them).
+func resetNode(ctx context.Context, rs internalapi.RuntimeService) error {
+	sandboxes, err := rs.ListPodSandbox(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("resetting the node: ListPodSandbox: %w", err)
+	}
+	var errs []error
+	for _, sb := range sandboxes {
+		if err := rs.StopPodSandbox(ctx, sb.Id); err != nil {
+			errs = append(errs, fmt.Errorf("StopPodSandbox %s: %w", sb.Id, err))
+			continue
+		}
+		if err := rs.RemovePodSandbox(ctx, sb.Id); err != nil {
+			errs = append(errs, fmt.Errorf("RemovePodSandbox %s: %w", sb.Id, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("resetting the node: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+# common.sh: sourced by the hack/e2e scripts. The paths of the private
+# containerd the end-to-end run starts; nothing of it lives outside
+# $E2E_DIR, except the shims' sockets, which containerd 1.6 always puts in
+# /run/containerd/s (teardown removes the ones it made).
+#
+# KRI_E2E_DIR overrides the directory (default /tmp/kri-e2e). It must be
+# short: the socket path must fit a Unix socket address (107 bytes).
+
+E2E_DIR=${KRI_E2E_DIR:-/tmp/kri-e2e}
+E2E_ROOT=$E2E_DIR/root           # containerd's root (content, snapshots)
+E2E_STATE=$E2E_DIR/state         # containerd's state (tasks, shim bundles)
+E2E_RUNC_ROOT=$E2E_DIR/runc      # runc's state
+E2E_SOCK=$E2E_DIR/containerd.sock
+E2E_CONFIG=$E2E_DIR/config.toml
+E2E_LOG=$E2E_DIR/containerd.log
+E2E_PIDFILE=$E2E_DIR/containerd.pid
+E2E_IMAGES=$E2E_DIR/images
+E2E_CNI=$E2E_DIR/cni             # empty CNI dirs: every pod uses the host network
+E2E_NS=k8s.io                    # the containerd namespace of the CRI plugin
+
+# The images the suite runs (conformance.DefaultImage, normalised as
+# containerd names it) and the sandbox image configured for the CRI plugin.
+E2E_BUSYBOX_IMAGE=docker.io/library/busybox:1.36
+E2E_PAUSE_IMAGE=registry.k8s.io/pause:3.10
+
+# The Debian packages the run needs, and a command each provides.
+E2E_PACKAGES=(containerd:containerd runc:runc busybox-static:busybox)
+
+log() { printf 'e2e: %s\n' "$*" >&2; }
+die() { printf 'e2e: %s\n' "$*" >&2; exit 1; }
+
+# now prints the time in nanoseconds; elapsed START prints the seconds since.
+now() { date +%s%N; }
+elapsed() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1f", (e - s) / 1e9 }'; }
+
+ctr_() { ctr --address "$E2E_SOCK" --namespace "$E2E_NS" "$@"; }
+
+# shim_pids prints the pids of the containerd shims serving our containerd:
+# they are started with "-address $E2E_SOCK" on their command line.
+shim_pids() {
+	local p cmd
+	for p in /proc/[0-9]*; do
+		cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+		case $cmd in
+		*containerd-shim*" -address $E2E_SOCK "*) echo "${p#/proc/}" ;;
+		esac
+	done
+}
+
+# mounts_under DIR prints the mount points at or under DIR, deepest first.
+mounts_under() {
+	awk -v d="$1" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r
+}
