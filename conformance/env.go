@@ -302,6 +302,12 @@ func (b *base) eventually(desc string, f func(g gomega.Gomega)) {
 // what must hold. The first failing check fails the spec with a message
 // whose first line says what did not hold, when, and what was seen.
 func (b *base) consistently(desc string, f func(g gomega.Gomega)) {
+	b.consistentlyFor(b.st.t.Stable, desc, f)
+}
+
+// consistentlyFor is consistently with a window of d instead of the stable
+// window.
+func (b *base) consistentlyFor(d time.Duration, desc string, f func(g gomega.Gomega)) {
 	var last *recorded
 	attempts := 0
 	start := time.Now()
@@ -313,13 +319,13 @@ func (b *base) consistently(desc string, f func(g gomega.Gomega)) {
 			brokenAfter = time.Since(start).Round(time.Millisecond)
 		}
 		return err
-	}).WithTimeout(b.st.t.Stable).WithPolling(b.st.t.Poll).Should(gomega.Succeed())
+	}).WithTimeout(d).WithPolling(b.st.t.Poll).Should(gomega.Succeed())
 	if ok || last == nil {
 		return
 	}
 	b.failHandler(fmt.Sprintf("%s: did not hold for %s; after %s (check %d) saw: %s\n\n"+
 		"The check failed%s:\n%s",
-		desc, b.st.t.Stable, brokenAfter, attempts, gist(last.message),
+		desc, d, brokenAfter, attempts, gist(last.message),
 		last.at(), strings.TrimSpace(last.message)), 1)
 }
 

@@ -493,13 +493,20 @@ func (e *podEnv) stubbornPod(name string, graceSecs int64) *v1.Pod {
 	pod := e.newPod(name, v1.RestartPolicyAlways, named("stubborn", e.w().IgnoresSIGTERM()))
 	pod.Spec.TerminationGracePeriodSeconds = &graceSecs
 	e.syncUntilRunning(pod)
-	// A real process is reported running before it has run far enough to
-	// ignore SIGTERM (sh executes its trap after it starts): let it run for
-	// the stable window, still running, before the spec sends SIGTERM.
-	e.hold(pod, "keeps running before KillPod", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
-		g.Expect(runningOf(st, "stubborn")).NotTo(gomega.BeNil(), "container stubborn is not running; status: %s", describeStatus(st))
-	})
+	e.settle(pod, "stubborn")
 	return pod
+}
+
+// settle lets container name of pod run, still running, for a moment before
+// the spec sends SIGTERM: a real process is reported running before it has
+// run far enough to ignore SIGTERM (sh executes its trap after it starts),
+// which takes milliseconds. The moment is the short run (at most the stable
+// window): a wait, not a check, so no longer than needed.
+func (e *podEnv) settle(pod *v1.Pod, name string) {
+	e.consistentlyFor(min(e.st.t.ShortRun, e.st.t.Stable), fmt.Sprintf("pod %s: %s keeps running before KillPod", podRef(pod), name), func(g gomega.Gomega) {
+		st := e.status(pod)
+		g.Expect(runningOf(st, name)).NotTo(gomega.BeNil(), "container %s is not running; status: %s", name, describeStatus(st))
+	})
 }
 
 func podKillGraceOne(e *podEnv) {

@@ -239,9 +239,7 @@ func podKillRuntimeOnlyPod(e *podEnv) {
 	long := 3*e.st.graceSecs + minimumGraceSecs
 	pod.Spec.TerminationGracePeriodSeconds = &long
 	e.syncUntilRunning(pod)
-	e.hold(pod, "keeps running before KillPod", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
-		g.Expect(runningOf(st, "stubborn")).NotTo(gomega.BeNil(), "container stubborn is not running; status: %s", describeStatus(st))
-	})
+	e.settle(pod, "stubborn")
 	running := e.runningPod(pod)
 	apiPod := running.ToAPIPod()
 	grace := e.st.graceSecs
