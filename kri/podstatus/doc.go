@@ -68,8 +68,13 @@
 //
 // Started and Ready are set as the kubelet's prober manager sets them for
 // containers without probes: a running container has started and is ready,
-// a regular init container is ready once it exited 0; ephemeral containers
-// are left alone (no Started, not ready). Probes in the spec are
+// a regular init container is ready once it exited 0; any other container
+// keeps the Ready its conversion gave it, which is false except for a
+// container the previous status showed terminated and the runtime no longer
+// reports: its previous status is carried over whole, Ready included, as
+// the kubelet does (so a completed init container whose instance is gone
+// stays ready while it waits to run again in a new sandbox). Ephemeral
+// containers are left alone (no Started, not ready). Probes in the spec are
 // not run; a node agent that runs them overrides these fields and the
 // Ready and ContainersReady conditions.
 //
@@ -87,7 +92,13 @@
 // in the kubelet). A terminal phase in
 // pod.Status is final: it is returned unchanged. Reason and Message are kept
 // from pod.Status while the phase stays the same, and cleared when it
-// changes.
+// changes. As in the kubelet's generateAPIPodStatus, a terminal phase
+// restored over a computed phase that is not terminal keeps them, while one
+// forced back over the other terminal phase (Failed computed as Succeeded,
+// say) loses them: the kubelet clears them for the change before it refuses
+// the change. A node agent that sets a reason of its own (Evicted,
+// DeadlineExceeded) sets it on the result, as the kubelet's eviction and
+// active-deadline handlers do after generateAPIPodStatus.
 //
 // # Conditions
 //
@@ -99,10 +110,16 @@
 // caller (in the kubelet, the status manager) stamps it. Every other
 // condition of pod.Status (DisruptionTarget, readiness-gate conditions,
 // resize conditions, ...) is carried over unchanged, first, in its order.
-// PodReadyToStartContainers follows the sandboxes: true when the newest is
-// ready with an IP (unless host-network) and no other is ready; a provider
-// without sandboxes counts as ready while it reports a container instance and
-// the pod is not terminal.
+// PodReadyToStartContainers follows the sandboxes as the kubelet's
+// runtimeutil.PodSandboxChanged does: true when the newest sandbox is ready,
+// no other is ready, its network namespace mode (when reported) is the pod's,
+// and, for a pod not on the host network, it does not report a network
+// status with an empty IP (a sandbox that reports no network status at all
+// counts as ready); a provider without sandboxes counts as ready while it
+// reports a container instance and the pod is not terminal.
+//
+// LastTransitionTime of a changed condition, and a first StartTime, are
+// stamped by StampTimes, as the kubelet's status manager stamps them.
 //
 // # Other fields
 //

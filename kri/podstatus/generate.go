@@ -4,7 +4,6 @@ import (
 	"net"
 
 	v1 "k8s.io/api/core/v1"
-	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
 	v1qos "k8s.io/kubernetes/pkg/apis/core/v1/helper/qos"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	utilnet "k8s.io/utils/net"
@@ -73,14 +72,7 @@ func generate(pod *v1.Pod, status *pkgcontainer.PodStatus, reasons *kri.ReasonCa
 		s.EphemeralContainerStatuses = convertList(pod, &v, ecs, old.EphemeralContainerStatuses, ephemeralList)
 	}
 
-	s.Phase = phase(pod, s.ContainerStatuses, s.InitContainerStatuses, terminal, v.podHasInitialized(&pod.Spec))
-	if podutil.IsPodPhaseTerminal(old.Phase) {
-		// A terminal phase is final.
-		s.Phase = old.Phase
-	}
-	if s.Phase == old.Phase {
-		s.Reason, s.Message = old.Reason, old.Message
-	}
+	s.Phase, s.Reason, s.Message = phaseAndReason(old, phase(pod, s.ContainerStatuses, s.InitContainerStatuses, terminal, v.podHasInitialized(&pod.Spec)))
 
 	setStartedAndReady(&pod.Spec, s.ContainerStatuses, s.InitContainerStatuses)
 	s.Conditions = conditions(pod, old, &s, &v, terminal)
