@@ -324,6 +324,8 @@ func TestReadyToStartContainers(t *testing.T) {
 	}
 	noIP := readySandbox("sb-2", 5)
 	noIP.Network.Ip = ""
+	noNetwork := readySandbox("sb-3", 5)
+	noNetwork.Network = nil
 	tests := []struct {
 		name        string
 		hostNetwork bool
@@ -340,6 +342,9 @@ func TestReadyToStartContainers(t *testing.T) {
 		{name: "no IP", sandboxes: []*runtimeapi.PodSandboxStatus{noIP},
 			want: condFalse(v1.PodReadyToStartContainers, "PodSandboxNotReady", "pod sandbox has no IP address")},
 		{name: "no IP, host network", hostNetwork: true, sandboxes: []*runtimeapi.PodSandboxStatus{noIP}, want: sandboxOK},
+		// PodSandboxChanged checks the IP only of a sandbox that reports
+		// a network status.
+		{name: "no network status", sandboxes: []*runtimeapi.PodSandboxStatus{noNetwork}, want: sandboxOK},
 		{name: "pod network in a host-network pod", hostNetwork: true, sandboxes: []*runtimeapi.PodSandboxStatus{hostNet(readySandbox("sb-1", 1), runtimeapi.NamespaceMode_POD)},
 			want: condFalse(v1.PodReadyToStartContainers, "PodSandboxNotReady", "network namespace mode changed and sandbox needs to be recreated")},
 		{name: "node network in a host-network pod", hostNetwork: true, sandboxes: []*runtimeapi.PodSandboxStatus{hostNet(readySandbox("sb-1", 1), runtimeapi.NamespaceMode_NODE)}, want: sandboxOK},

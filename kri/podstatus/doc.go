@@ -124,12 +124,18 @@
 // # Other fields
 //
 // PodIP and PodIPs are the first valid address of each family in status.IPs,
-// the node's family first (taken from the previous HostIPs; IPv4 when
-// unknown); a host-network pod without IPs gets the node's addresses.
-// QOSClass is the pod's QoS class. StartTime, HostIP, HostIPs and the
-// resource claim statuses are carried over from pod.Status (the node agent
-// owns the first three, other controllers the rest); ObservedGeneration is
+// the node's family first (IPv4 when unknown); a host-network pod without IPs
+// gets the node's addresses. QOSClass is the pod's QoS class. StartTime and
+// the resource claim statuses are carried over from pod.Status (the node
+// agent owns the first, other controllers the rest); ObservedGeneration is
 // the pod's generation (never lower than the previous one).
+//
+// Generate learns the node's addresses from the HostIPs already in
+// pod.Status, which it carries over: a pod that has none (a new pod) gets no
+// HostIP, and a host-network pod no PodIP, until someone sets them. A
+// Generator made with WithNodeAddresses knows the node's addresses, as the
+// agent does, and sets HostIP, HostIPs and a host-network pod's PodIPs from
+// them as the kubelet does.
 //
 // # Where it departs from the kubelet
 //
@@ -157,6 +163,10 @@
 //     the previous ObservedGeneration are kept as the kubelet's status
 //     manager keeps them, without its clock: new transitions and a first
 //     StartTime are left for the caller to stamp.
+//   - The kubelet merges two previous statuses, its status manager's and
+//     the API server's; Generate has one, pod.Status, and treats it as both.
+//   - Without WithNodeAddresses, the node's addresses are those of the
+//     previous HostIPs (the kubelet reads its node object).
 //   - Counts beyond the int32 range saturate instead of wrapping around.
 //
 // Everything here is a pure function of its inputs and is safe for
