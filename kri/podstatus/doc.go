@@ -10,10 +10,13 @@
 //	...
 //	apiStatus := podstatus.Generate(pod, status, reasons) // pod.Status: the previous status
 //	provider.RefreshPodStatus(pod, &apiStatus)            // provider-specific details
+//	podstatus.StampTimes(&pod.Status, &apiStatus, now)    // new transition times
 //	// ... send apiStatus to the API server ...
 //	err = provider.SyncPod(ctx, pod, status, reasons)
 //
-// and, once it has stopped a pod for good, GenerateTerminal.
+// and, once it has stopped a pod for good, GenerateTerminal. An agent that
+// knows its node's addresses calls them on a Generator made with
+// WithNodeAddresses instead.
 //
 // The kubelet's version of this code (generateAPIPodStatus,
 // convertStatusToAPIStatus, convertToAPIContainerStatuses and getPhase in
@@ -107,9 +110,10 @@
 // with the pod's readiness gates, and ObservedGeneration set to the pod's
 // generation. A condition whose status is unchanged from pod.Status keeps its
 // LastTransitionTime; a changed one has none: Generate has no clock, and the
-// caller (in the kubelet, the status manager) stamps it. Every other
-// condition of pod.Status (DisruptionTarget, readiness-gate conditions,
-// resize conditions, ...) is carried over unchanged, first, in its order.
+// caller stamps it with StampTimes (in the kubelet, the status manager
+// stamps it). Every other condition of pod.Status (DisruptionTarget,
+// readiness-gate conditions, resize conditions, ...) is carried over
+// unchanged, first, in its order.
 // PodReadyToStartContainers follows the sandboxes as the kubelet's
 // runtimeutil.PodSandboxChanged does: true when the newest sandbox is ready,
 // no other is ready, its network namespace mode (when reported) is the pod's,
@@ -117,9 +121,6 @@
 // status with an empty IP (a sandbox that reports no network status at all
 // counts as ready); a provider without sandboxes counts as ready while it
 // reports a container instance and the pod is not terminal.
-//
-// LastTransitionTime of a changed condition, and a first StartTime, are
-// stamped by StampTimes, as the kubelet's status manager stamps them.
 //
 // # Other fields
 //
@@ -162,7 +163,7 @@
 //   - LastTransitionTime of unchanged conditions, StartTime, HostIP(s) and
 //     the previous ObservedGeneration are kept as the kubelet's status
 //     manager keeps them, without its clock: new transitions and a first
-//     StartTime are left for the caller to stamp.
+//     StartTime are left for the caller to stamp, with StampTimes.
 //   - The kubelet merges two previous statuses, its status manager's and
 //     the API server's; Generate has one, pod.Status, and treats it as both.
 //   - Without WithNodeAddresses, the node's addresses are those of the
