@@ -202,12 +202,25 @@ func (r *fuzzReader) reasons() *kri.ReasonCache {
 	return rc
 }
 
+// addresses are the node's addresses, valid or not, for WithNodeAddresses.
+func (r *fuzzReader) addresses() []v1.NodeAddress {
+	var out []v1.NodeAddress
+	for range r.n(4) {
+		out = append(out, v1.NodeAddress{
+			Type:    pick(r, v1.NodeInternalIP, v1.NodeExternalIP, v1.NodeHostName),
+			Address: pick(r, "192.168.0.5", "fd00::5", "", "not-an-ip", "10.0.0.1"),
+		})
+	}
+	return out
+}
+
 // FuzzGenerate feeds Generate and GenerateTerminal random pods, previous
 // statuses, runtime statuses and reason caches, and checks what holds for
 // every input: no panic, a phase always set (and a terminal previous phase
 // kept), every spec container named exactly once in its list in spec order
 // and no other name, no memory shared with the inputs, the inputs
-// unchanged.
+// unchanged. Some inputs go through a Generator with the node's addresses,
+// and every result through StampTimes, which must keep all of this true.
 func FuzzGenerate(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
@@ -231,7 +244,21 @@ func FuzzGenerate(f *testing.F) {
 		if terminal {
 			gen = podstatus.GenerateTerminal
 		}
+		withNode := r.bool()
+		if withNode {
+			g := podstatus.NewGenerator(podstatus.WithNodeAddresses(r.addresses()))
+			gen = g.Generate
+			if terminal {
+				gen = g.GenerateTerminal
+			}
+		}
 		got := gen(pod, status, reasons)
+		if pod != nil && r.bool() {
+			podstatus.StampTimes(&pod.Status, &got, time.Unix(int64(r.int()), 0))
+			if got.StartTime == nil {
+				t.Fatalf("StampTimes left StartTime nil")
+			}
+		}
 
 		switch got.Phase {
 		case v1.PodPending, v1.PodRunning, v1.PodSucceeded, v1.PodFailed:
