@@ -267,24 +267,34 @@ func startFailure(pod *v1.Pod, v *runtimeView, c *v1.Container, st *v1.Container
 
 // setStartedAndReady sets Started and Ready as the kubelet's prober manager
 // does for containers without startup and readiness probes
-// (prober_manager.go, UpdatePodStatus): a container has started and is ready
-// while it runs; a regular init container is ready once it has exited 0.
-// Probes in the spec are not run: a node agent that runs them overrides
-// these fields (and the conditions built from them).
+// (prober_manager.go, UpdatePodStatus): a container has started while it
+// runs, and a started container is ready; a regular init container is ready
+// once it has exited 0. Any other container keeps the Ready its conversion
+// gave it, as the prober leaves it: false, or the previous status's when the
+// previous status showed the container terminated and the runtime no longer
+// reports it (convertToAPIContainerStatuses then copies the whole previous
+// status). So an init container that completed and is waiting to run again
+// in a new sandbox after its instance was removed stays ready, as in the
+// kubelet. Probes in the spec are not run: a node agent that runs them
+// overrides these fields (and the conditions built from them).
 func setStartedAndReady(spec *v1.PodSpec, app, init []v1.ContainerStatus) {
 	for i := range app {
 		running := app[i].State.Running != nil
 		app[i].Started = &running
-		app[i].Ready = running
+		if running {
+			app[i].Ready = true
+		}
 	}
 	for i := range init {
 		st := &init[i]
 		running := st.State.Running != nil
 		st.Started = &running
 		if c := findContainer(spec.InitContainers, st.Name); c != nil && podutil.IsRestartableInitContainer(c) {
-			st.Ready = running
-		} else {
-			st.Ready = st.State.Terminated != nil && st.State.Terminated.ExitCode == 0
+			if running {
+				st.Ready = true
+			}
+		} else if st.State.Terminated != nil && st.State.Terminated.ExitCode == 0 {
+			st.Ready = true
 		}
 	}
 }

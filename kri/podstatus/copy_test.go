@@ -119,7 +119,10 @@ func richInputs() (*v1.Pod, *pkgcontainer.PodStatus) {
 // status is reachable from the pod or the runtime status.
 func TestOutputSharesNoMemoryWithInputs(t *testing.T) {
 	pod, status := richInputs()
-	for _, gen := range []func(*v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) v1.PodStatus{podstatus.Generate, podstatus.GenerateTerminal} {
+	onNode := podstatus.NewGenerator(podstatus.WithNodeAddresses([]v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "10.1.0.2"}}))
+	for _, gen := range []func(*v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) v1.PodStatus{
+		podstatus.Generate, podstatus.GenerateTerminal, onNode.Generate, onNode.GenerateTerminal,
+	} {
 		got := gen(pod, status, reasonCache(podUID, map[string][2]string{"was": crash}))
 		out := memory(&got)
 		if len(out) < 20 {

@@ -10,10 +10,13 @@
 //	...
 //	apiStatus := podstatus.Generate(pod, status, reasons) // pod.Status: the previous status
 //	provider.RefreshPodStatus(pod, &apiStatus)            // provider-specific details
+//	podstatus.StampTimes(&pod.Status, &apiStatus, now)    // new transition times
 //	// ... send apiStatus to the API server ...
 //	err = provider.SyncPod(ctx, pod, status, reasons)
 //
-// and, once it has stopped a pod for good, GenerateTerminal.
+// and, once it has stopped a pod for good, GenerateTerminal. An agent that
+// knows its node's addresses calls them on a Generator made with
+// WithNodeAddresses instead.
 //
 // The kubelet's version of this code (generateAPIPodStatus,
 // convertStatusToAPIStatus, convertToAPIContainerStatuses and getPhase in
@@ -68,8 +71,13 @@
 //
 // Started and Ready are set as the kubelet's prober manager sets them for
 // containers without probes: a running container has started and is ready,
-// a regular init container is ready once it exited 0; ephemeral containers
-// are left alone (no Started, not ready). Probes in the spec are
+// a regular init container is ready once it exited 0; any other container
+// keeps the Ready its conversion gave it, which is false except for a
+// container the previous status showed terminated and the runtime no longer
+// reports: its previous status is carried over whole, Ready included, as
+// the kubelet does (so a completed init container whose instance is gone
+// stays ready while it waits to run again in a new sandbox). Ephemeral
+// containers are left alone (no Started, not ready). Probes in the spec are
 // not run; a node agent that runs them overrides these fields and the
 // Ready and ContainersReady conditions.
 //
@@ -87,7 +95,13 @@
 // in the kubelet). A terminal phase in
 // pod.Status is final: it is returned unchanged. Reason and Message are kept
 // from pod.Status while the phase stays the same, and cleared when it
-// changes.
+// changes. As in the kubelet's generateAPIPodStatus, a terminal phase
+// restored over a computed phase that is not terminal keeps them, while one
+// forced back over the other terminal phase (Failed computed as Succeeded,
+// say) loses them: the kubelet clears them for the change before it refuses
+// the change. A node agent that sets a reason of its own (Evicted,
+// DeadlineExceeded) sets it on the result, as the kubelet's eviction and
+// active-deadline handlers do after generateAPIPodStatus.
 //
 // # Conditions
 //
@@ -96,23 +110,33 @@
 // with the pod's readiness gates, and ObservedGeneration set to the pod's
 // generation. A condition whose status is unchanged from pod.Status keeps its
 // LastTransitionTime; a changed one has none: Generate has no clock, and the
-// caller (in the kubelet, the status manager) stamps it. Every other
-// condition of pod.Status (DisruptionTarget, readiness-gate conditions,
-// resize conditions, ...) is carried over unchanged, first, in its order.
-// PodReadyToStartContainers follows the sandboxes: true when the newest is
-// ready with an IP (unless host-network) and no other is ready; a provider
-// without sandboxes counts as ready while it reports a container instance and
-// the pod is not terminal.
+// caller stamps it with StampTimes (in the kubelet, the status manager
+// stamps it). Every other condition of pod.Status (DisruptionTarget,
+// readiness-gate conditions, resize conditions, ...) is carried over
+// unchanged, first, in its order.
+// PodReadyToStartContainers follows the sandboxes as the kubelet's
+// runtimeutil.PodSandboxChanged does: true when the newest sandbox is ready,
+// no other is ready, its network namespace mode (when reported) is the pod's,
+// and, for a pod not on the host network, it does not report a network
+// status with an empty IP (a sandbox that reports no network status at all
+// counts as ready); a provider without sandboxes counts as ready while it
+// reports a container instance and the pod is not terminal.
 //
 // # Other fields
 //
 // PodIP and PodIPs are the first valid address of each family in status.IPs,
-// the node's family first (taken from the previous HostIPs; IPv4 when
-// unknown); a host-network pod without IPs gets the node's addresses.
-// QOSClass is the pod's QoS class. StartTime, HostIP, HostIPs and the
-// resource claim statuses are carried over from pod.Status (the node agent
-// owns the first three, other controllers the rest); ObservedGeneration is
+// the node's family first (IPv4 when unknown); a host-network pod without IPs
+// gets the node's addresses. QOSClass is the pod's QoS class. StartTime and
+// the resource claim statuses are carried over from pod.Status (the node
+// agent owns the first, other controllers the rest); ObservedGeneration is
 // the pod's generation (never lower than the previous one).
+//
+// Generate learns the node's addresses from the HostIPs already in
+// pod.Status, which it carries over: a pod that has none (a new pod) gets no
+// HostIP, and a host-network pod no PodIP, until someone sets them. A
+// Generator made with WithNodeAddresses knows the node's addresses, as the
+// agent does, and sets HostIP, HostIPs and a host-network pod's PodIPs from
+// them as the kubelet does.
 //
 // # Where it departs from the kubelet
 //
@@ -139,7 +163,11 @@
 //   - LastTransitionTime of unchanged conditions, StartTime, HostIP(s) and
 //     the previous ObservedGeneration are kept as the kubelet's status
 //     manager keeps them, without its clock: new transitions and a first
-//     StartTime are left for the caller to stamp.
+//     StartTime are left for the caller to stamp, with StampTimes.
+//   - The kubelet merges two previous statuses, its status manager's and
+//     the API server's; Generate has one, pod.Status, and treats it as both.
+//   - Without WithNodeAddresses, the node's addresses are those of the
+//     previous HostIPs (the kubelet reads its node object).
 //   - Counts beyond the int32 range saturate instead of wrapping around.
 //
 // Everything here is a pure function of its inputs and is safe for

@@ -202,12 +202,25 @@ func (r *fuzzReader) reasons() *kri.ReasonCache {
 	return rc
 }
 
+// addresses are the node's addresses, valid or not, for WithNodeAddresses.
+func (r *fuzzReader) addresses() []v1.NodeAddress {
+	var out []v1.NodeAddress
+	for range r.n(4) {
+		out = append(out, v1.NodeAddress{
+			Type:    pick(r, v1.NodeInternalIP, v1.NodeExternalIP, v1.NodeHostName),
+			Address: pick(r, "192.168.0.5", "fd00::5", "", "not-an-ip", "10.0.0.1"),
+		})
+	}
+	return out
+}
+
 // FuzzGenerate feeds Generate and GenerateTerminal random pods, previous
 // statuses, runtime statuses and reason caches, and checks what holds for
 // every input: no panic, a phase always set (and a terminal previous phase
-// kept), every spec container named exactly once in its list in spec order
-// and no other name, no memory shared with the inputs, the inputs
-// unchanged.
+// kept), every spec container named exactly once in its list (init
+// containers in spec order, the others by name) and no other name, no memory shared with the inputs, the inputs
+// unchanged. Some inputs go through a Generator with the node's addresses,
+// and every result through StampTimes, which must keep all of this true.
 func FuzzGenerate(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
@@ -231,7 +244,21 @@ func FuzzGenerate(f *testing.F) {
 		if terminal {
 			gen = podstatus.GenerateTerminal
 		}
+		withNode := r.bool()
+		if withNode {
+			g := podstatus.NewGenerator(podstatus.WithNodeAddresses(r.addresses()))
+			gen = g.Generate
+			if terminal {
+				gen = g.GenerateTerminal
+			}
+		}
 		got := gen(pod, status, reasons)
+		if pod != nil && r.bool() {
+			podstatus.StampTimes(&pod.Status, &got, time.Unix(int64(r.int()), 0))
+			if got.StartTime == nil {
+				t.Fatalf("StampTimes left StartTime nil")
+			}
+		}
 
 		switch got.Phase {
 		case v1.PodPending, v1.PodRunning, v1.PodSucceeded, v1.PodFailed:
@@ -247,13 +274,13 @@ func FuzzGenerate(f *testing.F) {
 		if p := pod.Status.Phase; (p == v1.PodSucceeded || p == v1.PodFailed) && got.Phase != p {
 			t.Fatalf("previous phase %s is terminal, got phase %s", p, got.Phase)
 		}
-		checkNames(t, "ContainerStatuses", pod.Spec.Containers, got.ContainerStatuses)
-		checkNames(t, "InitContainerStatuses", pod.Spec.InitContainers, got.InitContainerStatuses)
+		checkNames(t, "ContainerStatuses", pod.Spec.Containers, got.ContainerStatuses, true)
+		checkNames(t, "InitContainerStatuses", pod.Spec.InitContainers, got.InitContainerStatuses, false)
 		var ecs []v1.Container
 		for _, ec := range pod.Spec.EphemeralContainers {
 			ecs = append(ecs, v1.Container{Name: ec.Name})
 		}
-		checkNames(t, "EphemeralContainerStatuses", ecs, got.EphemeralContainerStatuses)
+		checkNames(t, "EphemeralContainerStatuses", ecs, got.EphemeralContainerStatuses, true)
 
 		in := memory(pod)
 		for p, path := range memory(status) {
@@ -271,8 +298,9 @@ func FuzzGenerate(f *testing.F) {
 }
 
 // checkNames fails unless statuses name each container of specs exactly
-// once, in spec order, and nothing else.
-func checkNames(t *testing.T, field string, specs []v1.Container, statuses []v1.ContainerStatus) {
+// once, and nothing else: sorted by name when byName (app and ephemeral
+// containers, as the kubelet sorts them), else in spec order.
+func checkNames(t *testing.T, field string, specs []v1.Container, statuses []v1.ContainerStatus, byName bool) {
 	t.Helper()
 	var want []string
 	for _, c := range specs {
@@ -280,11 +308,16 @@ func checkNames(t *testing.T, field string, specs []v1.Container, statuses []v1.
 			want = append(want, c.Name)
 		}
 	}
+	order := "spec order"
+	if byName {
+		slices.Sort(want)
+		order = "name order"
+	}
 	var got []string
 	for _, s := range statuses {
 		got = append(got, s.Name)
 	}
 	if !slices.Equal(want, got) {
-		t.Fatalf("%s name %q, want each spec container once in spec order: %q", field, got, want)
+		t.Fatalf("%s name %q, want each spec container once in %s: %q", field, got, order, want)
 	}
 }

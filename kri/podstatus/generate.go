@@ -4,7 +4,6 @@ import (
 	"net"
 
 	v1 "k8s.io/api/core/v1"
-	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
 	v1qos "k8s.io/kubernetes/pkg/apis/core/v1/helper/qos"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	utilnet "k8s.io/utils/net"
@@ -23,8 +22,10 @@ import (
 // nothing for (no sandbox, no container), as before the first SyncPod. A nil
 // reasons counts as no recorded failures. A nil pod has no spec and no
 // previous status: the result is a status with only Phase set, to Pending.
+// Generate knows of the node only what pod.Status says; a Generator made
+// with options (NewGenerator) knows more.
 func Generate(pod *v1.Pod, status *pkgcontainer.PodStatus, reasons *kri.ReasonCache) v1.PodStatus {
-	return generate(pod, status, reasons, false)
+	return generate(pod, status, reasons, false, nil)
 }
 
 // GenerateTerminal is Generate for a pod the node agent has stopped for
@@ -36,18 +37,27 @@ func Generate(pod *v1.Pod, status *pkgcontainer.PodStatus, reasons *kri.ReasonCa
 // restart policy restarts them as Running. A pod without sandboxes is not
 // ready to start containers.
 func GenerateTerminal(pod *v1.Pod, status *pkgcontainer.PodStatus, reasons *kri.ReasonCache) v1.PodStatus {
-	return generate(pod, status, reasons, true)
+	return generate(pod, status, reasons, true, nil)
 }
 
-func generate(pod *v1.Pod, status *pkgcontainer.PodStatus, reasons *kri.ReasonCache, terminal bool) v1.PodStatus {
+// generate is Generate (GenerateTerminal when terminal) with the options
+// of g, nil for none.
+func generate(pod *v1.Pod, status *pkgcontainer.PodStatus, reasons *kri.ReasonCache, terminal bool, g *Generator) v1.PodStatus {
 	if pod == nil {
 		return v1.PodStatus{Phase: v1.PodPending}
+	}
+	var o options
+	if g != nil {
+		o = g.opts
 	}
 	v := newRuntimeView(status, reasons)
 	old := &pod.Status
 	var s v1.PodStatus
 
-	hostIPs := previousHostIPs(old)
+	hostIPs := o.nodeIPs
+	if len(hostIPs) == 0 {
+		hostIPs = previousHostIPs(old)
+	}
 	s.PodIPs = podIPs(v.ips, preferIPv6(hostIPs))
 	if pod.Spec.HostNetwork && len(hostIPs) > 0 {
 		// Host-network pods have the node's addresses.
@@ -73,14 +83,7 @@ func generate(pod *v1.Pod, status *pkgcontainer.PodStatus, reasons *kri.ReasonCa
 		s.EphemeralContainerStatuses = convertList(pod, &v, ecs, old.EphemeralContainerStatuses, ephemeralList)
 	}
 
-	s.Phase = phase(pod, s.ContainerStatuses, s.InitContainerStatuses, terminal, v.podHasInitialized(&pod.Spec))
-	if podutil.IsPodPhaseTerminal(old.Phase) {
-		// A terminal phase is final.
-		s.Phase = old.Phase
-	}
-	if s.Phase == old.Phase {
-		s.Reason, s.Message = old.Reason, old.Message
-	}
+	s.Phase, s.Reason, s.Message = phaseAndReason(old, phase(pod, s.ContainerStatuses, s.InitContainerStatuses, terminal, v.podHasInitialized(&pod.Spec)))
 
 	setStartedAndReady(&pod.Spec, s.ContainerStatuses, s.InitContainerStatuses)
 	s.Conditions = conditions(pod, old, &s, &v, terminal)
@@ -91,9 +94,18 @@ func generate(pod *v1.Pod, status *pkgcontainer.PodStatus, reasons *kri.ReasonCa
 	if old.StartTime != nil && !old.StartTime.IsZero() {
 		s.StartTime = old.StartTime.DeepCopy()
 	}
-	s.HostIP = old.HostIP
-	if old.HostIPs != nil {
-		s.HostIPs = append([]v1.HostIP{}, old.HostIPs...)
+	if len(o.nodeIPs) > 0 {
+		// The node's IPs, as the kubelet sets them from its node object.
+		s.HostIP = o.nodeIPs[0]
+		s.HostIPs = make([]v1.HostIP, len(o.nodeIPs))
+		for i, ip := range o.nodeIPs {
+			s.HostIPs[i] = v1.HostIP{IP: ip}
+		}
+	} else {
+		s.HostIP = old.HostIP
+		if old.HostIPs != nil {
+			s.HostIPs = append([]v1.HostIP{}, old.HostIPs...)
+		}
 	}
 	for i := range old.ResourceClaimStatuses {
 		s.ResourceClaimStatuses = append(s.ResourceClaimStatuses, *old.ResourceClaimStatuses[i].DeepCopy())

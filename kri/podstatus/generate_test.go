@@ -192,26 +192,45 @@ func TestPodIPs(t *testing.T) {
 		{from: "TestGenerateAPIPodStatusHostNetworkPodIPs/CRI dual-stack PodIPs override NodeAddresses prefer IPv4", hostNetwork: true, nodeIPs: []string{"10.0.0.1", "fd01::1234"}, criPodIPs: []string{"2001:db8::2", "192.168.0.1"}, want: []string{"192.168.0.1", "2001:db8::2"}},
 		{from: "invalid addresses are dropped", criPodIPs: []string{"not-an-ip", "", "10.0.0.7"}, want: []string{"10.0.0.7"}},
 	}
+	// The node's IPs come from the previous HostIPs, or from the node's
+	// addresses (WithNodeAddresses) with no previous HostIPs: both give the
+	// kubelet's results.
 	for _, tc := range tests {
-		t.Run(tc.from, func(t *testing.T) {
-			prev := v1.PodStatus{}
-			for _, ip := range tc.nodeIPs {
-				prev.HostIPs = append(prev.HostIPs, v1.HostIP{IP: ip})
+		for _, viaOption := range []bool{false, true} {
+			name := tc.from + "/previous HostIPs"
+			if viaOption {
+				name = tc.from + "/WithNodeAddresses"
 			}
-			pod := mkPod(v1.PodSpec{Containers: containers("app"), HostNetwork: tc.hostNetwork}, prev)
-			status := noRuntime()
-			status.IPs = tc.criPodIPs
-			got := podstatus.Generate(pod, status, nil)
-			var gotIPs []string
-			for _, ip := range got.PodIPs {
-				gotIPs = append(gotIPs, ip.IP)
-			}
-			if d := cmp.Diff(tc.want, gotIPs); d != "" {
-				t.Errorf("Generate with runtime IPs %q on node %q: PodIPs (-want +got):\n%s", tc.criPodIPs, tc.nodeIPs, d)
-			}
-			if len(got.PodIPs) > 0 && got.PodIP != got.PodIPs[0].IP {
-				t.Errorf("Generate: PodIP = %q, want PodIPs[0] %q", got.PodIP, got.PodIPs[0].IP)
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				prev := v1.PodStatus{}
+				var addrs []v1.NodeAddress
+				for _, ip := range tc.nodeIPs {
+					if viaOption {
+						addrs = append(addrs, v1.NodeAddress{Type: v1.NodeInternalIP, Address: ip})
+					} else {
+						prev.HostIPs = append(prev.HostIPs, v1.HostIP{IP: ip})
+					}
+				}
+				pod := mkPod(v1.PodSpec{Containers: containers("app"), HostNetwork: tc.hostNetwork}, prev)
+				status := noRuntime()
+				status.IPs = tc.criPodIPs
+				var got v1.PodStatus
+				if viaOption {
+					got = podstatus.NewGenerator(podstatus.WithNodeAddresses(addrs)).Generate(pod, status, nil)
+				} else {
+					got = podstatus.Generate(pod, status, nil)
+				}
+				var gotIPs []string
+				for _, ip := range got.PodIPs {
+					gotIPs = append(gotIPs, ip.IP)
+				}
+				if d := cmp.Diff(tc.want, gotIPs); d != "" {
+					t.Errorf("Generate with runtime IPs %q on node %q: PodIPs (-want +got):\n%s", tc.criPodIPs, tc.nodeIPs, d)
+				}
+				if len(got.PodIPs) > 0 && got.PodIP != got.PodIPs[0].IP {
+					t.Errorf("Generate: PodIP = %q, want PodIPs[0] %q", got.PodIP, got.PodIPs[0].IP)
+				}
+			})
+		}
 	}
 }

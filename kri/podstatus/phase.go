@@ -126,3 +126,30 @@ func phase(pod *v1.Pod, app, init []v1.ContainerStatus, terminal, initialized bo
 		return v1.PodPending
 	}
 }
+
+// phaseAndReason merges the computed phase with the previous status as the
+// kubelet's generateAPIPodStatus does when its two previous statuses (the
+// status manager's and the API's) are the same, old:
+//
+//   - a computed phase that is not terminal gives way to a terminal previous
+//     phase (the "three-way merge");
+//   - Reason and Message are kept while the phase is the previous one,
+//     cleared when it changes;
+//   - a previous terminal phase is final: a computed phase that is the other
+//     terminal phase is forced back to it ("illegal phase transition"),
+//     after Reason and Message have been cleared for the change, so the
+//     result has none.
+func phaseAndReason(old *v1.PodStatus, computed v1.PodPhase) (v1.PodPhase, string, string) {
+	p := computed
+	if !podutil.IsPodPhaseTerminal(p) && podutil.IsPodPhaseTerminal(old.Phase) {
+		p = old.Phase
+	}
+	var reason, message string
+	if p == old.Phase {
+		reason, message = old.Reason, old.Message
+	}
+	if podutil.IsPodPhaseTerminal(old.Phase) {
+		p = old.Phase
+	}
+	return p, reason, message
+}

@@ -1,0 +1,82 @@
+package podstatus
+
+import (
+	v1 "k8s.io/api/core/v1"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+	nodeutil "k8s.io/kubernetes/pkg/util/node"
+
+	"github.com/kri-kit/testkit/kri"
+)
+
+// A Generator is Generate and GenerateTerminal with what they cannot learn
+// from the pod, the runtime status and the reason cache, given as options
+// to NewGenerator. Its methods have the signatures of the package's
+// functions, so that one can stand for the other. The zero Generator, and a
+// nil one, behave as the package's functions. A Generator does not change
+// once made and is safe for concurrent use.
+type Generator struct {
+	opts options
+}
+
+type options struct {
+	// nodeIPs are the node's IPs, primary first, at most one per family;
+	// nil when unknown.
+	nodeIPs []string
+}
+
+// An Option configures a Generator. A nil Option is ignored.
+type Option func(*options)
+
+// NewGenerator returns a Generator with the given options applied in order.
+func NewGenerator(opts ...Option) *Generator {
+	g := &Generator{}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&g.opts)
+		}
+	}
+	return g
+}
+
+// Generate is the package's Generate with g's options.
+func (g *Generator) Generate(pod *v1.Pod, status *pkgcontainer.PodStatus, reasons *kri.ReasonCache) v1.PodStatus {
+	return generate(pod, status, reasons, false, g)
+}
+
+// GenerateTerminal is the package's GenerateTerminal with g's options.
+func (g *Generator) GenerateTerminal(pod *v1.Pod, status *pkgcontainer.PodStatus, reasons *kri.ReasonCache) v1.PodStatus {
+	return generate(pod, status, reasons, true, g)
+}
+
+// WithNodeAddresses gives the Generator the node's addresses, as the node
+// agent's NodeProvider reports them in node.Status.Addresses. The node's IPs
+// are taken from them as the kubelet takes them from its node object
+// (GetNodeHostIPs in k8s.io/kubernetes/pkg/util/node): the first valid
+// InternalIP, else ExternalIP, and the first address of the other family
+// after it. With them the Generator does what generateAPIPodStatus does with
+// the node's IPs:
+//
+//   - HostIP and HostIPs are the node's IPs, whatever pod.Status says;
+//   - the pod's IPs are ordered with the node's primary family first;
+//   - a host-network pod gets the node's primary IP as its PodIP when the
+//     runtime reported none, and the node's IP of the other family as a
+//     second PodIP when it has one of the primary family only.
+//
+// Without the option, or when addrs holds no valid InternalIP or ExternalIP
+// (the kubelet then logs and leaves the host IPs out), the HostIPs already
+// in pod.Status stand for the node's: a host-network pod gets node addresses
+// only from there, and none while it has none.
+//
+// The addresses are read when WithNodeAddresses is called; changing addrs
+// afterwards changes nothing.
+func WithNodeAddresses(addrs []v1.NodeAddress) Option {
+	ips, err := nodeutil.GetNodeHostIPs(&v1.Node{Status: v1.NodeStatus{Addresses: addrs}})
+	if err != nil {
+		return nil
+	}
+	nodeIPs := make([]string, len(ips))
+	for i, ip := range ips {
+		nodeIPs[i] = ip.String()
+	}
+	return func(o *options) { o.nodeIPs = nodeIPs }
+}
