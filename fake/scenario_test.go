@@ -50,7 +50,7 @@ func TestParseScenarioErrors(t *testing.T) {
 		field string // "": the whole file
 		msg   string // a part of the message
 	}{
-		{"unknown top-level field", scenarioBase + "timeout: 5s\n", 10, "timeout", `unknown field "timeout" (want one of crashLoopBackOff, description, name, pods, scripts)`},
+		{"unknown top-level field", scenarioBase + "timeout: 5s\n", 10, "timeout", `unknown field "timeout" (want one of crashLoopBackOff, description, kubeletSemantics, name, pods, scripts)`},
 		{"unknown script field", scenarioBase + `scripts:
 - pod: default/web
   container:
@@ -892,7 +892,7 @@ func TestParseScenarioDecodeErrors(t *testing.T) {
 		{"bad value before an unknown field", container("ports: x", "Image: a"), 7, "pods[0].spec.containers[0].ports", `expected a list, got "x"`},
 		{"unknown field in a later item", container("image: a") + "    - name: b\n      Image: b\n", 9, "pods[0].spec.containers[1].Image", `unknown field "Image"`},
 		{"empty tag for a list, in a later item", container("command: [a]") + "    - name: b\n      command: !\n", 9, "pods[0].spec.containers[1].command", `expected a list, got ""`},
-		{"key read by YAML 1.1", "name: x\nyes: 1\n", 2, "yes", `unknown field "yes" (want one of crashLoopBackOff, description, name, pods, scripts)`},
+		{"key read by YAML 1.1", "name: x\nyes: 1\n", 2, "yes", `unknown field "yes" (want one of crashLoopBackOff, description, kubeletSemantics, name, pods, scripts)`},
 		{"bad values under keys read by YAML 1.1, in file order", "name: x\npods:\n- metadata:\n    name: a\n    uid: u\n    labels:\n      b: [c]\n      0x10: [a]\n", 7, "pods[0].metadata.labels.b", "expected a string, got a list"},
 		{"unknown key with a dot", "name: x\npods:\n- metadata: {name: a, uid: u}\n  spec:\n    a.b: 1\n", 5, `pods[0].spec["a.b"]`, `unknown field "a.b"`},
 		{"mapping for a string in a map", "name: x\npods:\n- metadata: {name: a, uid: u, annotations: {a.b/c: {d: 1}}}\n", 3, `pods[0].metadata.annotations["a.b/c"]`, "expected a string, got a mapping"},
