@@ -66,12 +66,18 @@ func (s *syncer) inImageBackOff(res *pkgcontainer.SyncResult, c *v1.Container) b
 // that failed with err, if err is a failed pull. The caller holds p.mu.
 func (s *syncer) pullFailed(c *v1.Container, err error, message string) {
 	ib := s.p.imageBackOff
-	if ib == nil || !errors.Is(err, ErrImagePull) {
+	if ib == nil || !isPullError(err) {
 		return
 	}
 	key := imageBackOffKey(s.ps.ref.UID, c.Image)
 	ib.bo.Next(key, s.now)
 	ib.lastErr[key] = fmt.Sprintf("%s: %s", ErrImagePull, message)
+}
+
+// isPullError reports whether err is a failed pull: ErrImagePull, or an
+// error with its text (as a test may script it).
+func isPullError(err error) bool {
+	return errors.Is(err, ErrImagePull) || err.Error() == ErrImagePull.Error()
 }
 
 // forgetImageBackOff drops the image back-off of every container of a pod

@@ -186,7 +186,8 @@ func WithRunningPodKill() Option {
 // with the kubelet's image back-off of 10s doubling to 300s), on the
 // provider's clock and per pod UID and image: a start whose pull fails
 // (an image under workload.MissingImageDomain, or FailStarts with
-// ErrImagePull) fails with ErrImagePull and starts a back-off; until it
+// ErrImagePull or another error whose text is "ErrImagePull") fails with
+// that error and starts a back-off; until it
 // ends, starts of a container of that image in that pod do not pull and
 // fail with ErrImagePullBackOff, with the message
 // `Back-off pulling image "IMAGE": ErrImagePull: <the pull's message>`,
