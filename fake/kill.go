@@ -79,8 +79,9 @@ func (p *PodProvider) runningPodPicks(runningPod pkgcontainer.Pod) (func(*instan
 // terminate sends SIGTERM to every active instance of the pod that pick
 // selects (every one when pick is nil): a container that honours it exits
 // at once with 143 (or its handler's code); one that ignores it gets
-// SIGKILL when grace ends (at once for a grace of 0). It returns when the last of them will have
-// exited (now if none is left running). The caller holds p.mu.
+// SIGKILL when grace ends (at once for a grace of 0). It returns when the
+// last of them will have exited (now if none is left running). The caller
+// holds p.mu.
 func (p *PodProvider) terminate(ps *podState, now time.Time, grace time.Duration, pick func(*instance) bool) time.Time {
 	deadline := now
 	for _, h := range ps.order {

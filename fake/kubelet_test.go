@@ -300,3 +300,31 @@ func TestKubeletSemanticsSandboxNetworkStatus(t *testing.T) {
 		t.Errorf("snapshot IP %q, want none", snap.Sandboxes[0].IP)
 	}
 }
+
+// A container stopped while still created exits 143 whatever its SIGTERM
+// handling: it never ran to install or lack a handler.
+func TestKillOfACreatedContainer(t *testing.T) {
+	for _, m := range modes(fake.WithPID1Signals()) {
+		t.Run(m.name, func(t *testing.T) {
+			f := newFixture(t, m.opts...)
+			pod := newPod("created", v1.RestartPolicyAlways, container("app", "sh", "-c", "trap '' TERM; sleep infinity"), container("plain", "sleep", "infinity"))
+			f.p.Container("default/created", "app").StartLatency(5 * time.Second)
+			f.p.Container("default/created", "plain").StartLatency(5 * time.Second)
+			f.mustSync(pod)
+			st := f.status(pod)
+			rp := pkgcontainer.ConvertPodStatusToRunningPod(fake.RuntimeName, st)
+			rp.Containers = nil // list the created containers too (WithRunningPodKill stops what is listed)
+			for _, cs := range st.ContainerStatuses {
+				rp.Containers = append(rp.Containers, &pkgcontainer.Container{ID: cs.ID, Name: cs.Name, State: cs.State})
+			}
+			if err := f.p.KillPod(context.Background(), pod, rp, nil); err != nil {
+				t.Fatalf("KillPod: %v", err)
+			}
+			for _, name := range []string{"app", "plain"} {
+				if st := f.current(pod, name); st.State != pkgcontainer.ContainerStateExited || st.ExitCode != 143 {
+					t.Errorf("container %s killed while created: %s exit %d, want exited 143", name, st.State, st.ExitCode)
+				}
+			}
+		})
+	}
+}

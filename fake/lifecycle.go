@@ -208,6 +208,9 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 	in := s.newInstance(c, init, sb)
 	in.runsForever, in.plannedCode = b.RunsUntilKilled, b.ExitCode
 	in.ignoresSIGTERM, in.termCode = b.OnSIGTERM(p.pid1Signals)
+	if in.ignoresSIGTERM {
+		in.termCode = exitCodeSIGTERM // stopped while still created
+	}
 	runFor := b.RunFor
 	if script != nil {
 		in.runningAt = s.now.Add(script.latency)

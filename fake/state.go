@@ -156,7 +156,7 @@ type instance struct {
 	exitAt         time.Time // when it exits on its own, unless runsForever
 	plannedCode    int
 	ignoresSIGTERM bool
-	termCode       int // the exit code SIGTERM ends it with, unless ignoresSIGTERM
+	termCode       int // the exit code SIGTERM ends it with (while created, also if it ignores SIGTERM)
 
 	// Set once KillPod sent SIGTERM to a container that ignores it.
 	terminating bool
