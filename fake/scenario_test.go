@@ -826,8 +826,9 @@ func FuzzParseScenario(f *testing.F) {
 			}
 			return
 		}
-		// A scenario that parses can be applied and its pods synced.
-		p := fake.NewPodProvider(fake.WithClock(clocktesting.NewFakeClock(scenarioT0)))
+		// A scenario that parses can be applied, to a provider made with
+		// the options it asks for, and its pods synced.
+		p := fake.NewPodProvider(append(s.Options(), fake.WithClock(clocktesting.NewFakeClock(scenarioT0)))...)
 		if err := s.Apply(p); err != nil {
 			t.Fatalf("Apply of a parsed scenario: %v", err)
 		}
