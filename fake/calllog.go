@@ -3,9 +3,12 @@ package fake
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 )
 
 // Call is one call of a kri.PodProvider method, as the caller saw it
@@ -24,6 +27,11 @@ type Call struct {
 	Pod PodRef
 	// GracePeriodOverride is the override passed to KillPod, if any.
 	GracePeriodOverride *int64
+	// RunningContainers and RunningSandboxes, for KillPod, are the IDs
+	// (ContainerID.ID) of the containers and sandboxes of the running pod
+	// passed to it, in its order (nil for none; a nil entry gives "").
+	RunningContainers []string
+	RunningSandboxes  []string
 	// All is the argument of GetPods.
 	All bool
 	// StaleStatus, for SyncPod, says how the podStatus handed in differed
@@ -62,6 +70,20 @@ func Returned() CallFilter { return func(c Call) bool { return c.Returned } }
 // StaleStatus selects SyncPod calls handed a podStatus that was out of date
 // (Call.StaleStatus is set).
 func StaleStatus() CallFilter { return func(c Call) bool { return c.StaleStatus != "" } }
+
+// containerIDs lists the IDs of cs, nil for none.
+func containerIDs(cs []*pkgcontainer.Container) []string {
+	if len(cs) == 0 {
+		return nil
+	}
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		if c != nil {
+			ids[i] = c.ID.ID
+		}
+	}
+	return ids
+}
 
 func matches(c Call, filters []CallFilter) bool {
 	for _, f := range filters {
@@ -154,6 +176,7 @@ func (l *callLog) list(filters []CallFilter) []Call {
 	var out []Call
 	for i := range len(l.ring) {
 		if c := l.ring[(l.start+i)%len(l.ring)]; matches(c, filters) {
+			c.RunningContainers, c.RunningSandboxes = slices.Clone(c.RunningContainers), slices.Clone(c.RunningSandboxes)
 			out = append(out, c)
 		}
 	}

@@ -16,16 +16,19 @@
 // container, starts app containers that are not running and restarts exited
 // ones as the pod's RestartPolicy allows, never touching a running one. Every
 // start attempt is reported to the ReasonCache handed to SyncPod. KillPod
-// sends SIGTERM (exit code 143) and, to containers that ignore it, SIGKILL
-// (137) once the grace period is over, waiting for that on the clock.
+// sends SIGTERM (exit code 143, or the code of the command's handler) and,
+// to containers that ignore it, SIGKILL (137) once the grace period is over,
+// waiting for that on the clock.
 // CleanupPods stops each orphan the same way and forgets it once none of its
 // containers runs. Each method's documentation says exactly what it does.
 //
-// # Where the fake is kinder than the kubelet's runtime
+// # Two modes: the default and WithKubeletSemantics
 //
 // By default SyncPod works from the fake's own state, which is always
-// current, and so forgives a controller some mistakes the kubelet's runtime
-// (pkg/kubelet/kuberuntime) would punish. Options make it strict:
+// current, and the fake forgives a controller mistakes the kubelet's runtime
+// (pkg/kubelet/kuberuntime over a CRI runtime) would punish.
+// WithKubeletSemantics turns every one of these differences off; each has an
+// option of its own too:
 //
 //   - WithStatusDrivenSync: SyncPod acts on the podStatus it is handed, as
 //     computePodActions does. A stale status delays a restart; a nil or
@@ -40,6 +43,33 @@
 //   - WithStartErrorInstances: a container that cannot run leaves an exited
 //     instance (exit code 128, reason StartError) and counts a restart, as
 //     under containerd. Without it a failed start leaves no instance.
+//   - WithRunningPodKill: KillPod stops only the containers and sandboxes
+//     of the running pod it is handed. Without it KillPod stops everything
+//     of the pod, so an agent that passes an incomplete running pod is not
+//     caught.
+//   - WithImagePullBackOff: a failed pull is retried only after the image
+//     back-off (10s doubling to 300s), ErrImagePullBackOff meanwhile.
+//     Without it every sync pulls again and fails with ErrImagePull.
+//   - WithPodIPs: sandboxes have IPs (10.88.0.0/16), reported in
+//     PodStatus.IPs; host-network pods have none. Without it no pod has an
+//     IP.
+//   - WithPID1Signals: commands react to SIGTERM as PID 1 of a container:
+//     "sleep infinity" ignores it and is killed with 137 when the grace
+//     period ends. Without it they act as host processes and exit 143.
+//   - WithMinimumGracePeriod: at least 2s between SIGTERM and SIGKILL.
+//     Without it a grace period of 0 kills at once.
+//
+// The default stays the default because the conformance suite and the
+// kit's users build on it: with WithKubeletSemantics the suite's reference
+// run fails five restart specs, whose SyncPods meet the 10s crash-loop
+// back-off (see the README, "Two modes").
+//
+// Even WithKubeletSemantics does not simulate probes, lifecycle hooks,
+// restartable init containers (sidecars), ephemeral containers,
+// termination messages, container-level restart policies, OOM kills,
+// resource limits, in-place resizes, a restart of a running container whose
+// image changed, pull time, or garbage collection (each container keeps
+// its current instance and the one before; DeletePod forgets at once).
 //
 // # Command vocabulary
 //
@@ -52,9 +82,10 @@
 //	sleep infinity          run until killed
 //	true / false            exit 0 / exit 1 at once
 //	sh -c "SCRIPT"          SCRIPT: statements separated by ';' or newlines
-//	                        among sleep N, sleep infinity, exit N, true,
-//	                        false, ':' and trap '' TERM (ignore SIGTERM),
-//	                        each optionally prefixed by exec
+//	                        among sleep N, sleep infinity, sleep N & wait,
+//	                        exit N, true, false, ':', trap '' TERM (ignore
+//	                        SIGTERM) and trap 'exit N' TERM (exit N on
+//	                        SIGTERM), each optionally prefixed by exec
 //	/nonexistent/...        an executable that is missing: every start fails
 //	                        with pkgcontainer.ErrRunContainer
 //	anything else           runs until killed (no command at all, too)
@@ -72,6 +103,7 @@
 //
 //	fp.Container("default/web", "app").FailStarts(2, pkgcontainer.ErrRunContainer, "pull failed")
 //	fp.Container("default/web", "app").ExitAfter(5*time.Second, 3)
+//	fp.Container("default/web", "app").ExitRuns(2, time.Second, 1) // fail twice, then as before
 //	fp.Pod("default/web").Fail(fake.MethodKillPod, 1, errBoom)
 //
 // Interceptors (WithInterceptors, SetInterceptors) wrap each method of the
@@ -130,6 +162,14 @@
 //
 // TestInASynctestBubble in this package runs this pattern with a resyncing
 // pod worker and crash-loop back-off.
+//
+// A FakeClock works in a bubble too, for a controller whose timers use the
+// clock it is given: make the clock inside the bubble, and after each
+// clk.Step call synctest.Wait(), which returns once every goroutine the
+// step woke (the controller, the fake's Start loop, a KillPod waiting out a
+// grace period) has done its work and blocked again. The next Step then
+// cannot race the controller's next timer; TestFakeClockInASynctestBubble
+// runs it.
 //
 // Everything the fake returns is a copy and every pod handed in is copied:
 // callers and the fake never share memory. Both providers are safe for

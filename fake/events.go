@@ -17,7 +17,7 @@ const (
 	EventContainerCreated     EventType = "ContainerCreated"
 	EventContainerStarted     EventType = "ContainerStarted"
 	EventContainerStartFailed EventType = "ContainerStartFailed"
-	EventContainerBackOff     EventType = "ContainerBackOff" // a restart refused in crash-loop back-off
+	EventContainerBackOff     EventType = "ContainerBackOff" // a start refused in crash-loop or image-pull back-off
 	EventContainerKilling     EventType = "ContainerKilling" // KillPod sent SIGTERM
 	EventContainerExited      EventType = "ContainerExited"
 	EventPodDeleted           EventType = "PodDeleted"

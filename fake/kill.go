@@ -45,8 +45,9 @@ func (c *core) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer
 	if !p.advancePod(ps, now) {
 		return nil
 	}
-	deadline := p.terminate(ps, now, gracePeriod(pod, ps.pod, gracePeriodOverride), nil)
-	p.stopSandboxes(ps, now, nil)
+	pickContainer, pickSandbox := p.runningPodPicks(runningPod)
+	deadline := p.terminate(ps, now, p.gracePeriod(pod, ps.pod, gracePeriodOverride), pickContainer)
+	p.stopSandboxes(ps, now, pickSandbox)
 	if err := p.waitLocked(ctx, deadline); err != nil {
 		return fmt.Errorf("fake: KillPod of pod %q: containers still terminating: %w", podKey(ns, name), err)
 	}
@@ -56,11 +57,31 @@ func (c *core) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer
 	return nil
 }
 
+// runningPodPicks returns the selectors of terminate and stopSandboxes for
+// a KillPod of runningPod: nil (everything) by default, the listed IDs with
+// WithRunningPodKill.
+func (p *PodProvider) runningPodPicks(runningPod pkgcontainer.Pod) (func(*instance) bool, func(*sandboxState) bool) {
+	if !p.runningPodKill {
+		return nil, nil
+	}
+	listed := func(list []*pkgcontainer.Container, id string) bool {
+		for _, c := range list {
+			if c != nil && c.ID.ID == id {
+				return true
+			}
+		}
+		return false
+	}
+	return func(in *instance) bool { return listed(runningPod.Containers, in.id) },
+		func(sb *sandboxState) bool { return listed(runningPod.Sandboxes, sb.id) }
+}
+
 // terminate sends SIGTERM to every active instance of the pod that pick
 // selects (every one when pick is nil): a container that honours it exits
-// at once with 143; one that ignores it gets SIGKILL when grace ends (at
-// once for a grace of 0). It returns when the last of them will have
-// exited (now if none is left running). The caller holds p.mu.
+// at once with 143 (or its handler's code); one that ignores it gets
+// SIGKILL when grace ends (at once for a grace of 0). It returns when the
+// last of them will have exited (now if none is left running). The caller
+// holds p.mu.
 func (p *PodProvider) terminate(ps *podState, now time.Time, grace time.Duration, pick func(*instance) bool) time.Time {
 	deadline := now
 	for _, h := range ps.order {
@@ -83,7 +104,7 @@ func (p *PodProvider) terminate(ps *podState, now time.Time, grace time.Duration
 			case in.state == pkgcontainer.ContainerStateRunning && in.ignoresSIGTERM:
 				p.exitNow(ps, in, now, exitCodeSIGKILL)
 			default:
-				p.exitNow(ps, in, now, exitCodeSIGTERM)
+				p.exitNow(ps, in, now, in.termCode)
 			}
 		}
 	}
@@ -136,7 +157,20 @@ func (p *PodProvider) exitNow(ps *podState, in *instance, now time.Time, code in
 // override, else the pod's DeletionGracePeriodSeconds, else its
 // TerminationGracePeriodSeconds (the pod as handed in, else as last synced),
 // else 30s: the order of the kubelet's runtime (kuberuntime_container.go
-// setTerminationGracePeriod), without its 2-second floor.
+// setTerminationGracePeriod and killContainer), with its 2-second floor
+// (minimumGracePeriodInSeconds) under WithMinimumGracePeriod.
+func (p *PodProvider) gracePeriod(pod, stored *v1.Pod, override *int64) time.Duration {
+	g := gracePeriod(pod, stored, override)
+	if p.minimumGracePeriod {
+		g = max(g, minimumGracePeriod)
+	}
+	return g
+}
+
+// minimumGracePeriod is the kubelet runtime's minimumGracePeriodInSeconds.
+const minimumGracePeriod = 2 * time.Second
+
+// gracePeriod is PodProvider.gracePeriod without the floor.
 func gracePeriod(pod, stored *v1.Pod, override *int64) time.Duration {
 	if pod == nil {
 		pod = stored
@@ -189,6 +223,7 @@ func (p *PodProvider) forget(uid types.UID) {
 		}
 	}
 	p.forgetBackOff(ps)
+	p.forgetImageBackOff(ps)
 	delete(p.pods, uid)
 	if p.byKey[ps.key] == uid {
 		delete(p.byKey, ps.key)
@@ -223,7 +258,7 @@ func (c *core) CleanupPods(ctx context.Context, pods []*v1.Pod, runningPods []*p
 		// As the kubelet's pod workers kill a pod no longer desired, with
 		// the grace period of its spec (killContainer in
 		// pkg/kubelet/kuberuntime/kuberuntime_container.go), then forget it.
-		p.terminate(ps, now, gracePeriod(nil, ps.pod, nil), nil)
+		p.terminate(ps, now, p.gracePeriod(nil, ps.pod, nil), nil)
 		p.stopSandboxes(ps, now, nil)
 		ps.orphan = true
 		p.advancePod(ps, now)

@@ -168,6 +168,9 @@ func (s *syncer) ensureSandbox() *sandboxState {
 func (s *syncer) newSandbox(attempt uint32) *sandboxState {
 	ps := s.ps
 	sb := &sandboxState{id: s.p.ids(), createdAt: s.now, ready: true, attempt: attempt}
+	if s.p.podIPs != nil && !s.pod.Spec.HostNetwork {
+		sb.ip = s.p.podIPs.take()
+	}
 	ps.sandboxes = append([]*sandboxState{sb}, ps.sandboxes...)
 	if len(ps.sandboxes) > maxSandboxes {
 		ps.sandboxes = ps.sandboxes[:maxSandboxes]
@@ -182,7 +185,7 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 	sb := s.ensureSandbox()
 	res := pkgcontainer.NewSyncResult(pkgcontainer.StartContainer, c.Name)
 	s.result.AddSyncResult(res)
-	if s.inBackOff(res, c) {
+	if s.inBackOff(res, c) || s.inImageBackOff(res, c) {
 		return false
 	}
 
@@ -203,11 +206,17 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 	delete(ps.lastStartErr, c.Name)
 
 	in := s.newInstance(c, init, sb)
-	in.runsForever, in.plannedCode, in.ignoresSIGTERM = b.RunsUntilKilled, b.ExitCode, b.IgnoresSIGTERM
+	in.runsForever, in.plannedCode = b.RunsUntilKilled, b.ExitCode
+	in.ignoresSIGTERM, in.termCode = b.OnSIGTERM(p.pid1Signals)
+	if in.ignoresSIGTERM {
+		in.termCode = exitCodeSIGTERM // stopped while still created
+	}
 	runFor := b.RunFor
 	if script != nil {
 		in.runningAt = s.now.Add(script.latency)
-		if script.exit != nil {
+		if run, ok := script.takeExitRun(); ok {
+			in.runsForever, runFor, in.plannedCode = false, run.after, run.code
+		} else if script.exit != nil {
 			in.runsForever, runFor, in.plannedCode = false, script.exit.after, script.exit.code
 		}
 		in.ignoresSIGTERM = in.ignoresSIGTERM || script.ignoreTERM
@@ -282,6 +291,7 @@ func (s *syncer) failStart(res *pkgcontainer.SyncResult, c *v1.Container, init b
 		in = s.newInstance(c, init, sb)
 	}
 	res.Fail(err, message)
+	s.pullFailed(c, err, message)
 	s.ps.lastStartErr[c.Name] = kri.ReasonItem{Err: err, Message: message}
 	s.p.publish(Event{At: s.now, Type: EventContainerStartFailed, Pod: s.ps.ref, Container: c.Name, Message: fmt.Sprintf("%v: %s", err, message)})
 	if in != nil {

@@ -25,6 +25,18 @@ type podConfig struct {
 	statusDriven        bool
 	crashLoopBackOff    bool
 	startErrorInstances bool
+	runningPodKill      bool
+	imagePullBackOff    bool
+	podIPs              bool
+	pid1Signals         bool
+	minimumGracePeriod  bool
+}
+
+// kubelet reports whether every behaviour WithKubeletSemantics turns on is
+// on.
+func (cfg *podConfig) kubelet() bool {
+	return cfg.statusDriven && cfg.crashLoopBackOff && cfg.startErrorInstances && cfg.runningPodKill &&
+		cfg.imagePullBackOff && cfg.podIPs && cfg.pid1Signals && cfg.minimumGracePeriod
 }
 
 // DefaultCallLogSize is the number of calls a PodProvider remembers unless
@@ -126,6 +138,98 @@ func WithCrashLoopBackOff() Option {
 // without this option.
 func WithStartErrorInstances() Option {
 	return func(cfg *podConfig) { cfg.startErrorInstances = true }
+}
+
+// WithKubeletSemantics makes the fake behave as the kubelet's runtime
+// manager (pkg/kubelet/kuberuntime over a CRI runtime) wherever a node
+// agent could tell the difference. It is every option below together:
+//
+//   - WithStatusDrivenSync: SyncPod acts on the podStatus handed to it;
+//   - WithCrashLoopBackOff: restarts wait out the crash-loop back-off;
+//   - WithStartErrorInstances: a container that cannot run leaves an exited
+//     instance (exit code 128, StartError);
+//   - WithRunningPodKill: KillPod stops only the containers and sandboxes
+//     of the running pod it is handed;
+//   - WithImagePullBackOff: a failed pull is retried only after the image
+//     back-off (10s doubling to 300s), ImagePullBackOff meanwhile;
+//   - WithPodIPs: a sandbox has an IP (none for host-network pods);
+//   - WithPID1Signals: a container's command runs as PID 1, which ignores
+//     SIGTERM unless it installs a handler;
+//   - WithMinimumGracePeriod: a container gets at least 2s after SIGTERM.
+//
+// The package documentation lists what the fake still does not simulate.
+func WithKubeletSemantics() Option {
+	return func(cfg *podConfig) {
+		cfg.statusDriven, cfg.crashLoopBackOff, cfg.startErrorInstances = true, true, true
+		cfg.runningPodKill, cfg.imagePullBackOff, cfg.podIPs = true, true, true
+		cfg.pid1Signals, cfg.minimumGracePeriod = true, true
+	}
+}
+
+// WithRunningPodKill makes KillPod stop only what the running pod handed
+// to it lists, as the kubelet's runtime does (KillPod, then
+// killContainersWithSyncResult and killPodWithSyncResult in
+// pkg/kubelet/kuberuntime/kuberuntime_manager.go): the instances of the pod
+// named by runningPod.ID whose IDs are in runningPod.Containers, and the
+// sandboxes in runningPod.Sandboxes. IDs the fake does not know for that
+// pod are ignored, as the runtime ignores containers that are not found. An
+// agent that passes an empty running pod stops nothing. Without this option
+// KillPod stops every container and sandbox of the pod and does not read
+// the lists; either way the call log records them (Call.RunningContainers,
+// Call.RunningSandboxes).
+func WithRunningPodKill() Option {
+	return func(cfg *podConfig) { cfg.runningPodKill = true }
+}
+
+// WithImagePullBackOff makes a failed image pull back off as the kubelet's
+// image manager does (pullImage in pkg/kubelet/images/image_manager.go,
+// with the kubelet's image back-off of 10s doubling to 300s), on the
+// provider's clock and per pod UID and image: a start whose pull fails
+// (an image under workload.MissingImageDomain, or FailStarts with
+// ErrImagePull or another error whose text is "ErrImagePull") fails with
+// that error and starts a back-off; until it
+// ends, starts of a container of that image in that pod do not pull and
+// fail with ErrImagePullBackOff, with the message
+// `Back-off pulling image "IMAGE": ErrImagePull: <the pull's message>`,
+// consuming no scripted fault. After a failure at 0s pulls happen at 10s,
+// 30s, 70s, ... Without this option every start pulls again.
+func WithImagePullBackOff() Option {
+	return func(cfg *podConfig) { cfg.imagePullBackOff = true }
+}
+
+// WithPodIPs gives each sandbox an IP address, as a CNI plugin does, from
+// the fake range 10.88.0.0/16 (containerd's default bridge network), in the
+// order sandboxes are created, starting at 10.88.0.2: GetPodStatus reports
+// it in PodStatus.IPs while the sandbox is the pod's newest and ready (as
+// the kubelet's runtime reads it, determinePodSandboxIPs) and in the
+// sandbox's Network status. A pod with Spec.HostNetwork gets none: its
+// sandbox shares the node's network, and the agent reports the node's
+// addresses (package kri/podstatus does so from the pod's HostIPs). Without
+// this option sandboxes carry no network status.
+func WithPodIPs() Option {
+	return func(cfg *podConfig) { cfg.podIPs = true }
+}
+
+// WithPID1Signals makes a container's command react to SIGTERM as PID 1 of
+// a container does (workload.Behaviour.OnSIGTERM with pid1 true): a process
+// without a handler ignores it and is killed with 137 when the grace period
+// ends ("sleep infinity", "sh -c 'sleep 5; exit 0'"); a script that traps
+// it and waits (sh -c "trap 'exit 143' TERM; sleep infinity & wait") exits
+// with its handler's code at once; a command outside the vocabulary is
+// taken to handle it and exits 143. Without this option the commands act as
+// host processes do: without a handler SIGTERM ends them with 143.
+func WithPID1Signals() Option {
+	return func(cfg *podConfig) { cfg.pid1Signals = true }
+}
+
+// WithMinimumGracePeriod gives every container at least 2 seconds between
+// SIGTERM and SIGKILL, whatever the override or the pod says, as the
+// kubelet's runtime does (minimumGracePeriodInSeconds in
+// pkg/kubelet/kuberuntime/kuberuntime_manager.go, applied in killContainer).
+// Without it a grace period of 0 kills a container that ignores SIGTERM at
+// once.
+func WithMinimumGracePeriod() Option {
+	return func(cfg *podConfig) { cfg.minimumGracePeriod = true }
 }
 
 // IDSource returns a new, unique ID each time it is called. It is called

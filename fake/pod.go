@@ -41,6 +41,12 @@ type PodProvider struct {
 	statusDriven        bool
 	startErrorInstances bool
 	backOff             *flowcontrol.Backoff // nil: no crash-loop back-off
+	runningPodKill      bool
+	imageBackOff        *imagePullBackOff // nil: no image-pull back-off
+	podIPs              *ipPool           // nil: sandboxes have no network
+	pid1Signals         bool
+	minimumGracePeriod  bool
+	kubelet             bool // every behaviour of WithKubeletSemantics is on
 
 	log    callLog
 	events *eventHub
@@ -71,6 +77,10 @@ func NewPodProvider(opts ...Option) *PodProvider {
 		byKey:               map[string]types.UID{},
 		statusDriven:        cfg.statusDriven,
 		startErrorInstances: cfg.startErrorInstances,
+		runningPodKill:      cfg.runningPodKill,
+		pid1Signals:         cfg.pid1Signals,
+		minimumGracePeriod:  cfg.minimumGracePeriod,
+		kubelet:             cfg.kubelet(),
 		log:                 callLog{size: cfg.callLogSize},
 		events:              newEventHub(),
 		wakeCh:              make(chan struct{}, 1),
@@ -78,6 +88,12 @@ func NewPodProvider(opts ...Option) *PodProvider {
 	}
 	if cfg.crashLoopBackOff {
 		p.backOff = newCrashLoopBackOff(p.clock)
+	}
+	if cfg.imagePullBackOff {
+		p.imageBackOff = newImagePullBackOff(p.clock)
+	}
+	if cfg.podIPs {
+		p.podIPs = newIPPool()
 	}
 	p.core = &core{p: p}
 	return p
@@ -137,17 +153,23 @@ func (p *PodProvider) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgco
 	return err
 }
 
-// KillPod stops every created or running container of the pod named by
-// runningPod.ID (pod's UID when that is empty): SIGTERM first, which ends a
-// container at once with exit code 143, and, for containers that ignore
-// SIGTERM, SIGKILL (137) when the grace period ends — gracePeriodOverride,
-// else pod's TerminationGracePeriodSeconds, else that of the pod as last
-// synced, else 30s. It then stops the pod's sandboxes. KillPod returns once
-// no container runs, waiting for that on the provider's clock (step a
-// FakeClock past the grace period); a done ctx ends the wait with its
-// error. The containers listed in runningPod are not consulted. Killing a
-// pod the fake does not know, or one with nothing running, returns nil.
-// The pod stays known: SyncPod starts it again in a new sandbox.
+// KillPod stops the containers of the pod named by runningPod.ID (pod's
+// UID when that is empty): by default every created or running one, with
+// WithRunningPodKill only those runningPod.Containers lists. SIGTERM comes
+// first, which ends a container at once with exit code 143 (or its
+// handler's code); a container that ignores SIGTERM (see WithPID1Signals)
+// gets SIGKILL (137) when the grace period ends: gracePeriodOverride, else
+// the pod's DeletionGracePeriodSeconds, else its
+// TerminationGracePeriodSeconds (pod as handed in, else as last synced),
+// else 30s, as the kubelet's runtime orders them (at least 2s with
+// WithMinimumGracePeriod). It then stops the pod's sandboxes (with
+// WithRunningPodKill, those runningPod.Sandboxes lists). KillPod returns
+// once no container it stopped runs, waiting for that on the provider's
+// clock (step a FakeClock past the grace period); a done ctx ends the wait
+// with its error. Killing a pod the fake does not know, or one with nothing
+// running, returns nil. The pod stays known: SyncPod starts it again in a
+// new sandbox. The call log records the IDs runningPod lists
+// (Call.RunningContainers, Call.RunningSandboxes).
 func (p *PodProvider) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error {
 	c := Call{Method: MethodKillPod, Pod: PodRef{UID: runningPod.ID, Namespace: runningPod.Namespace, Name: runningPod.Name}}
 	if c.Pod.UID == "" {
@@ -156,6 +178,7 @@ func (p *PodProvider) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgco
 	if gracePeriodOverride != nil {
 		c.GracePeriodOverride = new(*gracePeriodOverride)
 	}
+	c.RunningContainers, c.RunningSandboxes = containerIDs(runningPod.Containers), containerIDs(runningPod.Sandboxes)
 	seq := p.begin(&c)
 	var err error
 	if h := p.hooks().KillPod; h != nil {

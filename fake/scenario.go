@@ -72,6 +72,10 @@ type Scenario struct {
 	// CrashLoopBackOff is the file's crashLoopBackOff field: Apply turns
 	// the provider's crash-loop back-off on (SetCrashLoopBackOff).
 	CrashLoopBackOff bool
+	// KubeletSemantics is the file's kubeletSemantics field: the scenario
+	// is meant for a provider made WithKubeletSemantics (see Options and
+	// NewPodProvider); Apply refuses a provider made without it.
+	KubeletSemantics bool
 
 	pods    []*v1.Pod
 	scripts []scenarioScript
@@ -85,6 +89,7 @@ type scenarioScript struct {
 	container     string // empty for a method fault
 	failStarts    *startFault
 	exitAfter     *scriptedExit
+	exitRuns      []exitRun
 	startLatency  *time.Duration
 	ignoreSIGTERM bool
 
@@ -117,6 +122,30 @@ func (s *Scenario) Pod(key string) (*v1.Pod, bool) {
 	return nil, false
 }
 
+// Options returns the options the scenario asks for when a provider is
+// made: WithKubeletSemantics for kubeletSemantics, WithCrashLoopBackOff for
+// crashLoopBackOff.
+func (s *Scenario) Options() []Option {
+	var opts []Option
+	if s.KubeletSemantics {
+		opts = append(opts, WithKubeletSemantics())
+	}
+	if s.CrashLoopBackOff {
+		opts = append(opts, WithCrashLoopBackOff())
+	}
+	return opts
+}
+
+// NewPodProvider makes a provider with the scenario's Options followed by
+// opts, and applies the scenario to it.
+func (s *Scenario) NewPodProvider(opts ...Option) (*PodProvider, error) {
+	p := NewPodProvider(append(s.Options(), opts...)...)
+	if err := s.Apply(p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 // Apply installs the scenario's scripts on p through its public scripting
 // API (PodProvider.Container, PodProvider.Pod and PodProvider.Fail), in file
 // order. It does not sync the pods: hand Pods to SyncPod for that. Applying a
@@ -124,6 +153,9 @@ func (s *Scenario) Pod(key string) (*v1.Pod, bool) {
 func (s *Scenario) Apply(p *PodProvider) error {
 	if p == nil {
 		return fmt.Errorf("fake: scenario %q: Apply: provider is nil", s.Name)
+	}
+	if s.KubeletSemantics && !p.kubelet {
+		return fmt.Errorf("fake: scenario %q: Apply: the scenario sets kubeletSemantics, but the provider was made without WithKubeletSemantics (make it with the scenario's Options, or its NewPodProvider)", s.Name)
 	}
 	if s.CrashLoopBackOff {
 		p.SetCrashLoopBackOff(true)
@@ -136,6 +168,9 @@ func (s *Scenario) Apply(p *PodProvider) error {
 			}
 			if e := sc.exitAfter; e != nil {
 				cs.ExitAfter(e.after, e.code)
+			}
+			for _, r := range sc.exitRuns {
+				cs.ExitRuns(r.remaining, r.after, r.code)
 			}
 			if sc.startLatency != nil {
 				cs.StartLatency(*sc.startLatency)
@@ -206,6 +241,7 @@ func LoadScenario(path string) (*Scenario, error) {
 //	name: image-pull-recovery          # required
 //	description: ...                   # optional
 //	crashLoopBackOff: true             # optional: the provider backs off restarts (SetCrashLoopBackOff)
+//	kubeletSemantics: true             # optional: the provider must be made WithKubeletSemantics (Options)
 //	pods:                              # required, at least one
 //	- apiVersion: v1                   # optional; if set, v1 and Pod
 //	  kind: Pod
@@ -217,6 +253,9 @@ func LoadScenario(path string) (*Scenario, error) {
 //	    name: app                      # required: a container or init container of the pod
 //	    failStarts: {times: 2, error: ErrImagePull, message: "..."}
 //	    exitAfter: {after: 5s, code: 3}
+//	    exitRuns:                      # the next runs, in order (ExitRuns)
+//	    - {times: 2, after: 1s, code: 1}
+//	    - {times: 1, after: 1s, code: 0}
 //	    startLatency: 2s
 //	    ignoreSIGTERM: true
 //	- pod: default/web                 # omit pod to script the method for every pod
@@ -232,7 +271,9 @@ func LoadScenario(path string) (*Scenario, error) {
 // ImagePullBackOff, InvalidImageName, ErrImageNeverPull, ImageInspectError,
 // CreateContainerConfigError, CreateContainerError, PreStartHookError and
 // PostStartHookError (this package's ErrImagePull ... ErrPostStartHook).
-// exitAfter.code is 0 to 255 and defaults to 0. fail.method is one of
+// exitAfter.code and exitRuns[].code are 0 to 255 and default to 0;
+// exitRuns[].times is a count of at least 1 (default 1) and
+// exitRuns[].after is required. fail.method is one of
 // SyncPod, KillPod, DeletePod, GetPodStatus (per pod or for every pod) and
 // CleanupPods, GetPods (for every pod only); fail.message is the text of the
 // error the call fails with (absent: the fake's own "injected ... error").

@@ -42,7 +42,9 @@ type scenarioDoc struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	// CrashLoopBackOff turns the provider's crash-loop back-off on.
-	CrashLoopBackOff bool        `json:"crashLoopBackOff,omitempty"`
+	CrashLoopBackOff bool `json:"crashLoopBackOff,omitempty"`
+	// KubeletSemantics asks for a provider made WithKubeletSemantics.
+	KubeletSemantics bool        `json:"kubeletSemantics,omitempty"`
 	Pods             []v1.Pod    `json:"pods"`
 	Scripts          []scriptDoc `json:"scripts,omitempty"`
 }
@@ -57,6 +59,7 @@ type containerDoc struct {
 	Name          string         `json:"name"`
 	FailStarts    *failStartsDoc `json:"failStarts,omitempty"`
 	ExitAfter     *exitAfterDoc  `json:"exitAfter,omitempty"`
+	ExitRuns      []exitRunDoc   `json:"exitRuns,omitempty"`
 	StartLatency  *string        `json:"startLatency,omitempty"`
 	IgnoreSIGTERM *bool          `json:"ignoreSIGTERM,omitempty"`
 }
@@ -70,6 +73,12 @@ type failStartsDoc struct {
 type exitAfterDoc struct {
 	After string `json:"after"`
 	Code  *int   `json:"code,omitempty"`
+}
+
+type exitRunDoc struct {
+	Times *intstr.IntOrString `json:"times,omitempty"`
+	After string              `json:"after"`
+	Code  *int                `json:"code,omitempty"`
 }
 
 type failDoc struct {

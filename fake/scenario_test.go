@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,7 +51,7 @@ func TestParseScenarioErrors(t *testing.T) {
 		field string // "": the whole file
 		msg   string // a part of the message
 	}{
-		{"unknown top-level field", scenarioBase + "timeout: 5s\n", 10, "timeout", `unknown field "timeout" (want one of crashLoopBackOff, description, name, pods, scripts)`},
+		{"unknown top-level field", scenarioBase + "timeout: 5s\n", 10, "timeout", `unknown field "timeout" (want one of crashLoopBackOff, description, kubeletSemantics, name, pods, scripts)`},
 		{"unknown script field", scenarioBase + `scripts:
 - pod: default/web
   container:
@@ -825,8 +826,9 @@ func FuzzParseScenario(f *testing.F) {
 			}
 			return
 		}
-		// A scenario that parses can be applied and its pods synced.
-		p := fake.NewPodProvider(fake.WithClock(clocktesting.NewFakeClock(scenarioT0)))
+		// A scenario that parses can be applied, to a provider made with
+		// the options it asks for, and its pods synced.
+		p := fake.NewPodProvider(append(s.Options(), fake.WithClock(clocktesting.NewFakeClock(scenarioT0)))...)
 		if err := s.Apply(p); err != nil {
 			t.Fatalf("Apply of a parsed scenario: %v", err)
 		}
@@ -892,7 +894,7 @@ func TestParseScenarioDecodeErrors(t *testing.T) {
 		{"bad value before an unknown field", container("ports: x", "Image: a"), 7, "pods[0].spec.containers[0].ports", `expected a list, got "x"`},
 		{"unknown field in a later item", container("image: a") + "    - name: b\n      Image: b\n", 9, "pods[0].spec.containers[1].Image", `unknown field "Image"`},
 		{"empty tag for a list, in a later item", container("command: [a]") + "    - name: b\n      command: !\n", 9, "pods[0].spec.containers[1].command", `expected a list, got ""`},
-		{"key read by YAML 1.1", "name: x\nyes: 1\n", 2, "yes", `unknown field "yes" (want one of crashLoopBackOff, description, name, pods, scripts)`},
+		{"key read by YAML 1.1", "name: x\nyes: 1\n", 2, "yes", `unknown field "yes" (want one of crashLoopBackOff, description, kubeletSemantics, name, pods, scripts)`},
 		{"bad values under keys read by YAML 1.1, in file order", "name: x\npods:\n- metadata:\n    name: a\n    uid: u\n    labels:\n      b: [c]\n      0x10: [a]\n", 7, "pods[0].metadata.labels.b", "expected a string, got a list"},
 		{"unknown key with a dot", "name: x\npods:\n- metadata: {name: a, uid: u}\n  spec:\n    a.b: 1\n", 5, `pods[0].spec["a.b"]`, `unknown field "a.b"`},
 		{"mapping for a string in a map", "name: x\npods:\n- metadata: {name: a, uid: u, annotations: {a.b/c: {d: 1}}}\n", 3, `pods[0].metadata.annotations["a.b/c"]`, "expected a string, got a mapping"},
@@ -1059,5 +1061,108 @@ func TestScenarioCrashLoopBackOff(t *testing.T) {
 	bad := bytes.Replace(data, []byte("crashLoopBackOff: true"), []byte("crashLoopBackOff: sometimes"), 1)
 	if _, err := fake.ParseScenario("bad.yaml", bad); err == nil || !strings.Contains(err.Error(), "bad.yaml:") || !strings.Contains(err.Error(), "crashLoopBackOff") {
 		t.Errorf("ParseScenario of crashLoopBackOff: sometimes = %v, want an error naming the file, line and field", err)
+	}
+}
+
+func TestScenarioFlakyJobKubelet(t *testing.T) {
+	s, err := fake.LoadScenario(filepath.Join(scenarioDir, "flaky-job-kubelet.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.KubeletSemantics {
+		t.Fatal("KubeletSemantics is false, want true (the file sets kubeletSemantics)")
+	}
+	clk := clocktesting.NewFakeClock(scenarioT0)
+	if err := s.Apply(fake.NewPodProvider(fake.WithClock(clk))); err == nil || !strings.Contains(err.Error(), "WithKubeletSemantics") {
+		t.Fatalf("Apply to a provider made without WithKubeletSemantics = %v, want an error naming the option", err)
+	}
+	p, err := s.NewPodProvider(fake.WithClock(clk))
+	if err != nil {
+		t.Fatalf("NewPodProvider: %v", err)
+	}
+	pod, _ := s.Pod("job")
+	rc := kri.NewReasonCache()
+	sync := func() error {
+		st, err := p.GetPodStatus(context.Background(), pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.SyncPod(context.Background(), pod, st, rc)
+	}
+	// A pod worker syncing every second for 30s.
+	var codes []int
+	seen := map[string]bool{}
+	for range 30 {
+		if err := sync(); err != nil && !errors.Is(err, pkgcontainer.ErrCrashLoopBackOff) {
+			t.Fatalf("SyncPod: %v", err)
+		}
+		clk.Step(time.Second)
+		job := scenarioContainer(t, p, "default/job", "job")
+		if job.State == pkgcontainer.ContainerStateExited && !seen[job.ID] {
+			seen[job.ID] = true
+			codes = append(codes, job.ExitCode)
+		}
+	}
+	if !slices.Equal(codes, []int{1, 1, 0}) {
+		t.Fatalf("job runs exited with %v, want [1 1 0] (exitRuns: twice 1, then 0)", codes)
+	}
+	job := scenarioContainer(t, p, "default/job", "job")
+	if job.RestartCount != 2 {
+		t.Errorf("job restart count %d, want 2", job.RestartCount)
+	}
+	// The second restart waited out the crash-loop back-off: runs end at
+	// 1s, 2s (restarted at once), then 10s after the second exit.
+	if got := job.CreatedAt.Sub(scenarioT0); got != 12*time.Second {
+		t.Errorf("third run created at %s, want 12s (10s back-off after the exit at 2s)", got)
+	}
+	st, _ := p.GetPodStatus(context.Background(), pod)
+	if len(st.IPs) != 1 {
+		t.Errorf("pod IPs %v, want one (kubelet semantics)", st.IPs)
+	}
+}
+
+func TestExitRuns(t *testing.T) {
+	f := newFixture(t)
+	pod := newPod("runs", v1.RestartPolicyAlways, container("app", "sleep", "infinity"))
+	f.p.Container("default/runs", "app").ExitRuns(2, time.Second, 1).ExitRuns(0, time.Second, 9).ExitRuns(1, 2*time.Second, 256+3)
+	var got []string
+	for range 4 {
+		f.mustSync(pod)
+		f.clock.Step(5 * time.Second)
+		cur := f.current(pod, "app")
+		got = append(got, fmt.Sprintf("%s/%d after %s", cur.State, cur.ExitCode, cur.FinishedAt.Sub(cur.StartedAt)))
+	}
+	want := []string{"exited/1 after 1s", "exited/1 after 1s", "exited/3 after 2s"}
+	if !slices.Equal(got[:3], want) || !strings.HasPrefix(got[3], "running/") {
+		t.Errorf("runs: %q, want %q then running (sleep infinity: the scripted runs are used up)", got, want)
+	}
+	// Scripts are per run: a failed start consumes none.
+	f2 := newFixture(t)
+	pod2 := newPod("runs2", v1.RestartPolicyAlways, container("app", "sleep", "infinity"))
+	f2.p.Container("default/runs2", "app").FailStarts(1, nil, "boom").ExitRuns(1, time.Second, 7)
+	if err := f2.sync(pod2); err == nil {
+		t.Fatal("first SyncPod succeeded, want the scripted start failure")
+	}
+	f2.mustSync(pod2)
+	f2.clock.Step(time.Second)
+	if cur := f2.current(pod2, "app"); cur.State != pkgcontainer.ContainerStateExited || cur.ExitCode != 7 {
+		t.Errorf("first run after a failed start: %s exit %d, want exited 7", cur.State, cur.ExitCode)
+	}
+}
+
+func TestParseScenarioExitRunsErrors(t *testing.T) {
+	base := "name: x\npods:\n- metadata: {name: web, uid: u}\n  spec:\n    containers:\n    - {name: app, command: [sleep, infinity]}\nscripts:\n- pod: web\n  container:\n    name: app\n"
+	for _, tc := range []struct{ yaml, want string }{
+		{"    exitRuns: []\n", "x.yaml:11: scripts[0].container.exitRuns: empty: want at least one run"},
+		{"    exitRuns: [{code: 1}]\n", "x.yaml:11: scripts[0].container.exitRuns[0].after: required"},
+		{"    exitRuns: [{after: 1s, times: 0}]\n", "x.yaml:11: scripts[0].container.exitRuns[0].times: invalid count 0 (want a number of at least 1: later runs follow the command)"},
+		{"    exitRuns: [{after: 1s, times: always}]\n", "x.yaml:11: scripts[0].container.exitRuns[0].times: invalid count always (want a number of at least 1: later runs follow the command)"},
+		{"    exitRuns: [{after: 1s, code: 256}]\n", "x.yaml:11: scripts[0].container.exitRuns[0].code: exit code 256 out of range 0 to 255"},
+		{"    exitRuns: [{after: -1s}]\n", `x.yaml:11: scripts[0].container.exitRuns[0].after: invalid duration "-1s": must not be negative`},
+	} {
+		_, err := fake.ParseScenario("x.yaml", []byte(base+tc.yaml))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("exitRuns %q: error %v, want %q", strings.TrimSpace(tc.yaml), err, tc.want)
+		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 // names, counts and durations, and scripts naming what the file holds.
 
 func (f *scnFile) scenario(doc *scenarioDoc) (*Scenario, error) {
-	s := &Scenario{Name: doc.Name, Description: doc.Description, CrashLoopBackOff: doc.CrashLoopBackOff}
+	s := &Scenario{Name: doc.Name, Description: doc.Description, CrashLoopBackOff: doc.CrashLoopBackOff, KubeletSemantics: doc.KubeletSemantics}
 	if strings.TrimSpace(doc.Name) == "" {
 		return nil, f.fail(scnPath{}.key("name"), nil, "required")
 	}
@@ -148,8 +148,8 @@ func (f *scnFile) container(d *containerDoc, path scnPath, pod *v1.Pod, sc *scen
 		return f.fail(path.key("name"), nil, "pod %q has no container %q", podKey(pod.Namespace, pod.Name), d.Name)
 	}
 	sc.container = d.Name
-	if d.FailStarts == nil && d.ExitAfter == nil && d.StartLatency == nil && d.IgnoreSIGTERM == nil {
-		return f.fail(path, nil, "nothing scripted: want failStarts, exitAfter, startLatency or ignoreSIGTERM")
+	if d.FailStarts == nil && d.ExitAfter == nil && d.ExitRuns == nil && d.StartLatency == nil && d.IgnoreSIGTERM == nil {
+		return f.fail(path, nil, "nothing scripted: want failStarts, exitAfter, exitRuns, startLatency or ignoreSIGTERM")
 	}
 	if fs := d.FailStarts; fs != nil {
 		p := path.key("failStarts")
@@ -184,6 +184,34 @@ func (f *scnFile) container(d *containerDoc, path scnPath, pod *v1.Pod, sc *scen
 			return f.fail(p.key("code"), nil, "exit code %d out of range 0 to 255", code)
 		}
 		sc.exitAfter = &scriptedExit{after: after, code: code}
+	}
+	for i, r := range d.ExitRuns {
+		p := path.key("exitRuns").idx(i)
+		times := 1
+		if r.Times != nil {
+			if r.Times.Type == intstr.String || r.Times.IntVal < 1 {
+				return f.fail(p.key("times"), nil, "invalid count %s (want a number of at least 1: later runs follow the command)", r.Times.String())
+			}
+			times = int(r.Times.IntVal)
+		}
+		if r.After == "" {
+			return f.fail(p.key("after"), nil, "required")
+		}
+		after, err := f.duration(r.After, p.key("after"))
+		if err != nil {
+			return err
+		}
+		code := 0
+		if r.Code != nil {
+			code = *r.Code
+		}
+		if code < 0 || code > 255 {
+			return f.fail(p.key("code"), nil, "exit code %d out of range 0 to 255", code)
+		}
+		sc.exitRuns = append(sc.exitRuns, exitRun{remaining: times, after: after, code: code})
+	}
+	if d.ExitRuns != nil && len(d.ExitRuns) == 0 {
+		return f.fail(path.key("exitRuns"), nil, "empty: want at least one run")
 	}
 	if d.StartLatency != nil {
 		latency, err := f.duration(*d.StartLatency, path.key("startLatency"))

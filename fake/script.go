@@ -44,6 +44,7 @@ type methodFault struct {
 // containerScript is the scripted behaviour of one container.
 type containerScript struct {
 	startFaults []startFault // consumed front to back
+	exitRuns    []exitRun    // consumed front to back, one per run
 	exit        *scriptedExit
 	latency     time.Duration
 	ignoreTERM  bool
@@ -58,6 +59,13 @@ type startFault struct {
 type scriptedExit struct {
 	after time.Duration
 	code  int
+}
+
+// exitRun scripts how the next runs of a container end (ExitRuns).
+type exitRun struct {
+	remaining int
+	after     time.Duration
+	code      int
 }
 
 type containerKey struct {
@@ -120,6 +128,23 @@ func (s *containerScript) takeStartFault() (startFault, bool) {
 		return f, true
 	}
 	return startFault{}, false
+}
+
+// takeExitRun consumes the scripted end of one run of a container.
+func (s *containerScript) takeExitRun() (exitRun, bool) {
+	if s == nil {
+		return exitRun{}, false
+	}
+	for len(s.exitRuns) > 0 {
+		r := &s.exitRuns[0]
+		if r.remaining == 0 {
+			s.exitRuns = s.exitRuns[1:]
+			continue
+		}
+		r.remaining--
+		return *r, true
+	}
+	return exitRun{}, false
 }
 
 // ContainerScript scripts one container of one pod. Its methods return the
@@ -223,6 +248,26 @@ func (s *ContainerScript) ExitAfter(d time.Duration, code int) *ContainerScript 
 	s.p.mu.Lock()
 	defer s.p.mu.Unlock()
 	s.p.scripts.container(s.key).exit = &scriptedExit{after: max(d, 0), code: code & 0xff}
+	return s
+}
+
+// ExitRuns makes each of the next times runs (instances) of the container
+// exit with code after running for d, whatever its command or ExitAfter
+// says; later runs behave as before. Calls queue up, so that
+//
+//	fp.Container("default/web", "app").ExitRuns(2, time.Second, 1).ExitRuns(1, time.Second, 0)
+//
+// makes the container fail twice, then succeed once, then run as its
+// command says. A count below 1 scripts nothing; code keeps its low byte,
+// as a shell does. A start that fails creates no run and consumes nothing.
+func (s *ContainerScript) ExitRuns(times int, d time.Duration, code int) *ContainerScript {
+	if times < 1 {
+		return s
+	}
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	cs := s.p.scripts.container(s.key)
+	cs.exitRuns = append(cs.exitRuns, exitRun{remaining: times, after: max(d, 0), code: code & 0xff})
 	return s
 }
 

@@ -99,6 +99,7 @@ type sandboxState struct {
 	createdAt time.Time
 	ready     bool
 	attempt   uint32
+	ip        string // WithPodIPs: the pod's IP; empty for host-network pods
 }
 
 // activeSandbox returns the newest sandbox if it is ready.
@@ -155,6 +156,7 @@ type instance struct {
 	exitAt         time.Time // when it exits on its own, unless runsForever
 	plannedCode    int
 	ignoresSIGTERM bool
+	termCode       int // the exit code SIGTERM ends it with (while created, also if it ignores SIGTERM)
 
 	// Set once KillPod sent SIGTERM to a container that ignores it.
 	terminating bool

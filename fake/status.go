@@ -46,7 +46,12 @@ func (c *core) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.Pod
 		}
 	}
 	for _, sb := range ps.sandboxes {
-		status.SandboxStatuses = append(status.SandboxStatuses, sb.status(ps.ref))
+		status.SandboxStatuses = append(status.SandboxStatuses, sb.status(ps.ref, p.podIPs != nil))
+	}
+	// The pod's IP is that of its newest sandbox while it is ready, as the
+	// kubelet's runtime reads it (GetPodStatus, determinePodSandboxIPs).
+	if sb := ps.activeSandbox(); sb != nil && sb.ip != "" {
+		status.IPs = []string{sb.ip}
 	}
 	return status, nil
 }
@@ -89,17 +94,24 @@ func imageID(image string) string {
 	return "fake-image://" + image
 }
 
-func (sb *sandboxState) status(ref PodRef) *runtimeapi.PodSandboxStatus {
+// status is the CRI status of the sandbox; with network, it has a network
+// status with its IP (empty for a host-network pod), as a CRI runtime
+// reports it.
+func (sb *sandboxState) status(ref PodRef, network bool) *runtimeapi.PodSandboxStatus {
 	state := runtimeapi.PodSandboxState_SANDBOX_NOTREADY
 	if sb.ready {
 		state = runtimeapi.PodSandboxState_SANDBOX_READY
 	}
-	return &runtimeapi.PodSandboxStatus{
+	st := &runtimeapi.PodSandboxStatus{
 		Id:        sb.id,
 		State:     state,
 		CreatedAt: sb.createdAt.UnixNano(),
 		Metadata:  &runtimeapi.PodSandboxMetadata{Name: ref.Name, Namespace: ref.Namespace, Uid: string(ref.UID), Attempt: sb.attempt},
 	}
+	if network {
+		st.Network = &runtimeapi.PodSandboxNetworkStatus{Ip: sb.ip}
+	}
+	return st
 }
 
 func (c *core) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, error) {
@@ -260,6 +272,9 @@ type SandboxSnapshot struct {
 	Ready     bool
 	Attempt   uint32
 	CreatedAt time.Time
+	// IP is the sandbox's IP with WithPodIPs (empty for a host-network
+	// pod, and without the option).
+	IP string
 }
 
 // ContainerSnapshot is a copy of the state of the current instance of one
@@ -330,7 +345,7 @@ func (p *PodProvider) Snapshots() []PodSnapshot {
 func (ps *podState) snapshot() PodSnapshot {
 	s := PodSnapshot{Pod: ps.ref}
 	for _, sb := range ps.sandboxes {
-		s.Sandboxes = append(s.Sandboxes, SandboxSnapshot{ID: sb.id, Ready: sb.ready, Attempt: sb.attempt, CreatedAt: sb.createdAt})
+		s.Sandboxes = append(s.Sandboxes, SandboxSnapshot{ID: sb.id, Ready: sb.ready, Attempt: sb.attempt, CreatedAt: sb.createdAt, IP: sb.ip})
 	}
 	spec := ps.pod.Spec
 	for i, c := range slices.Concat(spec.InitContainers, spec.Containers) {

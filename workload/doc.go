@@ -19,14 +19,16 @@
 //	exit N                  exit N at once (N & 0xff, as a shell does)
 //	true / false / :        exit 0 / exit 1 / exit 0 at once
 //	sh -c "SCRIPT"          SCRIPT: statements separated by ';' or newlines
-//	                        among sleep N, sleep infinity, exit N, true,
-//	                        false, ':' and trap '' TERM (ignore SIGTERM:
-//	                        only SIGKILL ends the container), each
-//	                        optionally prefixed by exec; the first exit or
-//	                        sleep infinity ends it
+//	                        among sleep N, sleep infinity, sleep N & wait,
+//	                        sleep infinity & wait, exit N, true, false, ':',
+//	                        trap '' TERM (ignore SIGTERM: only SIGKILL ends
+//	                        the container) and trap 'exit N' TERM (exit N on
+//	                        SIGTERM), each optionally prefixed by exec; the
+//	                        first exit or sleep infinity ends it
 //	/nonexistent/...        an executable that is missing: every start fails
 //	anything else           runs until killed, exits on SIGTERM (no command
-//	                        at all, or one statement outside the vocabulary)
+//	                        at all, or one statement outside the vocabulary:
+//	                        Behaviour.Unknown)
 //
 // Images are not interpreted, except one registry: an image under
 // kri.invalid/ (MissingImageDomain) cannot be pulled, so its container fails
@@ -39,9 +41,13 @@
 // the kernel does not apply a signal's default action to PID 1: a process
 // that installs no handler ignores SIGTERM there. "sleep infinity" therefore
 // exits on SIGTERM as a host process, but not as PID 1 of a container, where
-// it lives until SIGKILL. The vocabulary describes a host process (and the
-// fake's containers); a workload meant to exit on SIGTERM in a real
-// container installs a handler explicitly (sh -c "trap 'exit 143' TERM; ...").
+// it lives until SIGKILL. A shell runs a trap only between commands, so a
+// handler installed before a foreground sleep waits for the sleep to end;
+// the shell's wait builtin is interrupted at once. A workload meant to exit on
+// SIGTERM in a real container therefore installs a handler and waits:
+// sh -c "trap 'exit 143' TERM; sleep infinity & wait". Behaviour.OnSIGTERM
+// says what SIGTERM does to a command, as a host process (the vocabulary's
+// default reading, and the fake's unless it simulates PID 1) and as PID 1.
 //
 // # Exit codes and reasons
 //

@@ -39,3 +39,28 @@ func ExampleParse() {
 	fmt.Println(b.ExitCode, workload.ExitReason(b.ExitCode), b.RunsUntilKilled)
 	// Output: 0 Completed false
 }
+
+// What SIGTERM does to a command as a host process and as PID 1 of a
+// container, where a process without a handler ignores it.
+func ExampleBehaviour_OnSIGTERM() {
+	for _, script := range []string{
+		"sleep infinity",
+		"trap 'exit 143' TERM; sleep infinity",
+		"trap 'exit 143' TERM; sleep infinity & wait",
+		"trap '' TERM; sleep infinity",
+	} {
+		b := workload.Parse([]string{"sh", "-c", script}, nil)
+		say := func(pid1 bool) string {
+			if ignores, code := b.OnSIGTERM(pid1); !ignores {
+				return fmt.Sprintf("exits %d", code)
+			}
+			return "ignores it"
+		}
+		fmt.Printf("%-44s host: %-9s PID 1: %s\n", script, say(false), say(true))
+	}
+	// Output:
+	// sleep infinity                               host: exits 143 PID 1: ignores it
+	// trap 'exit 143' TERM; sleep infinity         host: exits 143 PID 1: ignores it
+	// trap 'exit 143' TERM; sleep infinity & wait  host: exits 143 PID 1: exits 143
+	// trap '' TERM; sleep infinity                 host: ignores it PID 1: ignores it
+}

@@ -60,8 +60,22 @@ type Behaviour struct {
 	RunFor time.Duration
 	// ExitCode is the code it exits with on its own.
 	ExitCode int
-	// IgnoresSIGTERM is true when only SIGKILL ends it.
+	// IgnoresSIGTERM is true when only SIGKILL ends it (trap '' TERM).
 	IgnoresSIGTERM bool
+	// TrapsSIGTERM is true when the command installs a handler that ends
+	// it on SIGTERM with SIGTERMExitCode (trap 'exit N' TERM).
+	TrapsSIGTERM    bool
+	SIGTERMExitCode int
+	// TrapDeferred is true when the handler is installed before a
+	// foreground sleep: a shell runs a trap only once the foreground
+	// command has ended, so SIGTERM sent to the shell alone (PID 1 of a
+	// container) waits for the sleep. A script that waits with the wait
+	// builtin (sleep N & wait) runs its trap at once.
+	TrapDeferred bool
+	// Unknown is true when the command is absent or outside the
+	// vocabulary: what it does is not known, so it is taken to run until
+	// killed and to exit on SIGTERM, as servers that handle SIGTERM do.
+	Unknown bool
 	// MissingExecutable, when non-empty, names the executable that cannot
 	// be found: the container fails to start.
 	MissingExecutable string
@@ -70,10 +84,34 @@ type Behaviour struct {
 // FailsToStart reports whether the container cannot be started.
 func (b Behaviour) FailsToStart() bool { return b.MissingExecutable != "" }
 
+// OnSIGTERM says what SIGTERM does to the command: whether it ignores it
+// (only SIGKILL ends it), and otherwise the code it exits with at once. pid1
+// says whether the command runs as PID 1 of a container, where a process
+// without a handler ignores SIGTERM (see "What PID 1 does"); false means a
+// host process, as the vocabulary describes by default:
+//
+//	                                      host process   PID 1
+//	trap '' TERM; ...                     ignores        ignores
+//	trap 'exit N' TERM; sleep X & wait    exits N        exits N
+//	trap 'exit N' TERM; sleep X           exits N        ignores (the trap waits for the sleep)
+//	sleep X, sh -c "sleep X; exit N", ... exits 143      ignores
+//	anything else (Unknown)               exits 143      exits 143
+func (b Behaviour) OnSIGTERM(pid1 bool) (ignores bool, exitCode int) {
+	switch {
+	case b.IgnoresSIGTERM:
+		return true, 0
+	case b.TrapsSIGTERM && !(pid1 && b.TrapDeferred):
+		return false, b.SIGTERMExitCode
+	case pid1 && !b.Unknown:
+		return true, 0
+	}
+	return false, ExitCodeSIGTERM
+}
+
 // Of returns the behaviour of container c: Parse of its Command and Args.
 func Of(c *v1.Container) Behaviour {
 	if c == nil {
-		return Behaviour{RunsUntilKilled: true}
+		return unknown
 	}
 	return Parse(c.Command, c.Args)
 }
@@ -85,7 +123,7 @@ func Parse(command, args []string) Behaviour {
 	argv := make([]string, 0, len(command)+len(args))
 	argv = append(append(argv, command...), args...)
 	if len(argv) == 0 {
-		return Behaviour{RunsUntilKilled: true}
+		return unknown
 	}
 	if strings.HasPrefix(argv[0], MissingExecutableDir) {
 		return Behaviour{MissingExecutable: argv[0]}
@@ -95,7 +133,7 @@ func Parse(command, args []string) Behaviour {
 		if len(argv) == 3 && argv[1] == "-c" {
 			return script(argv[2])
 		}
-		return Behaviour{RunsUntilKilled: true}
+		return unknown
 	default:
 		return statements([][]string{argv})
 	}
@@ -116,20 +154,28 @@ func script(s string) Behaviour {
 	return statements(stmts)
 }
 
+// unknown is the behaviour of a command outside the vocabulary.
+var unknown = Behaviour{RunsUntilKilled: true, Unknown: true}
+
 // statements runs the statements in order; one outside the vocabulary makes
 // the whole command run until killed.
 func statements(stmts [][]string) Behaviour {
 	var b Behaviour
 	for _, f := range stmts {
 		switch name := path.Base(f[0]); {
-		case name == "sleep" && len(f) == 2:
+		case name == "sleep" && (len(f) == 2 || len(f) == 4 && f[2] == "&" && f[3] == "wait"):
+			// sleep X, or sleep X & wait: the shell waits in its wait
+			// builtin, which a trapped signal interrupts.
+			if len(f) == 2 && b.TrapsSIGTERM {
+				b.TrapDeferred = true
+			}
 			if f[1] == "infinity" || f[1] == "inf" {
 				b.RunsUntilKilled = true
 				return b
 			}
 			secs, err := strconv.ParseFloat(f[1], 64)
 			if err != nil || !(secs >= 0) { // rejects NaN too
-				return Behaviour{RunsUntilKilled: true}
+				return unknown
 			}
 			if secs >= (maxRun - b.RunFor).Seconds() {
 				// Longer than a time.Duration holds (292 years): as good as forever.
@@ -142,7 +188,7 @@ func statements(stmts [][]string) Behaviour {
 			if len(f) == 2 {
 				code, err := strconv.Atoi(f[1])
 				if err != nil {
-					return Behaviour{RunsUntilKilled: true}
+					return unknown
 				}
 				b.ExitCode = code & 0xff
 			}
@@ -151,13 +197,34 @@ func statements(stmts [][]string) Behaviour {
 			b.ExitCode = 0
 		case name == "false" && len(f) == 1:
 			b.ExitCode = 1
-		case name == "trap" && len(f) == 3 && (f[1] == "''" || f[1] == `""`) && (f[2] == "TERM" || f[2] == "SIGTERM" || f[2] == "15"):
-			b.IgnoresSIGTERM = true
+		case name == "trap" && len(f) == 3 && (f[1] == "''" || f[1] == `""`) && isTERM(f[2]):
+			b.IgnoresSIGTERM, b.TrapsSIGTERM, b.SIGTERMExitCode, b.TrapDeferred = true, false, 0, false
+		case name == "trap" && len(f) == 4 && isTERM(f[3]):
+			code, ok := exitHandler(f[1], f[2])
+			if !ok {
+				return unknown
+			}
+			b.IgnoresSIGTERM, b.TrapsSIGTERM, b.SIGTERMExitCode, b.TrapDeferred = false, true, code, false
 		default:
-			return Behaviour{RunsUntilKilled: true}
+			return unknown
 		}
 	}
 	return b
+}
+
+func isTERM(s string) bool { return s == "TERM" || s == "SIGTERM" || s == "15" }
+
+// exitHandler reads the handler of trap 'exit N' (split in two words,
+// 'exit and N', quoted with ' or ") and returns N & 0xff.
+func exitHandler(a, b string) (int, bool) {
+	if len(a) < 2 || len(b) < 2 || a[1:] != "exit" || (a[0] != '\'' && a[0] != '"') || b[len(b)-1] != a[0] {
+		return 0, false
+	}
+	code, err := strconv.Atoi(b[:len(b)-1])
+	if err != nil {
+		return 0, false
+	}
+	return code & 0xff, true
 }
 
 // ExitReason is the reason a CRI runtime reports for a container that exited

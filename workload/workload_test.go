@@ -12,7 +12,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	forever := workload.Behaviour{RunsUntilKilled: true}
+	forever := workload.Behaviour{RunsUntilKilled: true, Unknown: true}
 	tests := []struct {
 		name          string
 		command, args []string
@@ -20,12 +20,12 @@ func TestParse(t *testing.T) {
 	}{
 		{"no command runs until killed", nil, nil, forever},
 		{"unknown command runs until killed", []string{"nginx", "-g", "daemon off;"}, nil, forever},
-		{"sleep infinity", []string{"sleep", "infinity"}, nil, forever},
-		{"sleep inf", []string{"/bin/sleep", "inf"}, nil, forever},
+		{"sleep infinity", []string{"sleep", "infinity"}, nil, workload.Behaviour{RunsUntilKilled: true}},
+		{"sleep inf", []string{"/bin/sleep", "inf"}, nil, workload.Behaviour{RunsUntilKilled: true}},
 		{"sleep N runs N seconds then exits 0", []string{"sleep", "2.5"}, nil, workload.Behaviour{RunFor: 2500 * time.Millisecond}},
 		{"command and args are joined", []string{"sleep"}, []string{"3"}, workload.Behaviour{RunFor: 3 * time.Second}},
 		{"negative sleep is outside the vocabulary", []string{"sleep", "-1"}, nil, forever},
-		{"a sleep beyond time.Duration runs until killed", []string{"sleep", "1e12"}, nil, forever},
+		{"a sleep beyond time.Duration runs until killed", []string{"sleep", "1e12"}, nil, workload.Behaviour{RunsUntilKilled: true}},
 		{"sleep NaN is outside the vocabulary", []string{"sleep", "NaN"}, nil, forever},
 		{"sleep of a word is outside the vocabulary", []string{"sleep", "soon"}, nil, forever},
 		{"true exits 0", []string{"true"}, nil, workload.Behaviour{}},
@@ -41,7 +41,14 @@ func TestParse(t *testing.T) {
 		{"trap '' TERM ignores SIGTERM", []string{"sh", "-c", "trap '' TERM; sleep infinity"}, nil, workload.Behaviour{RunsUntilKilled: true, IgnoresSIGTERM: true}},
 		{"trap \"\" SIGTERM", []string{"bash", "-c", `trap "" SIGTERM; sleep 2`}, nil, workload.Behaviour{RunFor: 2 * time.Second, IgnoresSIGTERM: true}},
 		{"trap '' 15", []string{"dash", "-c", "trap '' 15; exit 0"}, nil, workload.Behaviour{IgnoresSIGTERM: true}},
-		{"a trap with a handler is outside the vocabulary", []string{"sh", "-c", "trap 'exit 143' TERM; sleep infinity"}, nil, forever},
+		{"a trap with a handler before a foreground sleep is deferred", []string{"sh", "-c", "trap 'exit 143' TERM; sleep infinity"}, nil, workload.Behaviour{RunsUntilKilled: true, TrapsSIGTERM: true, SIGTERMExitCode: 143, TrapDeferred: true}},
+		{"a trap with a handler and wait", []string{"sh", "-c", "trap 'exit 143' TERM; sleep infinity & wait"}, nil, workload.Behaviour{RunsUntilKilled: true, TrapsSIGTERM: true, SIGTERMExitCode: 143}},
+		{"a trap with a handler in double quotes, SIGTERM, finite wait", []string{"sh", "-c", `trap "exit 3" SIGTERM; sleep 2 & wait; exit 1`}, nil, workload.Behaviour{RunFor: 2 * time.Second, ExitCode: 1, TrapsSIGTERM: true, SIGTERMExitCode: 3}},
+		{"the last trap wins", []string{"sh", "-c", "trap 'exit 143' TERM; trap '' TERM; sleep infinity & wait"}, nil, workload.Behaviour{RunsUntilKilled: true, IgnoresSIGTERM: true}},
+		{"a handler after an ignoring trap", []string{"sh", "-c", "trap '' TERM; trap 'exit 0' 15; sleep infinity & wait"}, nil, workload.Behaviour{RunsUntilKilled: true, TrapsSIGTERM: true}},
+		{"a trap of another handler is outside the vocabulary", []string{"sh", "-c", "trap 'echo bye' TERM; sleep infinity & wait"}, nil, forever},
+		{"a trap with mismatched quotes is outside the vocabulary", []string{"sh", "-c", `trap 'exit 1" TERM; sleep 1`}, nil, forever},
+		{"sleep & without wait is outside the vocabulary", []string{"sh", "-c", "sleep 1 & true"}, nil, forever},
 		{"one unknown statement spoils the script", []string{"sh", "-c", "sleep 1; echo hi; exit 3"}, nil, forever},
 		{"sh without -c runs until killed", []string{"sh", "script.sh"}, nil, forever},
 		{"missing executable", []string{"/nonexistent/app", "--flag"}, nil, workload.Behaviour{MissingExecutable: "/nonexistent/app"}},
@@ -96,6 +103,39 @@ func TestOf(t *testing.T) {
 	}
 	if got := workload.Of(nil); !got.RunsUntilKilled {
 		t.Errorf("Of(nil) = %+v, want RunsUntilKilled", got)
+	}
+}
+
+func TestOnSIGTERM(t *testing.T) {
+	type effect struct {
+		ignores bool
+		code    int
+	}
+	ignores := effect{ignores: true}
+	tests := []struct {
+		script     string
+		host, pid1 effect
+	}{
+		{"sleep infinity", effect{code: 143}, ignores},
+		{"sleep 5; exit 3", effect{code: 143}, ignores},
+		{"trap '' TERM; sleep infinity", ignores, ignores},
+		{"trap 'exit 0' TERM; sleep infinity & wait", effect{code: 0}, effect{code: 0}},
+		{"trap 'exit 143' TERM; sleep infinity", effect{code: 143}, ignores},
+		{"sleep 1; echo hi", effect{code: 143}, effect{code: 143}}, // unknown: taken to handle SIGTERM
+	}
+	for _, tt := range tests {
+		b := workload.Parse([]string{"sh", "-c", tt.script}, nil)
+		for _, pid1 := range []bool{false, true} {
+			want := tt.host
+			if pid1 {
+				want = tt.pid1
+			}
+			var got effect
+			got.ignores, got.code = b.OnSIGTERM(pid1)
+			if got != want {
+				t.Errorf("Parse(sh -c %q).OnSIGTERM(pid1=%v) = %+v, want %+v", tt.script, pid1, got, want)
+			}
+		}
 	}
 }
 
