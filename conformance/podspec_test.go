@@ -23,3 +23,14 @@ func fakeCapabilities() []conformance.Capability {
 		return slices.Contains(podSpecCapabilities, c)
 	})
 }
+
+// fakeDeclares reports whether the fake declares every capability spec s
+// needs.
+func fakeDeclares(s conformance.SpecInfo) bool {
+	for _, c := range s.Capabilities {
+		if slices.Contains(podSpecCapabilities, c) {
+			return false
+		}
+	}
+	return true
+}

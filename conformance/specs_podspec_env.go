@@ -68,7 +68,7 @@ func podEnvExpansion(e *podEnv) {
 func envHint(code int) string {
 	switch code {
 	case 0:
-		return "the variable did not reach the process (exit with an empty argument is a bare exit)"
+		return "the variable did not reach the process (exit with an empty argument is a bare exit), or $(CODE) was not expanded (sh took it for a command substitution, which gave nothing)"
 	case 2:
 		return "sh could not read the exit code: $$ was not turned into $ (sh expanded $$ to its PID)"
 	case 127:
