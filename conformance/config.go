@@ -55,14 +55,31 @@ const (
 	// has become unhealthy. Declaring it requires
 	// Config.MakeBackendUnhealthy.
 	CapBackendFailures Capability = "backend-failures"
+
+	// The capabilities of what the pod spec asks of whoever runs the
+	// containers (package doc, "What the pod spec asks of the node").
+
+	// CapImagePullPolicy: imagePullPolicy Never with an image that is not
+	// present fails the start with ErrImageNeverPull, and a pull that fails
+	// keeps the container Waiting with ErrImagePull or ImagePullBackOff.
+	CapImagePullPolicy Capability = "image-pull-policy"
+	// CapEnvExpansion: env values reach the container's process, and
+	// $(VAR) references in env values, command and args are expanded as
+	// the kubelet expands them ($$ escapes a $).
+	CapEnvExpansion Capability = "env-expansion"
+	// CapTerminationMessage: the file at terminationMessagePath becomes
+	// the message of the exited container, and FallbackToLogsOnError uses
+	// the tail of its log when it failed without writing the file.
+	CapTerminationMessage Capability = "termination-message"
 )
 
 // AllCapabilities returns every capability the suite knows, sorted.
 func AllCapabilities() []Capability {
 	return []Capability{
-		CapBackendFailures, CapGracePeriod, CapInitContainers,
-		CapNodeStatusUpdates, CapOrphanCleanup, CapRestartPolicies,
-		CapStartFailures,
+		CapBackendFailures, CapEnvExpansion, CapGracePeriod,
+		CapImagePullPolicy, CapInitContainers, CapNodeStatusUpdates,
+		CapOrphanCleanup, CapRestartPolicies, CapStartFailures,
+		CapTerminationMessage,
 	}
 }
 
@@ -199,6 +216,16 @@ type Workloads struct {
 	// IgnoresSIGTERM: a container that runs until killed and ignores
 	// SIGTERM (default: sh -c "trap '' TERM; sleep infinity").
 	IgnoresSIGTERM func() v1.Container
+	// Shell: a container that runs script with sh -c (default: sh -c
+	// SCRIPT in Image). The pod-spec specs (env expansion, termination
+	// messages) run the vocabulary of package workload through it.
+	Shell func(script string) v1.Container
+	// TerminationMessagePath returns the terminationMessagePath of a
+	// container of the termination-message specs, which write it with
+	// echo -n MSG > PATH (default "/dev/termination-log", the API
+	// default). A provider without a container file system (host
+	// processes) returns a fresh host path for every call.
+	TerminationMessagePath func() string
 	// Pod, when set, adjusts every pod the suite creates (node selector,
 	// runtime class, security context, ...).
 	Pod func(*v1.Pod)
@@ -233,6 +260,10 @@ func DefaultWorkloads(image string) Workloads {
 			return m
 		},
 		IgnoresSIGTERM: func() v1.Container { return c("sh", "-c", "trap '' TERM; sleep infinity") },
+		Shell:          func(script string) v1.Container { return c("sh", "-c", script) },
+		TerminationMessagePath: func() string {
+			return v1.TerminationMessagePathDefault
+		},
 	}
 }
 
@@ -395,6 +426,12 @@ func resolve(cfg Config) (*settings, error) {
 	}
 	if w.IgnoresSIGTERM == nil {
 		w.IgnoresSIGTERM = def.IgnoresSIGTERM
+	}
+	if w.Shell == nil {
+		w.Shell = def.Shell
+	}
+	if w.TerminationMessagePath == nil {
+		w.TerminationMessagePath = def.TerminationMessagePath
 	}
 	s.w = w
 

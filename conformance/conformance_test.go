@@ -50,7 +50,7 @@ func fakeConfig(pod func(*fake.PodProvider), node func(*fake.NodeProvider)) conf
 			}
 			return n, nil
 		},
-		Capabilities: conformance.AllCapabilities(),
+		Capabilities: fakeCapabilities(),
 		TriggerNodeStatusUpdate: func(ctx context.Context, p kri.NodeProvider) error {
 			n, ok := p.(*fake.NodeProvider)
 			if !ok {

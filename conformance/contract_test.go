@@ -54,6 +54,9 @@ type contractEntry struct {
 	Agent    []contractAgent `json:"agent,omitempty"`
 	Gap      bool            `json:"gap,omitempty"`
 	Note     string          `json:"note,omitempty"`
+	// E2E are the node e2e tests of kubernetes/kubernetes the specs
+	// mirror; required for the pod-spec specs (contract_e2e_test.go).
+	E2E []contractE2E `json:"e2e,omitempty"`
 }
 
 // contractAgent is a function of a node agent that breaks when a provider
@@ -379,6 +382,7 @@ func TestContractCoverage(t *testing.T) {
 				t.Errorf("%s: agent %q: %v", at, a.At, err)
 			}
 		}
+		checkE2E(t, at, e, catalogue, agents)
 		if must {
 			musts++
 		}

@@ -68,6 +68,20 @@
 // operation. Specs a provider is known to fail can be listed in
 // Config.ExpectedFailures while it adopts the suite.
 //
+// # What the pod spec asks of the node
+//
+// Specs in the group "pod-spec" (KRI-POD-057 on) check what the pod spec
+// asks of whoever runs the containers, which in KRI is the provider, as the
+// kubelet's runtime manager is for the kubelet: imagePullPolicy
+// (CapImagePullPolicy), env values and $(VAR) expansion (CapEnvExpansion),
+// termination messages (CapTerminationMessage). Each is gated by its
+// capability, so a provider that leaves these to its backend declares none
+// and stays conformant, and each mirrors a node e2e test of
+// kubernetes/kubernetes test/e2e/common/node. Their workloads are shell
+// scripts in the vocabulary of package workload, run through
+// Workloads.Shell; Workloads.TerminationMessagePath lets a provider without
+// a container file system name a host file instead of /dev/termination-log.
+//
 // # Verdict and exit status
 //
 // After the run the suite prints a short summary: the result of every spec

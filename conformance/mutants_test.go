@@ -45,6 +45,10 @@ type mutant struct {
 	check func(t *testing.T, r *helperRun)
 	// cost ranks the slow mutants, to start them first.
 	cost int
+	// host, when set, builds the mutant on the hostprocess example
+	// instead of the fake, for specs of capabilities the fake does not
+	// simulate (podspec_mutants_test.go); pod and node are then unused.
+	host func() fake.Interceptors
 }
 
 // mutantScale shrinks the default timeouts for the mutants: 3s per call, 6s
@@ -58,6 +62,9 @@ const mutantScale = 0.1
 func forever() { select {} }
 
 func (m *mutant) config() conformance.Config {
+	if m.host != nil {
+		return m.hostConfig()
+	}
 	var podHook func(*fake.PodProvider)
 	var nodeHook func(*fake.NodeProvider)
 	if m.pod != nil {
@@ -219,7 +226,7 @@ func duplicator(*fake.PodProvider) fake.Interceptors {
 // mutants is the zoo: the pod mutants, then nodeMutants. Every contract the
 // suite checks should have one.
 func mutants() []*mutant {
-	return slices.Concat(podMutants(), nodeMutants(), reachMutants())
+	return slices.Concat(podMutants(), nodeMutants(), reachMutants(), podSpecMutants())
 }
 
 func podMutants() []*mutant {

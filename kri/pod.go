@@ -47,6 +47,20 @@ type PodLifecycleHandler interface {
 	// nothing, and so should a pod with two containers of the same name; a
 	// node agent passes none of them (its pods come from the API server,
 	// whose validation forbids duplicate names).
+	//
+	// What the pod spec asks of whoever runs the containers is the
+	// provider's part too, as the kubelet's runtime manager does it for the
+	// kubelet, where the provider declares the conformance suite's
+	// capability for it. A container with imagePullPolicy Never whose image
+	// is not present fails to start with images.ErrImageNeverPull, and one
+	// whose image cannot be pulled with images.ErrImagePull (or
+	// ErrImagePullBackOff while the pulls back off), staying Waiting. Env
+	// values reach the container's process, with $(VAR) references in env
+	// values, Command and Args expanded as the kubelet expands them ($$
+	// stands for $). What a container writes to the file at its
+	// terminationMessagePath becomes the Message of its exited instance;
+	// with terminationMessagePolicy FallbackToLogsOnError, a container that
+	// exits non-zero without writing it gets the tail of its log instead.
 	SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer.PodStatus, reasonCache *ReasonCache) error
 	// KillPod stops every container of runningPod, and its sandboxes. It
 	// sends each running container SIGTERM and kills it once

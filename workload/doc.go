@@ -25,10 +25,47 @@
 //	                        the container) and trap 'exit N' TERM (exit N on
 //	                        SIGTERM), each optionally prefixed by exec; the
 //	                        first exit or sleep infinity ends it
+//	echo [-n] WORD...       print the words (and a newline unless -n) on
+//	                        stdout, exit status 0
+//	echo [-n] WORD... > P   write them to the file at absolute path P
+//	                        (>> P appends): with P the container's
+//	                        terminationMessagePath, the termination message
+//	rm -f P                 remove the file at absolute path P
+//	exit $VAR, exit ${VAR}  exit with the value of environment variable VAR
+//	                        (ParseEnv, OfEnv and OfHandler only; unset or
+//	                        empty is a bare exit, as in sh)
 //	/nonexistent/...        an executable that is missing: every start fails
 //	anything else           runs until killed, exits on SIGTERM (no command
 //	                        at all, or one statement outside the vocabulary:
 //	                        Behaviour.Unknown)
+//
+// Statements take effect in order: the writes of echo and rm happen at the
+// time the sleeps before them add up to (Behaviour.Writes, FileAt). Words
+// are literal: quotes, $, globs and other characters sh would interpret
+// put a statement outside the vocabulary, except in the trap and exit forms
+// above, so that a real sh and an interpreter always agree.
+//
+// # Environment and expansion
+//
+// A container's Env and its $(VAR) references are the kubelet's business,
+// not sh's: the kubelet expands $(VAR) in Env values, Command and Args
+// before the runtime sees them ($$ stands for $; an undefined $(VAR) stays
+// as it is), and sh then reads $VAR from the environment. Expand does the
+// kubelet's part, ParseEnv the shell's, OfEnv both. A CRI simulator gets the
+// expanded command and the environment in CreateContainer and calls ParseEnv.
+//
+// # Hooks and probes
+//
+// The same vocabulary describes the exec action of a lifecycle hook (and,
+// in part 2 of the pod-spec work, of an exec probe): OfHandler gives its
+// Behaviour, run in the container's environment. A hook that succeeds is
+// "true" (or exit 0), one that fails "false" or "exit N", one that takes a
+// while "sleep N" before either; the kubelet runs Exec.Command as it is,
+// with no $(VAR) expansion. The writes of a command are kept in order with
+// their times, so that a simulator can keep a table of each container's
+// files: a probe that "starts failing after a while" is a container that
+// writes a file and removes it later (echo ok > /tmp/health; sleep 10;
+// rm -f /tmp/health; sleep infinity) probed by a command that tests for it.
 //
 // Images are not interpreted, except one registry: an image under
 // kri.invalid/ (MissingImageDomain) cannot be pulled, so its container fails

@@ -2,6 +2,7 @@ package workload_test
 
 import (
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -63,4 +64,62 @@ func ExampleBehaviour_OnSIGTERM() {
 	// trap 'exit 143' TERM; sleep infinity         host: exits 143 PID 1: ignores it
 	// trap 'exit 143' TERM; sleep infinity & wait  host: exits 143 PID 1: exits 143
 	// trap '' TERM; sleep infinity                 host: ignores it PID 1: ignores it
+}
+
+// The kubelet expands $(VAR) in Command and Args before the runtime runs
+// them; sh then reads $VAR from the environment.
+func ExampleOfEnv() {
+	c := v1.Container{
+		Command: []string{"sh", "-c"},
+		Args:    []string{"echo -n exiting > /dev/termination-log; exit $(CODE)"},
+		Env:     []v1.EnvVar{{Name: "CODE", Value: "3"}},
+	}
+	b := workload.OfEnv(&c)
+	msg, _ := b.FileAt("/dev/termination-log", b.RunFor)
+	fmt.Println(b.ExitCode, msg)
+	// Output: 3 exiting
+}
+
+func ExampleExpand() {
+	c := v1.Container{
+		Command: []string{"sh", "-c", "exit $$CODE; $(CODE) $(UNSET)"},
+		Env:     []v1.EnvVar{{Name: "BASE", Value: "4"}, {Name: "CODE", Value: "$(BASE)2"}},
+	}
+	command, _, env := workload.Expand(&c)
+	fmt.Printf("%q %s\n", command[2], env["CODE"])
+	// Output: "exit $CODE; 42 $(UNSET)" 42
+}
+
+func ExampleParseEnv() {
+	b := workload.ParseEnv([]string{"sh", "-c", "exit $CODE"}, nil, map[string]string{"CODE": "5"})
+	fmt.Println(b.ExitCode)
+	// Output: 5
+}
+
+// A lifecycle hook's exec action is described by the same vocabulary.
+func ExampleOfHandler() {
+	c := v1.Container{Name: "app"}
+	for _, h := range []*v1.LifecycleHandler{
+		{Exec: &v1.ExecAction{Command: []string{"true"}}},
+		{Exec: &v1.ExecAction{Command: []string{"sh", "-c", "sleep 2; exit 1"}}},
+		{HTTPGet: &v1.HTTPGetAction{Path: "/healthz"}},
+	} {
+		b, ok := workload.OfHandler(&c, h)
+		fmt.Println(ok, b.RunFor, b.ExitCode)
+	}
+	// Output:
+	// true 0s 0
+	// true 2s 1
+	// false 0s 0
+}
+
+// A simulator replays a command's writes: what it printed, and the files it
+// wrote and removed, at any moment of its run.
+func ExampleBehaviour_FileAt() {
+	b := workload.Parse([]string{"sh", "-c", "echo ok > /tmp/health; echo started; sleep 10; rm -f /tmp/health; sleep infinity"}, nil)
+	_, before := b.FileAt("/tmp/health", 5*time.Second)
+	_, after := b.FileAt("/tmp/health", 10*time.Second)
+	out, _ := b.FileAt(workload.Stdout, time.Minute)
+	fmt.Printf("%v %v %q\n", before, after, out)
+	// Output: true false "started\n"
 }

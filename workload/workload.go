@@ -31,6 +31,13 @@ const MissingImageDomain = "kri.invalid"
 // Waiting reason, "ErrImagePull".
 var ErrImagePull = errors.New("ErrImagePull")
 
+// ErrImageNeverPull is the error a simulated runtime reports to the
+// ReasonCache when a container's imagePullPolicy is Never and its image is
+// not present (every image in MissingImageDomain): the text of the
+// kubelet's images.ErrImageNeverPull, the Waiting reason
+// "ErrImageNeverPull".
+var ErrImageNeverPull = errors.New("ErrImageNeverPull")
+
 // ImageMissing reports whether image names an image in MissingImageDomain,
 // which no pull finds.
 func ImageMissing(image string) bool {
@@ -50,6 +57,26 @@ const (
 
 // maxRun is the longest run a Behaviour can describe.
 const maxRun = time.Duration(math.MaxInt64)
+
+// Stdout is the Path of a Write to the process's standard output.
+const Stdout = ""
+
+// Write is one effect of a command on a file, or on its standard output,
+// at a moment of its run.
+type Write struct {
+	// At is when it happens, counted from the start of the command.
+	At time.Duration
+	// Path is the absolute path of the file in the container's file
+	// system, or Stdout.
+	Path string
+	// Data is what is written.
+	Data string
+	// Append is true for >> (and always for Stdout); false truncates the
+	// file first (>).
+	Append bool
+	// Remove is true for rm -f Path: the file is gone afterwards.
+	Remove bool
+}
 
 // Behaviour is what a container's command makes it do once started.
 type Behaviour struct {
@@ -79,10 +106,46 @@ type Behaviour struct {
 	// MissingExecutable, when non-empty, names the executable that cannot
 	// be found: the container fails to start.
 	MissingExecutable string
+	// Writes are its effects on files and on its standard output, in the
+	// order they happen (At never decreases).
+	Writes []Write
 }
 
 // FailsToStart reports whether the container cannot be started.
 func (b Behaviour) FailsToStart() bool { return b.MissingExecutable != "" }
+
+// FileAt returns the content of the file at path (a container path, or
+// Stdout for everything printed) after the command has run for d, and
+// whether it exists. Only the command's own writes are known: a file it
+// never wrote does not exist for it. A simulator keeps its own table of a
+// container's files by replaying Writes (for example so that an exec probe
+// of part 2 of the vocabulary can test for a file the container writes and
+// later removes).
+func (b Behaviour) FileAt(path string, d time.Duration) (string, bool) {
+	var sb strings.Builder
+	exists := false
+	for _, w := range b.Writes {
+		if w.At > d {
+			break
+		}
+		if w.Path != path {
+			continue
+		}
+		switch {
+		case w.Remove:
+			sb.Reset()
+			exists = false
+		case w.Append:
+			sb.WriteString(w.Data)
+			exists = true
+		default:
+			sb.Reset()
+			sb.WriteString(w.Data)
+			exists = true
+		}
+	}
+	return sb.String(), exists
+}
 
 // OnSIGTERM says what SIGTERM does to the command: whether it ignores it
 // (only SIGKILL ends it), and otherwise the code it exits with at once. pid1
@@ -117,9 +180,17 @@ func Of(c *v1.Container) Behaviour {
 }
 
 // Parse interprets argv = command followed by args with the vocabulary of
-// the package documentation. It never fails: a command outside the
-// vocabulary runs until killed.
+// the package documentation, without an environment: a statement that
+// reads a variable ($VAR) is outside the vocabulary. It never fails: a
+// command outside the vocabulary runs until killed.
 func Parse(command, args []string) Behaviour {
+	return ParseEnv(command, args, nil)
+}
+
+// ParseEnv is Parse with the environment the process sees: $VAR and ${VAR}
+// in exit read it (an unset variable is empty, as in sh). env nil means no
+// environment is known, as for Parse.
+func ParseEnv(command, args []string, env map[string]string) Behaviour {
 	argv := make([]string, 0, len(command)+len(args))
 	argv = append(append(argv, command...), args...)
 	if len(argv) == 0 {
@@ -128,19 +199,25 @@ func Parse(command, args []string) Behaviour {
 	if strings.HasPrefix(argv[0], MissingExecutableDir) {
 		return Behaviour{MissingExecutable: argv[0]}
 	}
+	p := parser{env: env}
 	switch path.Base(argv[0]) {
 	case "sh", "bash", "ash", "dash":
 		if len(argv) == 3 && argv[1] == "-c" {
-			return script(argv[2])
+			return p.script(argv[2])
 		}
 		return unknown
 	default:
-		return statements([][]string{argv})
+		return p.statements([][]string{argv})
 	}
 }
 
+// parser carries the environment of one Parse.
+type parser struct {
+	env map[string]string
+}
+
 // script interprets the script of sh -c.
-func script(s string) Behaviour {
+func (p parser) script(s string) Behaviour {
 	var stmts [][]string
 	for _, line := range strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == '\n' }) {
 		f := strings.Fields(line)
@@ -151,7 +228,7 @@ func script(s string) Behaviour {
 			stmts = append(stmts, f)
 		}
 	}
-	return statements(stmts)
+	return p.statements(stmts)
 }
 
 // unknown is the behaviour of a command outside the vocabulary.
@@ -159,7 +236,7 @@ var unknown = Behaviour{RunsUntilKilled: true, Unknown: true}
 
 // statements runs the statements in order; one outside the vocabulary makes
 // the whole command run until killed.
-func statements(stmts [][]string) Behaviour {
+func (p parser) statements(stmts [][]string) Behaviour {
 	var b Behaviour
 	for _, f := range stmts {
 		switch name := path.Base(f[0]); {
@@ -186,11 +263,17 @@ func statements(stmts [][]string) Behaviour {
 			b.ExitCode = 0
 		case name == "exit" && len(f) <= 2:
 			if len(f) == 2 {
-				code, err := strconv.Atoi(f[1])
-				if err != nil {
+				arg, ok := p.word(f[1])
+				if !ok {
 					return unknown
 				}
-				b.ExitCode = code & 0xff
+				if arg != "" { // exit $UNSET is a bare exit, as in sh
+					code, err := strconv.Atoi(arg)
+					if err != nil {
+						return unknown
+					}
+					b.ExitCode = code & 0xff
+				}
 			}
 			return b
 		case (name == "true" || name == ":") && len(f) == 1:
@@ -205,6 +288,17 @@ func statements(stmts [][]string) Behaviour {
 				return unknown
 			}
 			b.IgnoresSIGTERM, b.TrapsSIGTERM, b.SIGTERMExitCode, b.TrapDeferred = false, true, code, false
+		case name == "echo":
+			w, ok := echo(f[1:])
+			if !ok {
+				return unknown
+			}
+			w.At = b.RunFor
+			b.Writes = append(b.Writes, w)
+			b.ExitCode = 0
+		case name == "rm" && len(f) == 3 && f[1] == "-f" && plainPath(f[2]):
+			b.Writes = append(b.Writes, Write{At: b.RunFor, Path: f[2], Remove: true})
+			b.ExitCode = 0
 		default:
 			return unknown
 		}
@@ -225,6 +319,84 @@ func exitHandler(a, b string) (int, bool) {
 		return 0, false
 	}
 	return code & 0xff, true
+}
+
+// word returns the value of an argument of exit: a literal, or $VAR /
+// ${VAR} read from the environment (only when one is known).
+func (p parser) word(s string) (string, bool) {
+	name, ok := strings.CutPrefix(s, "$")
+	if !ok {
+		return s, !strings.ContainsAny(s, shellSpecial)
+	}
+	if braced, ok := strings.CutPrefix(name, "{"); ok {
+		name, ok = strings.CutSuffix(braced, "}")
+		if !ok {
+			return "", false
+		}
+	}
+	if p.env == nil || !validName(name) {
+		return "", false
+	}
+	return p.env[name], true
+}
+
+// shellSpecial are the characters whose meaning to sh the vocabulary does
+// not model: a word holding one is outside it.
+const shellSpecial = "'\"\\$`*?[]|&<>(){}#~=%!"
+
+// validName reports whether s is a shell variable name.
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r != '_' && !('a' <= r && r <= 'z') && !('A' <= r && r <= 'Z') && (i == 0 || !('0' <= r && r <= '9')) {
+			return false
+		}
+	}
+	return true
+}
+
+// plainPath reports whether s is an absolute path without characters sh
+// would interpret.
+func plainPath(s string) bool {
+	return strings.HasPrefix(s, "/") && !strings.ContainsAny(s, shellSpecial)
+}
+
+// echo interprets the arguments of echo: [-n] WORD... [> PATH | >> PATH].
+func echo(args []string) (Write, bool) {
+	w := Write{Path: Stdout, Append: true}
+	newline := "\n"
+	if len(args) > 0 && args[0] == "-n" {
+		newline, args = "", args[1:]
+	}
+	for i, a := range args {
+		op, rest := "", ""
+		switch {
+		case strings.HasPrefix(a, ">>"):
+			op, rest = ">>", a[2:]
+		case strings.HasPrefix(a, ">"):
+			op, rest = ">", a[1:]
+		default:
+			continue
+		}
+		target := args[i+1:]
+		if rest != "" {
+			target = append([]string{rest}, target...)
+		}
+		if len(target) != 1 || !plainPath(target[0]) {
+			return Write{}, false
+		}
+		w.Path, w.Append, args = target[0], op == ">>", args[:i]
+		break
+	}
+	for _, a := range args {
+		if strings.ContainsAny(a, shellSpecial) {
+			return Write{}, false
+		}
+	}
+	w.Data = strings.Join(args, " ") + newline
+	return w, true
 }
 
 // ExitReason is the reason a CRI runtime reports for a container that exited

@@ -49,12 +49,26 @@ func TestParse(t *testing.T) {
 		{"a trap of another handler is outside the vocabulary", []string{"sh", "-c", "trap 'echo bye' TERM; sleep infinity & wait"}, nil, forever},
 		{"a trap with mismatched quotes is outside the vocabulary", []string{"sh", "-c", `trap 'exit 1" TERM; sleep 1`}, nil, forever},
 		{"sleep & without wait is outside the vocabulary", []string{"sh", "-c", "sleep 1 & true"}, nil, forever},
-		{"one unknown statement spoils the script", []string{"sh", "-c", "sleep 1; echo hi; exit 3"}, nil, forever},
+		{"one unknown statement spoils the script", []string{"sh", "-c", "sleep 1; cat /x; exit 3"}, nil, forever},
 		{"sh without -c runs until killed", []string{"sh", "script.sh"}, nil, forever},
 		{"missing executable", []string{"/nonexistent/app", "--flag"}, nil, workload.Behaviour{MissingExecutable: "/nonexistent/app"}},
 		{"missing executable in args", nil, []string{"/nonexistent/x"}, workload.Behaviour{MissingExecutable: "/nonexistent/x"}},
 		{"empty script exits 0", []string{"sh", "-c", " ; "}, nil, workload.Behaviour{}},
 		{"the vocabulary is not expanded", []string{"sh", "-c", "exit $CODE"}, nil, forever},
+		{"echo prints a line", []string{"sh", "-c", "echo hello world; exit 1"}, nil,
+			workload.Behaviour{ExitCode: 1, Writes: []workload.Write{{Path: workload.Stdout, Data: "hello world\n", Append: true}}}},
+		{"echo -n writes a file", []string{"sh", "-c", "sleep 1; echo -n DONE > /dev/termination-log"}, nil,
+			workload.Behaviour{RunFor: time.Second, Writes: []workload.Write{{At: time.Second, Path: "/dev/termination-log", Data: "DONE"}}}},
+		{"echo appends without a space", []string{"/bin/echo", "a", ">>/tmp/log"}, nil,
+			workload.Behaviour{Writes: []workload.Write{{Path: "/tmp/log", Data: "a\n", Append: true}}}},
+		{"rm -f removes a file", []string{"sh", "-c", "echo ok > /tmp/health; sleep 10; rm -f /tmp/health; sleep infinity"}, nil,
+			workload.Behaviour{RunsUntilKilled: true, RunFor: 10 * time.Second, Writes: []workload.Write{
+				{Path: "/tmp/health", Data: "ok\n"}, {At: 10 * time.Second, Path: "/tmp/health", Remove: true}}}},
+		{"echo of a quoted word is outside the vocabulary", []string{"sh", "-c", "echo 'a b'"}, nil, forever},
+		{"echo to a relative path is outside the vocabulary", []string{"sh", "-c", "echo a > log"}, nil, forever},
+		{"echo to two paths is outside the vocabulary", []string{"sh", "-c", "echo a > /x /y"}, nil, forever},
+		{"echo of a variable is outside the vocabulary", []string{"sh", "-c", "echo $HOME"}, nil, forever},
+		{"rm without -f is outside the vocabulary", []string{"sh", "-c", "rm /tmp/x"}, nil, forever},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,6 +80,97 @@ func TestParse(t *testing.T) {
 				t.Errorf("Parse(%q, %q).FailsToStart() = %v", tt.command, tt.args, got.FailsToStart())
 			}
 		})
+	}
+}
+
+func TestParseEnv(t *testing.T) {
+	env := map[string]string{"CODE": "7", "WORD": "seven", "EMPTY": ""}
+	forever := workload.Behaviour{RunsUntilKilled: true, Unknown: true}
+	for _, tt := range []struct {
+		script string
+		want   workload.Behaviour
+	}{
+		{"exit $CODE", workload.Behaviour{ExitCode: 7}},
+		{"exit ${CODE}", workload.Behaviour{ExitCode: 7}},
+		{"false; exit $UNSET", workload.Behaviour{ExitCode: 1}}, // a bare exit, as in sh
+		{"false; exit $EMPTY", workload.Behaviour{ExitCode: 1}},
+		{"exit $WORD", forever},
+		{"exit ${CODE", forever},
+		{"exit $$CODE", forever},
+		{"exit $(CODE)", forever}, // command substitution: the kubelet expands $(CODE) before sh sees it
+		{"exit $1A", forever},
+	} {
+		got := workload.ParseEnv([]string{"sh", "-c", tt.script}, nil, env)
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("ParseEnv(sh -c %q, %v) (-want +got):\n%s", tt.script, env, diff)
+		}
+	}
+}
+
+func TestExpandAsTheKubelet(t *testing.T) {
+	c := &v1.Container{
+		Command: []string{"sh", "-c"},
+		Args:    []string{"exit $(CODE); $$CODE $(NOPE) $$(CODE)"},
+		Env:     []v1.EnvVar{{Name: "BASE", Value: "3"}, {Name: "CODE", Value: "$(BASE)1"}, {Name: "LATER", Value: "$(AFTER)"}, {Name: "AFTER", Value: "x"}},
+	}
+	command, args, env := workload.Expand(c)
+	if diff := cmp.Diff([]string{"sh", "-c"}, command); diff != "" {
+		t.Errorf("command (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"exit 31; $CODE $(NOPE) $(CODE)"}, args); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"BASE": "3", "CODE": "31", "LATER": "$(AFTER)", "AFTER": "x"}, env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	e := &v1.Container{Command: []string{"sh", "-c", "exit $CODE"}, Env: []v1.EnvVar{{Name: "CODE", Value: "9"}}}
+	if got := workload.OfEnv(e); got.ExitCode != 9 || got.RunsUntilKilled {
+		t.Errorf("OfEnv(exit $CODE with CODE=9) = %+v, want exit 9", got)
+	}
+	if got := workload.OfEnv(nil); !got.RunsUntilKilled {
+		t.Errorf("OfEnv(nil) = %+v, want RunsUntilKilled", got)
+	}
+}
+
+func TestOfHandler(t *testing.T) {
+	c := &v1.Container{Env: []v1.EnvVar{{Name: "CODE", Value: "4"}}}
+	for _, tt := range []struct {
+		h    *v1.LifecycleHandler
+		want workload.Behaviour
+		ok   bool
+	}{
+		{&v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", "exit $CODE"}}}, workload.Behaviour{ExitCode: 4}, true},
+		{&v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"sleep", "2"}}}, workload.Behaviour{RunFor: 2 * time.Second}, true},
+		{&v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", "exit $(CODE)"}}}, workload.Behaviour{RunsUntilKilled: true, Unknown: true}, true},
+		{&v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: "/"}}, workload.Behaviour{}, false},
+		{nil, workload.Behaviour{}, false},
+	} {
+		got, ok := workload.OfHandler(c, tt.h)
+		if ok != tt.ok || !cmp.Equal(got, tt.want) {
+			t.Errorf("OfHandler(%+v) = %+v, %v; want %+v, %v", tt.h, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestFileAt(t *testing.T) {
+	b := workload.Parse([]string{"sh", "-c", "echo -n a > /f; echo b; sleep 1; echo -n c >> /f; sleep 1; rm -f /f; echo d; sleep infinity"}, nil)
+	for _, tt := range []struct {
+		path   string
+		at     time.Duration
+		want   string
+		exists bool
+	}{
+		{"/f", 0, "a", true},
+		{"/f", 1500 * time.Millisecond, "ac", true},
+		{"/f", 2 * time.Second, "", false},
+		{"/g", time.Hour, "", false},
+		{workload.Stdout, 0, "b\n", true},
+		{workload.Stdout, time.Hour, "b\nd\n", true},
+	} {
+		got, exists := b.FileAt(tt.path, tt.at)
+		if got != tt.want || exists != tt.exists {
+			t.Errorf("FileAt(%q, %s) = %q, %v; want %q, %v", tt.path, tt.at, got, exists, tt.want, tt.exists)
+		}
 	}
 }
 
@@ -98,7 +203,7 @@ func TestImageMissing(t *testing.T) {
 
 func TestOf(t *testing.T) {
 	c := &v1.Container{Command: []string{"sh", "-c"}, Args: []string{"sleep 1; exit 7"}}
-	if got, want := workload.Of(c), (workload.Behaviour{RunFor: time.Second, ExitCode: 7}); got != want {
+	if got, want := workload.Of(c), (workload.Behaviour{RunFor: time.Second, ExitCode: 7}); !cmp.Equal(got, want) {
 		t.Errorf("Of(%v) = %+v, want %+v", c, got, want)
 	}
 	if got := workload.Of(nil); !got.RunsUntilKilled {
@@ -121,7 +226,7 @@ func TestOnSIGTERM(t *testing.T) {
 		{"trap '' TERM; sleep infinity", ignores, ignores},
 		{"trap 'exit 0' TERM; sleep infinity & wait", effect{code: 0}, effect{code: 0}},
 		{"trap 'exit 143' TERM; sleep infinity", effect{code: 143}, ignores},
-		{"sleep 1; echo hi", effect{code: 143}, effect{code: 143}}, // unknown: taken to handle SIGTERM
+		{"sleep 1; cat /x", effect{code: 143}, effect{code: 143}}, // unknown: taken to handle SIGTERM
 	}
 	for _, tt := range tests {
 		b := workload.Parse([]string{"sh", "-c", tt.script}, nil)
@@ -151,8 +256,15 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{"sleep infinity", "trap '' TERM; sleep 1; exit 3", "exec true", "exit 999999999999999999999", "sleep 1e308"} {
 		f.Add("sh", s)
 	}
+	f.Add("sh", "echo -n MSG > /dev/termination-log; exit $CODE")
+	f.Add("sh", "echo a >>/x; rm -f /x; exit ${CODE}")
 	f.Fuzz(func(t *testing.T, exe, script string) {
-		b := workload.Parse([]string{exe, "-c", script}, nil)
+		b := workload.ParseEnv([]string{exe, "-c", script}, nil, map[string]string{"CODE": script})
+		for i, w := range b.Writes {
+			if w.At < 0 || w.At > b.RunFor || (i > 0 && w.At < b.Writes[i-1].At) || (w.Path != workload.Stdout && !strings.HasPrefix(w.Path, "/")) {
+				t.Fatalf("Parse(%q, -c, %q) = %+v: write %d out of order, outside the run or to a relative path", exe, script, b, i)
+			}
+		}
 		if b.RunFor < 0 || b.ExitCode < 0 || b.ExitCode > 255 {
 			t.Fatalf("Parse(%q, -c, %q) = %+v: negative run time or exit code outside 0..255", exe, script, b)
 		}

@@ -2,6 +2,9 @@ package hostprocess_test
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +23,15 @@ func TestConformance(t *testing.T) {
 	timeouts.Poll = 20 * time.Millisecond
 	timeouts.Stable = 500 * time.Millisecond
 	timeouts.ShortRun = 500 * time.Millisecond
+	// A host process has no file system of its own: the termination
+	// message goes to a fresh host file per container.
+	messages := t.TempDir()
+	var n atomic.Int64
+	workloads := conformance.Workloads{
+		TerminationMessagePath: func() string {
+			return filepath.Join(messages, fmt.Sprintf("termination-%d", n.Add(1)))
+		},
+	}
 	conformance.Run(t, conformance.Config{
 		NewPodProvider: func(ctx context.Context) (kri.PodProvider, error) {
 			return hostprocess.New(hostprocess.Options{RootDir: t.TempDir()})
@@ -33,7 +45,11 @@ func TestConformance(t *testing.T) {
 			conformance.CapGracePeriod,
 			conformance.CapStartFailures,
 			conformance.CapOrphanCleanup,
+			conformance.CapImagePullPolicy,
+			conformance.CapEnvExpansion,
+			conformance.CapTerminationMessage,
 		},
+		Workloads:   workloads,
 		RuntimeName: hostprocess.RuntimeName,
 		Timeouts:    timeouts,
 	})

@@ -23,7 +23,17 @@
 //     It runs in WorkingDir, or in its container directory
 //     RootDir/pods/<uid>/<container>/ when WorkingDir is empty. Stdin is
 //     /dev/null; stdout and stderr go to <restart count>.log in the
-//     container directory. The image is not pulled: Image is only reported.
+//     container directory. The image is not pulled: Image is only reported,
+//     but an image in workload.MissingImageDomain fails the start as a pull
+//     would, with workload.ErrImagePull, or with workload.ErrImageNeverPull
+//     under imagePullPolicy Never, as the kubelet's image manager reports it.
+//   - Termination message: terminationMessagePath is taken as a host path
+//     (there is no container file system to mount it in; the API default
+//     /dev/termination-log is ignored). When the process exits, what it
+//     wrote there since it started (at most 4096 bytes) becomes the message
+//     of its exited instance; under FallbackToLogsOnError, a non-zero exit
+//     without it takes the tail of the log (80 lines, 2048 bytes), as the
+//     kubelet's runtime manager does.
 //   - Container ID: a random ID per start ("hostprocess://<64 hex digits>"),
 //     stable for the life of that process. The provider keeps the current
 //     and the previous instance of each container (and their logs).

@@ -41,6 +41,11 @@ func (h *host) startContainer(ps *podState, sb *sandbox, c *v1.Container, sideca
 	// Host processes need no image, but the vocabulary's missing images
 	// fail to pull, as they do on a real runtime.
 	if workload.ImageMissing(c.Image) {
+		if c.ImagePullPolicy == v1.PullNever {
+			// The kubelet's image manager: the image is not present and
+			// must not be pulled.
+			return fmt.Errorf("%w: container image %q is not present with pull policy of Never", workload.ErrImageNeverPull, c.Image)
+		}
 		return fmt.Errorf("%w: failed to pull image %q: registry %s does not resolve", workload.ErrImagePull, c.Image, workload.MissingImageDomain)
 	}
 
@@ -94,6 +99,7 @@ func (h *host) startContainer(ps *podState, sb *sandbox, c *v1.Container, sideca
 		return ErrStopped
 	}
 	createdAt := time.Now()
+	termination := newTerminationSource(c)
 	if err := cmd.Start(); err != nil {
 		h.mu.Unlock()
 		os.Remove(logPath)
@@ -110,6 +116,7 @@ func (h *host) startContainer(ps *podState, sb *sandbox, c *v1.Container, sideca
 		sidecar:      sidecar,
 		pid:          cmd.Process.Pid,
 		logPath:      logPath,
+		termination:  termination,
 		createdAt:    createdAt,
 		startedAt:    time.Now(),
 		done:         make(chan struct{}),
@@ -157,10 +164,12 @@ func (h *host) reap(inst *instance, cmd *exec.Cmd) {
 
 	_ = cmd.Wait() // an *exec.ExitError for a non-zero exit; the state says it all
 	code := exitCode(cmd.ProcessState)
+	message := inst.termination.message(code, inst.logPath)
 
 	h.mu.Lock()
 	inst.exited = true
 	inst.exitCode = code
+	inst.message = message
 	if finishedAt.Before(inst.startedAt) {
 		finishedAt = inst.startedAt
 	}

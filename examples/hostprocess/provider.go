@@ -449,6 +449,7 @@ type instance struct {
 	sidecar      bool
 	pid          int // also the process group ID
 	logPath      string
+	termination  terminationSource
 	createdAt    time.Time
 	startedAt    time.Time
 	done         chan struct{} // closed once the process has been reaped
@@ -457,6 +458,7 @@ type instance struct {
 	leaderExited bool // the process has exited; its group must not be signalled any more
 	exited       bool // reaped: exitCode and finishedAt are set
 	exitCode     int
+	message      string // the termination message
 	finishedAt   time.Time
 }
 

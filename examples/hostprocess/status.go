@@ -96,6 +96,7 @@ func statusOf(inst *instance) *pkgcontainer.Status {
 		s.FinishedAt = inst.finishedAt
 		s.ExitCode = inst.exitCode
 		s.Reason = inst.reason()
+		s.Message = inst.message
 	}
 	return s
 }
@@ -223,6 +224,7 @@ func terminatedState(inst *instance) v1.ContainerState {
 	return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
 		ExitCode:    int32(inst.exitCode),
 		Reason:      inst.reason(),
+		Message:     inst.message,
 		StartedAt:   metav1.NewTime(inst.startedAt),
 		FinishedAt:  metav1.NewTime(inst.finishedAt),
 		ContainerID: inst.apiContainerID(),

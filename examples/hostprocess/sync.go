@@ -89,8 +89,11 @@ func (h *host) reconcile(ctx context.Context, ps *podState, pod *v1.Pod, result 
 		}
 		if err != nil {
 			reason := pkgcontainer.ErrRunContainer
-			if errors.Is(err, workload.ErrImagePull) {
+			switch {
+			case errors.Is(err, workload.ErrImagePull):
 				reason = workload.ErrImagePull
+			case errors.Is(err, workload.ErrImageNeverPull):
+				reason = workload.ErrImageNeverPull
 			}
 			r.Fail(reason, err.Error())
 			h.mu.Lock()

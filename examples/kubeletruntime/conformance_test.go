@@ -45,6 +45,9 @@ func conformanceConfig(t *testing.T, normalize bool) conformance.Config {
 			conformance.CapGracePeriod,
 			conformance.CapStartFailures,
 			conformance.CapOrphanCleanup,
+			conformance.CapImagePullPolicy,
+			conformance.CapEnvExpansion,
+			conformance.CapTerminationMessage,
 		},
 		RuntimeName: critest.FakeRuntimeName,
 		Timeouts: conformance.Timeouts{

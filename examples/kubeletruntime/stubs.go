@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+	"k8s.io/kubernetes/third_party/forked/golang/expansion"
 )
 
 // What the runtime manager needs from the rest of a kubelet, reduced to
@@ -204,8 +205,36 @@ type runtimeHelper struct {
 
 var _ pkgcontainer.RuntimeHelper = (*runtimeHelper)(nil)
 
-func (h *runtimeHelper) GenerateRunContainerOptions(_ context.Context, _ *v1.Pod, _ *v1.Container, _ string, _ []string, _ pkgcontainer.ImageVolumes) (*pkgcontainer.RunContainerOptions, func(), error) {
-	return &pkgcontainer.RunContainerOptions{}, nil, nil
+// GenerateRunContainerOptions gives the container what the kubelet's own
+// GenerateRunContainerOptions gives it on a node without volumes, DNS or
+// services: its environment, each value with $(VAR) references to the
+// variables before it expanded (the kubelet's makeEnvironmentVariables;
+// valueFrom and envFrom need an API server and are refused), and its
+// directory under the pod's, in which the runtime manager creates the host
+// file it mounts at terminationMessagePath (makeMounts) and from which it
+// reads the termination message (getTerminationMessage).
+func (h *runtimeHelper) GenerateRunContainerOptions(_ context.Context, pod *v1.Pod, c *v1.Container, _ string, _ []string, _ pkgcontainer.ImageVolumes) (*pkgcontainer.RunContainerOptions, func(), error) {
+	opts := &pkgcontainer.RunContainerOptions{}
+	if len(c.EnvFrom) > 0 {
+		return nil, nil, fmt.Errorf("container %q uses envFrom, which this provider cannot resolve (no API server)", c.Name)
+	}
+	values := make(map[string]string, len(c.Env))
+	for _, e := range c.Env {
+		if e.ValueFrom != nil {
+			return nil, nil, fmt.Errorf("container %q: env %q uses valueFrom, which this provider cannot resolve (no API server)", c.Name, e.Name)
+		}
+		value := expansion.Expand(e.Value, expansion.MappingFuncFor(values))
+		values[e.Name] = value
+		opts.Envs = append(opts.Envs, pkgcontainer.EnvVar{Name: e.Name, Value: value})
+	}
+	if pod != nil {
+		dir := filepath.Join(h.GetPodDir(pod.UID), "containers", c.Name)
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, nil, err
+		}
+		opts.PodContainerDir = dir
+	}
+	return opts, nil, nil
 }
 
 func (h *runtimeHelper) GetPodDNS(context.Context, *v1.Pod) (*runtimeapi.DNSConfig, error) {

@@ -20,7 +20,17 @@
 //   - a container whose executable is missing fails StartContainer the way
 //     containerd reports it: StartContainer returns an error and the
 //     instance is left exited with exit code 128, reason "StartError", the
-//     error as message and no StartedAt.
+//     error as message and no StartedAt;
+//   - the command is read with the environment of the CreateContainer
+//     request (workload.ParseEnv: exit $CODE exits with the value of CODE;
+//     the kubelet has expanded $(VAR) references before);
+//   - when a container exits (on its own or killed), what its command wrote
+//     is written to the host: each file under a mount to the mount's host
+//     path (so the termination message file the kubelet mounts at
+//     terminationMessagePath holds what echo -n MSG > PATH wrote), and its
+//     standard output to its CRI log (the sandbox's LogDirectory joined with
+//     the request's LogPath, reported as the status's LogPath), in the CRI
+//     log format the kubelet's log reader parses.
 //
 // It also answers as real runtimes do where the kubelet relies on it:
 // unknown IDs give gRPC NotFound errors from ContainerStatus,

@@ -1,9 +1,12 @@
 package crisim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -57,6 +60,13 @@ type RuntimeService struct {
 // process is what the simulator knows of a container beyond its CRI status.
 type process struct {
 	b workload.Behaviour
+	// mounts maps container paths to the host paths mounted there (the
+	// termination message file the kubelet mounts, among others).
+	mounts map[string]string
+	// logPath is the host path of the container's CRI log ("" for none).
+	logPath string
+	// flushed is set once the files of the run have been written.
+	flushed bool
 }
 
 var (
@@ -133,6 +143,7 @@ func (r *RuntimeService) settle(id string, c *critest.FakeContainer, now int64) 
 	}
 	if end := c.StartedAt + run; now >= end {
 		exit(c, end, p.b.ExitCode)
+		p.flush(c)
 	}
 }
 
@@ -143,6 +154,58 @@ func (r *RuntimeService) settleAll() {
 	}
 }
 
+// flush writes what the container's command wrote during its run, now
+// that it has exited: each file under a mount to the host path mounted
+// there (the termination message file the kubelet reads), and its standard
+// output to its CRI log. Writes to paths under no mount stay in the
+// container. Errors are ignored: a runtime does not fail an exit over a
+// log. The caller holds the lock.
+func (p *process) flush(c *critest.FakeContainer) {
+	if p == nil || p.flushed {
+		return
+	}
+	p.flushed = true
+	ran := time.Duration(c.FinishedAt - c.StartedAt)
+	written := map[string]bool{}
+	for _, w := range p.b.Writes {
+		if w.Path == workload.Stdout || written[w.Path] {
+			continue
+		}
+		written[w.Path] = true
+		host, ok := p.mounts[w.Path]
+		if !ok {
+			continue
+		}
+		if data, exists := p.b.FileAt(w.Path, ran); exists {
+			_ = os.WriteFile(host, []byte(data), 0o644)
+		} else {
+			_ = os.Remove(host)
+		}
+	}
+	if out, _ := p.b.FileAt(workload.Stdout, ran); out != "" && p.logPath != "" {
+		_ = os.WriteFile(p.logPath, criLog(time.Unix(0, c.FinishedAt), out), 0o640)
+	}
+}
+
+// criLog formats out as the CRI log format has it (what containerd writes
+// and the kubelet's log reader parses): one line per output line,
+// "<RFC 3339 time> stdout F <line>", the last one tagged P (partial) when
+// the output does not end in a newline.
+func criLog(at time.Time, out string) []byte {
+	var b strings.Builder
+	ts := at.UTC().Format(time.RFC3339Nano)
+	for out != "" {
+		line, rest, full := strings.Cut(out, "\n")
+		tag := "F"
+		if !full {
+			tag = "P"
+		}
+		b.WriteString(ts + " stdout " + tag + " " + line + "\n")
+		out = rest
+	}
+	return []byte(b.String())
+}
+
 // exit marks c exited at the given time (Unix nanoseconds) with code and
 // the CRI reason for it.
 func exit(c *critest.FakeContainer, at int64, code int) {
@@ -151,6 +214,15 @@ func exit(c *critest.FakeContainer, at int64, code int) {
 	c.ExitCode = int32(code)
 	c.Reason = workload.ExitReason(code)
 	c.Message = ""
+}
+
+// cloneMounts copies the mounts of a container config for its status.
+func cloneMounts(ms []*runtimeapi.Mount) []*runtimeapi.Mount {
+	out := make([]*runtimeapi.Mount, len(ms))
+	for i, m := range ms {
+		out[i] = proto.Clone(m).(*runtimeapi.Mount)
+	}
+	return out
 }
 
 // normalizedImage returns the fully qualified name of image, or image itself
@@ -237,6 +309,18 @@ func (r *RuntimeService) CreateContainer(ctx context.Context, podSandboxID strin
 	if r.normalize {
 		image.Image = normalizedImage(image.Image)
 	}
+	mounts := make(map[string]string, len(config.Mounts))
+	for _, m := range config.Mounts {
+		mounts[m.ContainerPath] = m.HostPath
+	}
+	env := make(map[string]string, len(config.Envs))
+	for _, kv := range config.Envs {
+		env[kv.Key] = string(kv.Value)
+	}
+	logPath := ""
+	if dir := sandboxConfig.GetLogDirectory(); dir != "" && config.LogPath != "" {
+		logPath = filepath.Join(dir, config.LogPath)
+	}
 	r.Containers[id] = &critest.FakeContainer{
 		ContainerStatus: runtimeapi.ContainerStatus{
 			Id:          id,
@@ -247,12 +331,13 @@ func (r *RuntimeService) CreateContainer(ctx context.Context, podSandboxID strin
 			State:       runtimeapi.ContainerState_CONTAINER_CREATED,
 			Labels:      config.Labels,
 			Annotations: config.Annotations,
-			LogPath:     config.LogPath,
+			LogPath:     cmp.Or(logPath, config.LogPath),
+			Mounts:      cloneMounts(config.Mounts),
 		},
 		SandboxID:      podSandboxID,
 		LinuxResources: config.GetLinux().GetResources(),
 	}
-	r.procs[id] = &process{b: workload.Parse(config.Command, config.Args)}
+	r.procs[id] = &process{b: workload.ParseEnv(config.Command, config.Args, env), mounts: mounts, logPath: logPath}
 	return id, nil
 }
 
@@ -323,10 +408,12 @@ func (r *RuntimeService) StopContainer(ctx context.Context, containerID string, 
 	switch {
 	case timeout <= 0:
 		exit(c, now.UnixNano(), workload.ExitCodeSIGKILL)
+		p.flush(c)
 		r.Unlock()
 		return nil
 	case p == nil || !p.b.IgnoresSIGTERM:
 		exit(c, now.UnixNano(), workload.ExitCodeSIGTERM)
+		p.flush(c)
 		r.Unlock()
 		return nil
 	}
@@ -355,6 +442,7 @@ func (r *RuntimeService) StopContainer(ctx context.Context, containerID string, 
 	r.settle(containerID, c, now.UnixNano())
 	if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		exit(c, now.UnixNano(), workload.ExitCodeSIGKILL)
+		r.procs[containerID].flush(c)
 	}
 	return nil
 }
@@ -430,6 +518,7 @@ func (r *RuntimeService) StopPodSandbox(ctx context.Context, podSandboxID string
 		r.settle(id, c, now)
 		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 			exit(c, now, workload.ExitCodeSIGKILL)
+			r.procs[id].flush(c)
 		}
 	}
 	s.State = runtimeapi.PodSandboxState_SANDBOX_NOTREADY

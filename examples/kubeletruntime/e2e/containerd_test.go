@@ -48,6 +48,9 @@ func TestConformanceContainerd(t *testing.T) {
 			conformance.CapGracePeriod,
 			conformance.CapStartFailures,
 			conformance.CapOrphanCleanup,
+			conformance.CapImagePullPolicy,
+			conformance.CapEnvExpansion,
+			conformance.CapTerminationMessage,
 		},
 		Workloads: conformance.Workloads{
 			Pod: func(pod *v1.Pod) { pod.Spec.HostNetwork = true },
