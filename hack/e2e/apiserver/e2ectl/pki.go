@@ -126,14 +126,21 @@ func writePKI(dir, server string) error {
 		return fmt.Errorf("pki: %w", err)
 	}
 	token := hex.EncodeToString(tok)
-	caPEM := cert.EncodeCertificates(ca)
+	caPEM, err := cert.EncodeCertificates(ca)
+	if err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
+	servingPEM, err := cert.EncodeCertificates(&x509.Certificate{Raw: der})
+	if err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
 
 	files := []struct {
 		name string
 		data []byte
 	}{
 		{caFile, caPEM},
-		{servingCert, cert.EncodeCertificates(&x509.Certificate{Raw: der})},
+		{servingCert, servingPEM},
 		{servingKey, keyPEM},
 		{serviceAcctKey, saKey},
 		// token,user,uid,"group1,group2": kube-apiserver --token-auth-file.
