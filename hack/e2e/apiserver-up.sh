@@ -8,8 +8,9 @@
 # serves https://127.0.0.1:$APISERVER_PORT with token authentication only
 # (no anonymous requests) and the AlwaysAllow authorizer. Waits until etcd
 # reports healthy and the API server's /readyz answers ok, and prints the
-# kubeconfig's path. Refuses when a server of an earlier run still runs or
-# a port is taken.
+# kubeconfig's path. Refuses, with exit status 2 and touching nothing, when
+# a server of an earlier run still runs or a port is taken (run.sh then
+# leaves them alone at teardown).
 #
 # kube-apiserver runs every default admission plugin except ServiceAccount,
 # which would reject every pod until kube-controller-manager, which no one
@@ -21,17 +22,21 @@
 set -euo pipefail
 . "$(dirname "$0")/apiserver-common.sh"
 
+refuse() {
+	log "$*"
+	exit 2
+}
 for b in etcd kube-apiserver e2ectl; do
-	[ -x "$API_BIN/$b" ] || die "$API_BIN/$b is missing: run hack/e2e/apiserver-build.sh first"
+	[ -x "$API_BIN/$b" ] || refuse "$API_BIN/$b is missing: run hack/e2e/apiserver-build.sh first"
 done
 for f in "$ETCD_PIDFILE" "$APISERVER_PIDFILE"; do
 	if [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; then
-		die "$(basename "$f" .pid) (pid $(cat "$f")) of an earlier run still runs for $API_DIR: run hack/e2e/apiserver-down.sh first"
+		refuse "$(basename "$f" .pid) (pid $(cat "$f")) of an earlier run still runs for $API_DIR: run hack/e2e/apiserver-down.sh first"
 	fi
 done
-[ -z "$(api_pids)" ] || die "processes of an earlier run still use $API_DIR (pids $(echo $(api_pids))): run hack/e2e/apiserver-down.sh first"
+[ -z "$(api_pids)" ] || refuse "processes of an earlier run still use $API_DIR (pids $(echo $(api_pids))): run hack/e2e/apiserver-down.sh first"
 for p in "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT"; do
-	! port_listening "$p" || die "port $p is taken on this machine: stop what listens there or choose others with KRI_E2E_ETCD_PORT (it and the next) and KRI_E2E_APISERVER_PORT"
+	! port_listening "$p" || refuse "port $p is taken on this machine: stop what listens there or choose others with KRI_E2E_ETCD_PORT (it and the next) and KRI_E2E_APISERVER_PORT"
 done
 rm -rf "$API_DIR"
 mkdir -p -m 0700 "$API_DIR"
@@ -74,7 +79,7 @@ setsid "$API_BIN/kube-apiserver" \
 	>"$APISERVER_LOG" 2>&1 </dev/null &
 pid=$!
 echo "$pid" >"$APISERVER_PIDFILE"
-if ! "$API_BIN/e2ectl" ready -kubeconfig "$API_KUBECONFIG" -pid "$pid" -timeout "${KRI_E2E_APISERVER_TIMEOUT:-180s}" >/dev/null; then
+if ! "$API_BIN/e2ectl" ready -kubeconfig "$API_KUBECONFIG" -pid "$pid" -timeout "${KRI_E2E_APISERVER_TIMEOUT:-300s}" >/dev/null; then
 	tail -n 30 "$APISERVER_LOG" >&2
 	die "kube-apiserver did not become ready (log above, full log $APISERVER_LOG)"
 fi

@@ -55,7 +55,7 @@ teardown() {
 		bash "$here/down.sh" || rc=1
 		teardown_s=$(elapsed "$t")
 	fi
-	if [[ $parts == *" apiserver "* ]]; then
+	if [ -n "${api_up:-}" ]; then
 		t=$(now)
 		bash "$here/apiserver-down.sh" || rc=1
 		api_teardown_s=$(elapsed "$t")
