@@ -47,7 +47,7 @@ api_pids() {
 	local p cmd
 	for p in /proc/[0-9]*; do
 		[ "${p#/proc/}" != "$$" ] || continue
-		cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+		{ cmd=$(tr '\0' ' ' <"$p/cmdline"); } 2>/dev/null || continue
 		case $cmd in
 		*/etcd\ *"$API_DIR/"* | *kube-apiserver\ *"$API_DIR/"*) echo "${p#/proc/}" ;;
 		esac
