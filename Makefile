@@ -14,7 +14,9 @@ all: lint test
 ## consumer module (testdata/consumer), which gates its own provider on the
 ## conformance suite, and examples/kubeletruntime, a module of its own (the
 ## kubelet's runtime manager as a provider) so that its dependencies stay
-## out of the kit's module graph.
+## out of the kit's module graph; and the unit tests of hack/e2e/apiserver
+## (e2ectl; its ./etcd, etcd's entry point, is left to 'make e2e', which
+## builds it).
 # vet gets -race too so that it type-checks against the same compiled
 # dependencies as the tests: a cold machine then builds k8s.io/kubernetes
 # once, not twice.
@@ -23,13 +25,19 @@ test:
 	$(GO) test -race $(PKGS)
 	cd testdata/consumer && $(GO) vet -race ./... && $(GO) test -race ./...
 	cd examples/kubeletruntime && $(GO) vet -race ./... && KRI_E2E_CRI_ENDPOINT= $(GO) test -race ./...
+	cd hack/e2e/apiserver && $(GO) vet -race . ./e2ectl && KRI_E2E_KUBECONFIG= $(GO) test -race . ./e2ectl
 
 ## e2e: the conformance suite against examples/kubeletruntime over a real
 ## containerd (needs root; see hack/e2e/run.sh): installs Debian's
 ## containerd, runc and busybox-static when missing, starts a private
 ## containerd under /tmp/kri-e2e (KRI_E2E_DIR), builds and imports the
-## images, runs the suite and tears everything down. Writes the summary,
-## JUnit report, log and timings to $(OUTPUT)/e2e.
+## images, runs the suite and tears everything down. Then builds
+## kube-apiserver and etcd from their Go modules (hack/e2e/apiserver),
+## starts both on loopback, runs the API server smoke test and the suite
+## against examples/kubebackend with KRI_E2E_KUBECONFIG set, and tears them
+## down. Writes the summaries, JUnit reports, logs and timings to
+## $(OUTPUT)/e2e. KRI_E2E_PARTS=apiserver runs only the API server part
+## (needs no root).
 e2e:
 	OUTPUT=$(abspath $(OUTPUT)) GO=$(GO) bash hack/e2e/run.sh
 

@@ -36,7 +36,8 @@ func TestReplaceBlock(t *testing.T) {
 }
 
 // TestGoModsMatchPinnedKubernetes fails when a go.mod of the kit (or of a
-// module of its own under testdata/ or examples/) drifts from the replace
+// module of its own under testdata/ or examples/, or the build module of
+// the API server end-to-end run, hack/e2e/apiserver) drifts from the replace
 // block that the pinned
 // k8s.io/kubernetes version needs: a staging module missing, extra, or pinned
 // to another release.
@@ -63,6 +64,7 @@ func TestGoModsMatchPinnedKubernetes(t *testing.T) {
 		more, _ := filepath.Glob(filepath.Join(root, dir, "*", "go.mod"))
 		paths = append(paths, more...)
 	}
+	paths = append(paths, filepath.Join(root, "hack", "e2e", "apiserver", "go.mod"))
 	if !slices.Contains(paths, filepath.Join(root, "examples", "kubeletruntime", "go.mod")) {
 		t.Fatalf("the go.mod of examples/kubeletruntime is not among the checked ones: %v", paths)
 	}

@@ -1,0 +1,73 @@
+# apiserver-run.sh: sourced by run.sh, whose variables ($here, $repo, $out,
+# $GO, the failed array and the api_*_s timings) it uses: the part of the
+# end-to-end run against a real API server. Builds kube-apiserver and etcd
+# (apiserver-build.sh), starts them (apiserver-up.sh), runs the smoke test
+# TestSmokeAPIServer of hack/e2e/apiserver, then TestConformanceAPIServer of
+# examples/kubebackend (KRI_E2E_KUBEBACKEND: another directory; the package
+# is the one whose _test.go file declares the test), each built before its
+# clock starts and run with KRI_E2E_KUBECONFIG set. Writes smoke.log,
+# test.log, summary.txt and junit.xml to $out/apiserver, and the servers'
+# logs too when something failed. A test that is skipped, or not found,
+# counts as failed; only a missing examples/kubebackend is reported as not
+# run (the example comes with issue 19).
+api_out=$out/apiserver
+rm -rf "$api_out"
+mkdir -p "$api_out"
+
+# api_test NAME DIR TEST LOG [ARGS...]: builds the test binary of the
+# package in DIR, runs its test TEST there with KRI_E2E_KUBECONFIG set and
+# its output in LOG, prints the outcome lines and sets api_test_s to the
+# run's wall time; adds to failed unless TEST passed.
+api_test() {
+	local name=$1 dir=$2 test=$3 log=$4 bin status=0 t
+	api_test_s=-
+	shift 4
+	bin=$API_DIR/$(basename "$log" .log).test
+	if ! (cd "$dir" && "$GO" test -c -o "$bin" .); then
+		failed+=("$name: the test binary did not build")
+		return
+	fi
+	t=$(now)
+	(cd "$dir" && KRI_E2E_KUBECONFIG="$API_KUBECONFIG" "$bin" -test.run "^$test\$" -test.count=1 -test.v \
+		-test.timeout "${E2E_TEST_TIMEOUT:-30m}" "$@") >"$log" 2>&1 || status=$?
+	api_test_s=$(elapsed "$t")
+	grep -E '^(--- |PASS|FAIL|ok )' "$log" >&2 || true
+	if [ "$status" -ne 0 ] || ! grep -q "^--- PASS: $test " "$log"; then
+		log "$name failed (exit $status$(grep -q "^--- SKIP: $test " "$log" && echo ', skipped')); full log: $log"
+		failed+=("$name (exit $status)")
+	fi
+}
+
+t=$(now)
+bash "$here/apiserver-build.sh"
+api_build_s=$(elapsed "$t")
+t=$(now)
+# Exit status 2: refused, touching nothing (another run's servers, or a
+# port taken): teardown must leave those alone.
+api_up=1
+bash "$here/apiserver-up.sh" || { status=$?; [ "$status" -ne 2 ] || api_up=; exit "$status"; }
+api_start_s=$(elapsed "$t")
+
+failed_before=${#failed[@]}
+api_test "the API server smoke test" "$API_MODULE" TestSmokeAPIServer "$api_out/smoke.log"
+api_smoke_s=$api_test_s
+
+kubebackend=$repo/${KRI_E2E_KUBEBACKEND:-examples/kubebackend}
+if [ ! -d "$kubebackend" ]; then
+	api_suite_s="(not run)"
+	log "NOT RUN: the suite against the API server: $kubebackend is not there"
+else
+	mapfile -t decl < <(grep -rlE --include='*_test.go' '^func TestConformanceAPIServer\(' "$kubebackend" || true)
+	if [ ${#decl[@]} -ne 1 ]; then
+		failed+=("the suite against the API server: want one _test.go file under $kubebackend declaring TestConformanceAPIServer, found ${#decl[@]} (${decl[*]-})")
+	else
+		api_test "the suite against the API server" "$(dirname "${decl[0]}")" TestConformanceAPIServer "$api_out/test.log" \
+			-ginkgo.no-color -ginkgo.junit-report="$api_out/junit.xml" -kri.summary="$api_out/summary.txt" \
+			${E2E_APISERVER_ARGS:-}
+		api_suite_s=$api_test_s
+		[ ! -f "$api_out/summary.txt" ] || cat "$api_out/summary.txt" >&2
+	fi
+fi
+if [ ${#failed[@]} -gt "$failed_before" ]; then
+	cp "$APISERVER_LOG" "$ETCD_LOG" "$api_out/" 2>/dev/null || true
+fi
