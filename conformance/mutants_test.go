@@ -219,7 +219,7 @@ func duplicator(*fake.PodProvider) fake.Interceptors {
 // mutants is the zoo: the pod mutants, then nodeMutants. Every contract the
 // suite checks should have one.
 func mutants() []*mutant {
-	return slices.Concat(podMutants(), nodeMutants(), reachMutants())
+	return slices.Concat(podMutants(), nodeMutants(), reachMutants(), backendMutants())
 }
 
 func podMutants() []*mutant {
@@ -501,7 +501,7 @@ func podMutants() []*mutant {
 		{
 			name:      "exit-codes-lost",
 			violation: "GetPodStatus reports exit code 0 for every exited container",
-			want:      []string{"KRI-POD-006", "KRI-POD-008", "KRI-POD-011", "KRI-POD-056"},
+			want:      []string{"KRI-POD-005", "KRI-POD-006", "KRI-POD-008", "KRI-POD-011", "KRI-POD-053", "KRI-POD-056"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
