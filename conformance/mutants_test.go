@@ -390,7 +390,7 @@ func podMutants() []*mutant {
 		{
 			name:      "getpods-panics",
 			violation: "GetPods panics",
-			want:      []string{"KRI-POD-005", "KRI-POD-020", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044", "KRI-POD-045", "KRI-POD-053"},
+			want:      []string{"KRI-POD-005", "KRI-POD-020", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044", "KRI-POD-045", "KRI-POD-053", "KRI-POD-056"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPods: func(context.Context, kri.PodProvider, bool) ([]*pkgcontainer.Pod, error) {
 					panic("mutant: GetPods is broken")
@@ -781,7 +781,7 @@ func podMutants() []*mutant {
 		{
 			name:      "restart-keeps-created-at",
 			violation: "every instance of a container reports the CreatedAt of its first instance",
-			want:      []string{"KRI-POD-038"},
+			want:      []string{"KRI-POD-038", "KRI-POD-053"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					first := map[string]time.Time{}
@@ -873,7 +873,7 @@ func podMutants() []*mutant {
 		{
 			name:      "getpods-reports-all-running",
 			violation: "GetPods(true) reports every container as running, so a PLEG never sees one die",
-			want:      []string{"KRI-POD-044"},
+			want:      []string{"KRI-POD-005", "KRI-POD-044", "KRI-POD-056"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
 					pods, err := next.GetPods(ctx, all)
