@@ -19,7 +19,12 @@
 // do the suite's own flags: -kri.timeout-scale=N multiplies every timeout,
 // -kri.summary=FILE writes the summary to FILE, -kri.strict and
 // -kri.skip-expected-failures set Config.Strict and
-// Config.SkipExpectedFailures. A test package that already has a Ginkgo
+// Config.SkipExpectedFailures. With 'go test -v', Run shows the run's
+// progress: each spec as it starts, its steps and its outcome and duration
+// (Ginkgo's verbose reporter, unless a -ginkgo.v, -ginkgo.vv or
+// -ginkgo.succinct flag says otherwise); without -v the go command shows a
+// listed package's output only once its tests are over. A test package that
+// already has a Ginkgo
 // suite registers the specs at package level with DescribePodProvider and
 // DescribeNodeProvider instead, and calls RunSpecs itself.
 //

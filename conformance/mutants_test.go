@@ -226,7 +226,7 @@ func duplicator(*fake.PodProvider) fake.Interceptors {
 // mutants is the zoo: the pod mutants, then nodeMutants. Every contract the
 // suite checks should have one.
 func mutants() []*mutant {
-	return slices.Concat(podMutants(), nodeMutants(), reachMutants(), podSpecMutants())
+	return slices.Concat(podMutants(), nodeMutants(), reachMutants(), backendMutants(), podSpecMutants())
 }
 
 func podMutants() []*mutant {
@@ -397,7 +397,7 @@ func podMutants() []*mutant {
 		{
 			name:      "getpods-panics",
 			violation: "GetPods panics",
-			want:      []string{"KRI-POD-005", "KRI-POD-020", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044", "KRI-POD-045", "KRI-POD-053"},
+			want:      []string{"KRI-POD-005", "KRI-POD-020", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044", "KRI-POD-045", "KRI-POD-053", "KRI-POD-056"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPods: func(context.Context, kri.PodProvider, bool) ([]*pkgcontainer.Pod, error) {
 					panic("mutant: GetPods is broken")
@@ -508,7 +508,7 @@ func podMutants() []*mutant {
 		{
 			name:      "exit-codes-lost",
 			violation: "GetPodStatus reports exit code 0 for every exited container",
-			want:      []string{"KRI-POD-006", "KRI-POD-008", "KRI-POD-011", "KRI-POD-056"},
+			want:      []string{"KRI-POD-005", "KRI-POD-006", "KRI-POD-008", "KRI-POD-011", "KRI-POD-053", "KRI-POD-056"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
@@ -524,7 +524,7 @@ func podMutants() []*mutant {
 		{
 			name:      "container-ids-unstable",
 			violation: "GetPodStatus reports a new ID for a running container on every call",
-			want:      []string{"KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-021", "KRI-POD-022", "KRI-POD-028", "KRI-POD-035", "KRI-POD-040", "KRI-POD-043", "KRI-POD-044", "KRI-POD-051", "KRI-POD-052", "KRI-POD-053", "KRI-POD-054"},
+			want:      []string{"KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-021", "KRI-POD-022", "KRI-POD-028", "KRI-POD-035", "KRI-POD-040", "KRI-POD-043", "KRI-POD-044", "KRI-POD-051", "KRI-POD-052", "KRI-POD-054"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				var calls atomic.Int64
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
@@ -788,7 +788,7 @@ func podMutants() []*mutant {
 		{
 			name:      "restart-keeps-created-at",
 			violation: "every instance of a container reports the CreatedAt of its first instance",
-			want:      []string{"KRI-POD-038"},
+			want:      []string{"KRI-POD-038", "KRI-POD-053"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					first := map[string]time.Time{}
@@ -880,7 +880,7 @@ func podMutants() []*mutant {
 		{
 			name:      "getpods-reports-all-running",
 			violation: "GetPods(true) reports every container as running, so a PLEG never sees one die",
-			want:      []string{"KRI-POD-044"},
+			want:      []string{"KRI-POD-005", "KRI-POD-044", "KRI-POD-056"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
 					pods, err := next.GetPods(ctx, all)

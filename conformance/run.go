@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 )
 
@@ -58,6 +59,11 @@ const suiteDescription = "KRI conformance"
 // status" in the package documentation); a failed SHOULD spec is otherwise a
 // warning. It also fails t when cfg is invalid.
 //
+// With 'go test -v' Run reports each spec as it runs, as Ginkgo's -ginkgo.v
+// does: its ID and requirement when it starts, its steps as they happen and
+// its outcome and duration when it ends (see showProgress). Without -v the
+// go command shows a package's output only once its tests are over.
+//
 // Ginkgo runs one suite per test binary: Run may be called once per binary,
 // with one Config that carries both providers. A second call, or a call after
 // DescribePodProvider or DescribeNodeProvider, fails t and says so.
@@ -92,6 +98,7 @@ func Run(t *testing.T, cfg Config) {
 	if suiteConfig.LabelFilter == "" {
 		suiteConfig.LabelFilter = "!" + labelBenchmark
 	}
+	showProgress(&reporterConfig)
 	gomega.RegisterFailHandler(ginkgo.Fail)
 	ginkgo.RunSpecs(t, suiteDescription, suiteConfig, reporterConfig)
 }
@@ -179,4 +186,17 @@ func register(reg *registration) bool {
 		})
 	}
 	return true
+}
+
+// showProgress makes 'go test -v' show the suite's progress: unless a
+// -ginkgo.v, -ginkgo.vv or -ginkgo.succinct flag chose a verbosity, the -v
+// of go test (testing.Verbose) selects Ginkgo's verbose reporter, which
+// prints each spec as it starts, its By steps as they happen and its outcome
+// and duration as it ends. Without -v Ginkgo prints a dot per spec, and the
+// go command holds a listed package's output back until its test binary
+// exits (go help test: "package list mode").
+func showProgress(rc *types.ReporterConfig) {
+	if testing.Verbose() && !rc.Verbose && !rc.VeryVerbose && !rc.Succinct {
+		rc.Verbose = true
+	}
 }

@@ -33,6 +33,7 @@
 // RefreshPodStatus and CleanupPods may run alongside them.
 //
 // Methods that take a context must return promptly once the context is done,
-// with nil or an error: the context's, wrapped, or the one a remote call
-// reports for it (a gRPC status with code Canceled or DeadlineExceeded).
+// with nil or an error. The error need not carry the context's: a remote
+// call reports it as a gRPC status, and the kubelet's runtime manager turns
+// that into a message of its own; the agent logs the error and tries again.
 package kri

@@ -12,8 +12,9 @@ type NodeProvider interface {
 	// Ping reports whether the provider's backend is reachable and healthy.
 	// The agent calls it periodically as a liveness check; a nil error
 	// means healthy. Ping must be cheap, must succeed repeatedly on a healthy
-	// provider, and must return promptly (with ctx.Err() or an error
-	// wrapping it) once ctx is done, even if the backend does not answer.
+	// provider, and must return promptly (with ctx.Err(), an error wrapping
+	// it or the gRPC status a remote call reports for it) once ctx is done,
+	// even if the backend does not answer.
 	Ping(context.Context) error
 
 	// ConfigureNode returns the node object the agent registers under the

@@ -39,7 +39,11 @@ type PodLifecycleHandler interface {
 	// pkgcontainer.StartContainer SyncResult per container (Target: the
 	// container name): with Error and Message set when the start failed
 	// (pkgcontainer.ErrRunContainer or a more specific error), without when
-	// it succeeded, so that a later success clears an earlier failure.
+	// it succeeded, so that a later success clears an earlier failure. A
+	// provider whose backend starts containers asynchronously may report a
+	// success at the next SyncPod, the first handed a podStatus that shows
+	// the container running: the agent reads an entry only for a container
+	// that is not running.
 	//
 	// SyncPod returns nil when every action it attempted succeeded and an
 	// error naming the failed actions otherwise. A nil pod, a pod without
@@ -86,6 +90,14 @@ type PodLifecycleHandler interface {
 	// again until SyncPod is called for it. Killing a pod the provider does
 	// not know, or one whose containers have all stopped already, returns
 	// nil.
+	//
+	// A provider may forget the pod as it kills it, as one that deletes the
+	// pod from a backend cluster does: GetPodStatus then reports it as
+	// unknown and GetPods leaves it out, which the agent takes as every
+	// container gone. What it still reports of the pod is stopped: each
+	// instance it reports that had started is exited, one that KillPod
+	// stopped with a non-zero exit code, and GetPods(true) lists the same
+	// containers as GetPodStatus.
 	KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error
 	// DeletePod releases what the provider keeps for a pod that KillPod has
 	// stopped and that is gone from the API server. Afterwards no container

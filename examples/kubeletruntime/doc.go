@@ -14,9 +14,14 @@
 //   - SyncPod calls the runtime manager's SyncPod with a crash-loop
 //     back-off of the provider's own (flowcontrol.Backoff), records the
 //     result with ReasonCache.Update and returns nil when every failed
-//     action was only a back-off (CrashLoopBackOff, ImagePullBackOff);
+//     action was only a back-off (CrashLoopBackOff, ImagePullBackOff), else
+//     result.Error() as it is;
 //   - KillPod, GetPods and GetPodStatus are the runtime manager's, the pod
-//     of GetPodStatus being looked up as the kubelet's PLEG does;
+//     of GetPodStatus being looked up as the kubelet's PLEG does, and so
+//     are their errors: passed through unwrapped, as kuscia's CRIProvider
+//     passes them (with a cancelled context, SyncPod returns failed to
+//     "CreatePodSandbox" ... rpc error: code = Canceled, which carries
+//     neither the context's error nor the gRPC status);
 //   - RefreshPodStatus only refines the status the agent built (Started and
 //     Ready, as the kubelet's prober manager does for containers without
 //     probes); it adds no container status;

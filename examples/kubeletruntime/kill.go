@@ -30,10 +30,7 @@ func (p *Provider) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgconta
 	if pod == nil {
 		pod = runningPod.ToAPIPod()
 	}
-	if err := p.runtime.KillPod(ctx, pod, runningPod, gracePeriodOverride); err != nil {
-		return withCtx(ctx, fmt.Errorf("kubeletruntime: KillPod of pod %s: %w", podRef(pod), err))
-	}
-	return nil
+	return p.runtime.KillPod(ctx, pod, runningPod, gracePeriodOverride)
 }
 
 // DeletePod makes sure nothing of pod runs any longer (killing it with its
@@ -95,7 +92,7 @@ func (p *Provider) CleanupPods(ctx context.Context, pods []*v1.Pod, runningPods 
 	known := kri.PodsToKeep(pods, runningPods, possiblyRunningPods)
 	running, err := p.runtime.GetPods(ctx, false)
 	if err != nil {
-		return withCtx(ctx, fmt.Errorf("kubeletruntime: CleanupPods: listing running pods: %w", err))
+		return err
 	}
 	var (
 		wg   sync.WaitGroup

@@ -3,7 +3,6 @@ package kubeletruntime
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
@@ -27,24 +26,16 @@ func (p *Provider) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer
 		return unknown, nil
 	}
 	if err != nil {
-		return nil, withCtx(ctx, fmt.Errorf("kubeletruntime: GetPodStatus of pod %s: %w", podRef(pod), err))
+		return nil, err
 	}
-	st, err := p.runtime.GetPodStatus(ctx, rp)
-	if err != nil {
-		return nil, withCtx(ctx, fmt.Errorf("kubeletruntime: GetPodStatus of pod %s: %w", podRef(pod), err))
-	}
-	return st, nil
+	return p.runtime.GetPodStatus(ctx, rp)
 }
 
 // GetPods returns the runtime manager's GetPods: with all false, the pods
 // with a running container or a ready sandbox, each with its running
 // containers and ready sandboxes.
 func (p *Provider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, error) {
-	pods, err := p.runtime.GetPods(ctx, all)
-	if err != nil {
-		return nil, withCtx(ctx, fmt.Errorf("kubeletruntime: GetPods: %w", err))
-	}
-	return pods, nil
+	return p.runtime.GetPods(ctx, all)
 }
 
 // RefreshPodStatus refines the API status that the agent built from

@@ -39,7 +39,9 @@ func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgconta
 	if result.Error() == nil || onlyBackOff(result) {
 		return nil
 	}
-	return withCtx(ctx, fmt.Errorf("kubeletruntime: SyncPod of pod %s: %w", podRef(pod), result.Error()))
+	// As kuscia's CRIProvider: the runtime manager's error as it is
+	// (failed to "StartContainer" for "app" with ...), not wrapped.
+	return result.Error()
 }
 
 // onlyBackOff reports whether every failure in result is a back-off.
@@ -91,14 +93,4 @@ func validatePod(method string, pod *v1.Pod) error {
 
 func podRef(pod *v1.Pod) string {
 	return pod.Namespace + "/" + pod.Name
-}
-
-// withCtx makes an error of a call whose context is done say so: the
-// runtime manager reports failed CRI calls as strings, which lose the
-// context's error.
-func withCtx(ctx context.Context, err error) error {
-	if cerr := ctx.Err(); err != nil && cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("%w: %w", cerr, err)
-	}
-	return err
 }
