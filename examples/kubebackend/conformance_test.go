@@ -1,0 +1,48 @@
+package kubebackend_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kri-kit/testkit/conformance"
+	"github.com/kri-kit/testkit/examples/kubebackend"
+	"github.com/kri-kit/testkit/kri"
+)
+
+var node atomic.Int64
+
+// TestConformance gates the provider on the KRI conformance suite with
+// client-go's fake clientset as the backend's API server
+// (kubebackend.NewFakeClientset) and a simulated kubelet on the real clock
+// as its node, a fresh pair per spec, with every capability the provider
+// supports — not orphan cleanup: CleanupPods does nothing, as in kuscia's
+// K8sProvider — and no expected failures.
+func TestConformance(t *testing.T) {
+	conformance.Run(t, conformance.Config{
+		NewPodProvider: func(ctx context.Context) (kri.PodProvider, error) {
+			return kubebackend.NewBackend(ctx, kubebackend.NewFakeClientset(), kubebackend.Options{
+				Namespace: "backend",
+				NodeName:  fmt.Sprintf("sim-node-%d", node.Add(1)),
+			}, kubebackend.KubeletOptions{Logf: t.Logf})
+		},
+		Capabilities: []conformance.Capability{
+			conformance.CapInitContainers,
+			conformance.CapRestartPolicies,
+			conformance.CapGracePeriod,
+			conformance.CapStartFailures,
+		},
+		// The backend reacts within milliseconds; only the grace periods
+		// (1s) and the back-off (200ms doubling to 2s) take time.
+		Timeouts: conformance.Timeouts{
+			Call:        10 * time.Second,
+			State:       15 * time.Second,
+			Poll:        20 * time.Millisecond,
+			Stable:      500 * time.Millisecond,
+			ShortRun:    300 * time.Millisecond,
+			GracePeriod: time.Second,
+		},
+	})
+}
