@@ -174,6 +174,9 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	defer factory.Shutdown()
 	for {
 		next, ok := k.step(ctx)
+		if ok && !next.After(k.opts.Clock.Now()) {
+			continue // due already (the clock moved while we worked)
+		}
 		var timer clock.Timer
 		var fire <-chan time.Time
 		if ok {
