@@ -177,7 +177,9 @@ func TestKillPodGivesTheKubeletsGracePeriodAndForgets(t *testing.T) {
 			pod.Spec.TerminationGracePeriodSeconds, pod.DeletionGracePeriodSeconds = tc.pod, tc.deletion
 			st := syncUntil(t, p, pod, kri.NewReasonCache(), "stubborn running", func(st *pkgcontainer.PodStatus) bool { return runningIn(st, "stubborn") != nil })
 			killed := make(chan error, 1)
-			go func() { killed <- p.KillPod(t.Context(), pod, pkgcontainer.ConvertPodStatusToRunningPod(kubebackend.RuntimeType, st), tc.override) }()
+			go func() {
+				killed <- p.KillPod(t.Context(), pod, pkgcontainer.ConvertPodStatusToRunningPod(kubebackend.RuntimeType, st), tc.override)
+			}()
 			name := kubebackend.MirrorName(pod.Namespace, pod.Name, pod.UID)
 			mirror := e.waitFor(name, "a graceful deletion", func(p *v1.Pod) bool { return p != nil && p.DeletionTimestamp != nil })
 			if g := mirror.DeletionGracePeriodSeconds; g == nil || *g != tc.want {
@@ -300,10 +302,12 @@ func TestSyncPodRejectsBadInput(t *testing.T) {
 	noUID := agentPod("nouid", v1.RestartPolicyAlways, ctr("app"))
 	noUID.UID = ""
 	for name, call := range map[string]func() error{
-		"nil pod":          func() error { return p.SyncPod(t.Context(), nil, nil, kri.NewReasonCache()) },
-		"no UID":           func() error { return p.SyncPod(t.Context(), noUID, nil, kri.NewReasonCache()) },
-		"nil reason cache": func() error { return p.SyncPod(t.Context(), agentPod("x", v1.RestartPolicyAlways, ctr("app")), nil, nil) },
-		"duplicate names":  func() error { return p.SyncPod(t.Context(), dup, nil, kri.NewReasonCache()) },
+		"nil pod": func() error { return p.SyncPod(t.Context(), nil, nil, kri.NewReasonCache()) },
+		"no UID":  func() error { return p.SyncPod(t.Context(), noUID, nil, kri.NewReasonCache()) },
+		"nil reason cache": func() error {
+			return p.SyncPod(t.Context(), agentPod("x", v1.RestartPolicyAlways, ctr("app")), nil, nil)
+		},
+		"duplicate names": func() error { return p.SyncPod(t.Context(), dup, nil, kri.NewReasonCache()) },
 	} {
 		if err := call(); err == nil {
 			t.Errorf("SyncPod with %s = nil, want an error", name)
