@@ -72,7 +72,10 @@ const MaxInstanceOffset = time.Second - time.Nanosecond
 //
 // A created instance, which has no time of its own, is created when the run
 // before it finished, else at the pod's StartTime, else at its
-// CreationTimestamp. A run without any of these is an error.
+// CreationTimestamp. A run without any of these is an error. In a status
+// the API should not hold (a last termination with restart count 0, or one
+// that ended after the current run began) the previous run is moved back
+// just enough to come before the current one.
 //
 // # Bad input
 //
@@ -165,10 +168,25 @@ func instancesOf(pod *v1.Pod, cs *v1.ContainerStatus) ([]*pkgcontainer.Status, e
 	if err != nil {
 		return nil, fmt.Errorf("lastState: %w", err)
 	}
-	if newest != nil && newest.State == pkgcontainer.ContainerStateCreated && previous != nil {
+	switch {
+	case newest == nil || previous == nil:
+	case newest.State == pkgcontainer.ContainerStateCreated:
 		// A created instance has no time of its own: it was created
 		// after the run before it finished.
 		newest.CreatedAt = latest(previous.CreatedAt, previous.FinishedAt).Add(time.Nanosecond)
+	case !newest.CreatedAt.After(previous.CreatedAt) || newest.CreatedAt.Before(previous.FinishedAt):
+		// A status the API should not hold (a last termination with
+		// restart count 0, or one that ended after the current run
+		// began): the previous run is moved back just enough to come
+		// first.
+		d := latest(previous.CreatedAt, previous.FinishedAt).Sub(newest.CreatedAt) + time.Nanosecond
+		previous.CreatedAt = previous.CreatedAt.Add(-d)
+		if !previous.StartedAt.IsZero() {
+			previous.StartedAt = previous.StartedAt.Add(-d)
+		}
+		if !previous.FinishedAt.IsZero() {
+			previous.FinishedAt = previous.FinishedAt.Add(-d)
+		}
 	}
 	return append(nonNil(previous), nonNil(newest)...), nil
 }
