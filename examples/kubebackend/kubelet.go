@@ -100,14 +100,15 @@ type KubeletOptions struct {
 //
 // It builds each status as a kubelet does, from the runtime view (the
 // current and previous run of each container, exact times) with
-// podstatus.Generate, stamps the first StartTime and new condition
-// transitions, and writes it as the API keeps it: serialised, so with whole
+// podstatus.Generator (with its node's address as HostIP), stamps the first
+// StartTime and new condition transitions (podstatus.StampTimes), and writes it as the API keeps it: serialised, so with whole
 // seconds. Everything happens at the instants the workloads and back-offs
 // say, on its Clock.
 type Kubelet struct {
-	client  kubernetes.Interface
-	opts    KubeletOptions
-	backOff BackOff
+	client    kubernetes.Interface
+	opts      KubeletOptions
+	backOff   BackOff
+	generator *podstatus.Generator
 
 	mu     sync.Mutex
 	pods   map[types.UID]*simPod
@@ -149,7 +150,8 @@ func NewKubelet(client kubernetes.Interface, opts KubeletOptions) (*Kubelet, err
 	if b.Initial < time.Millisecond || b.Max < b.Initial {
 		return nil, fmt.Errorf("kubebackend: BackOff %+v: want Initial at least 1ms and Max at least Initial", opts.BackOff)
 	}
-	return &Kubelet{client: client, opts: opts, backOff: b, pods: map[types.UID]*simPod{}, wake: make(chan struct{}, 1)}, nil
+	g := podstatus.NewGenerator(podstatus.WithNodeAddresses([]v1.NodeAddress{{Type: v1.NodeInternalIP, Address: opts.NodeIP}}))
+	return &Kubelet{client: client, opts: opts, backOff: b, generator: g, pods: map[types.UID]*simPod{}, wake: make(chan struct{}, 1)}, nil
 }
 
 // Run plays the pods until ctx is done, then returns nil once everything it
@@ -290,22 +292,11 @@ func (k *Kubelet) apiStatus(p *simPod, now time.Time) *v1.PodStatus {
 	}
 	var st v1.PodStatus
 	if p.stopping && !p.anyRunning() {
-		st = podstatus.GenerateTerminal(&pod, rt, reasons)
+		st = k.generator.GenerateTerminal(&pod, rt, reasons)
 	} else {
-		st = podstatus.Generate(&pod, rt, reasons)
+		st = k.generator.Generate(&pod, rt, reasons)
 	}
-	stamp := metav1.NewTime(now)
-	if st.StartTime == nil {
-		st.StartTime = &stamp
-	}
-	for i := range st.Conditions {
-		if st.Conditions[i].LastTransitionTime.IsZero() {
-			st.Conditions[i].LastTransitionTime = stamp
-		}
-	}
-	if st.HostIP == "" {
-		st.HostIP, st.HostIPs = k.opts.NodeIP, []v1.HostIP{{IP: k.opts.NodeIP}}
-	}
+	podstatus.StampTimes(&pod.Status, &st, now)
 	return wire(&st)
 }
 
