@@ -62,7 +62,7 @@ func TestConformanceAPIServer(t *testing.T) {
 				Namespace: Namespace,
 				Agent:     "kri-e2e-" + id,
 				NodeName:  "kri-e2e-node-" + id,
-			}, kubebackend.KubeletOptions{Logf: t.Logf})
+			}, kubebackend.KubeletOptions{Logf: t.Logf, BackOff: kubebackend.BackOff{Initial: time.Second, Max: 4 * time.Second}})
 		},
 		Capabilities: []conformance.Capability{
 			conformance.CapInitContainers,
