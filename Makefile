@@ -14,15 +14,17 @@ all: lint test
 ## consumer module (testdata/consumer), which gates its own provider on the
 ## conformance suite, and examples/kubeletruntime, a module of its own (the
 ## kubelet's runtime manager as a provider) so that its dependencies stay
-## out of the kit's module graph; and the unit tests of hack/e2e/apiserver
-## (e2ectl; its ./etcd, etcd's entry point, is left to 'make e2e', which
-## builds it).
+## out of the kit's module graph; examples/kubebackend, a package of the
+## kit (client-go is a dependency already), whose real-API-server test
+## (KRI_E2E_KUBECONFIG) is left to make e2e; and the unit tests of
+## hack/e2e/apiserver (e2ectl; its ./etcd, etcd's entry point, is left to
+## 'make e2e', which builds it).
 # vet gets -race too so that it type-checks against the same compiled
 # dependencies as the tests: a cold machine then builds k8s.io/kubernetes
 # once, not twice.
 test:
 	$(GO) vet -race $(PKGS)
-	$(GO) test -race $(PKGS)
+	KRI_E2E_KUBECONFIG= $(GO) test -race $(PKGS)
 	cd testdata/consumer && $(GO) vet -race ./... && $(GO) test -race ./...
 	cd examples/kubeletruntime && $(GO) vet -race ./... && KRI_E2E_CRI_ENDPOINT= $(GO) test -race ./...
 	cd hack/e2e/apiserver && $(GO) vet -race . ./e2ectl && KRI_E2E_KUBECONFIG= $(GO) test -race . ./e2ectl
@@ -63,6 +65,7 @@ suite-times:
 	$(GO) test -count=1 -run '^TestFakeIsConformant$$' ./conformance/ -args -ginkgo.json-report=$(abspath $(OUTPUT))/times-fake.json >/dev/null
 	$(GO) test -count=1 -run '^TestConformance$$' ./examples/hostprocess/ -args -ginkgo.json-report=$(abspath $(OUTPUT))/times-hostprocess.json >/dev/null
 	cd examples/kubeletruntime && $(GO) test -count=1 -run '^TestConformance$$' . -args -ginkgo.json-report=$(abspath $(OUTPUT))/times-kubeletruntime.json >/dev/null
+	$(GO) test -count=1 -run '^TestConformance$$' ./examples/kubebackend/ -args -ginkgo.json-report=$(abspath $(OUTPUT))/times-kubebackend.json >/dev/null
 	cd testdata/consumer && $(GO) test -count=1 -run '^TestConformance$$' ./... -args -ginkgo.json-report=$(abspath $(OUTPUT))/times-consumer.json >/dev/null
 	$(GO) run ./hack/suitetime $(OUTPUT)/times-*.json
 

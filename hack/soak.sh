@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # soak.sh RUNS: runs the conformance suite RUNS times in a row against the
 # fake (conformance.TestFakeIsConformant) and against the example providers
-# (hostprocess, remotebackend, kubeletruntime: their TestConformance), each
+# (hostprocess, remotebackend, kubeletruntime, kubebackend: their
+# TestConformance), each
 # test binary built once
 # with -race. Prints one line per run and a tally; exits non-zero if any run
 # failed. Every run gets a fresh process, as CI would.
@@ -14,6 +15,7 @@ trap 'rm -rf "$bin"' EXIT
 go test -race -c -o "$bin/conformance.test" ./conformance
 go test -race -c -o "$bin/hostprocess.test" ./examples/hostprocess
 go test -race -c -o "$bin/remotebackend.test" ./examples/remotebackend
+go test -race -c -o "$bin/kubebackend.test" ./examples/kubebackend
 (cd examples/kubeletruntime && go test -race -c -o "$bin/kubeletruntime.test" .)
 
 failed=0
@@ -37,4 +39,5 @@ soak fake conformance "$bin/conformance.test" TestFakeIsConformant
 soak hostprocess examples/hostprocess "$bin/hostprocess.test" TestConformance
 soak remotebackend examples/remotebackend "$bin/remotebackend.test" TestConformance
 soak kubeletruntime examples/kubeletruntime "$bin/kubeletruntime.test" TestConformance
+soak kubebackend examples/kubebackend "$bin/kubebackend.test" TestConformance
 [ "$failed" -eq 0 ]
