@@ -125,7 +125,7 @@ var podSpecs = []*specDef{
 		note: "Formerly a running pod needed exactly one ready sandbox; a remote provider has none, and the agent needs only none after KillPod (isPodStatusCacheTerminal).",
 		text: "after KillPod returns nil, GetPodStatus reports no ready sandbox"},
 	{id: "KRI-POD-042", level: Must, kind: kindPod, groups: []string{"refresh", "restart"}, caps: []Capability{CapRestartPolicies}, pod: podRefreshAfterRestart,
-		note: "Formerly RefreshPodStatus filled an empty status; now it refines the agent's, and a Waiting newest instance (crash-loop back-off) with the newest exited run as LastTerminationState is right.",
+		note: "Formerly RefreshPodStatus filled an empty status; now it refines the agent's, and a Waiting newest instance (crash-loop back-off) with the newest exited run as LastTerminationState is right. A runtime whose garbage collector removed the previous run before the status was read (kuberuntime_gc.go, while the next run is still being created) reports no last termination, as the kubelet would not: the spec then waits for the next run, at most twice.",
 		text: "after a restart, RefreshPodStatus keeps the newest run's ContainerID and the run before it as LastTerminationState, with its exit code"},
 	{id: "KRI-POD-043", level: Should, kind: kindPod, groups: []string{"status"}, pod: podActiveStatuses,
 		note: "Lowered to SHOULD: only the kubelet's runtime manager reads ActiveContainerStatuses (computePodActions), no node agent does.",

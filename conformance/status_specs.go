@@ -335,6 +335,18 @@ func podRefreshAfterRestart(e *podEnv) {
 	ginkgo.By(fmt.Sprintf("syncing a container that exits %d until it has restarted, then refreshing the status the agent builds", code))
 	h := e.restarted(pod, "app", 2)
 	ps, st := e.refreshSettled(pod, h)
+	// A runtime's garbage collector may remove the previous run before the
+	// status is read: kuberuntime_gc.go evictContainers counts a created,
+	// not yet running instance as the newest dead one, so with the
+	// kubelet's MaxPerPodContainer 1 the previous run goes. The kubelet
+	// then has no last termination to report either
+	// (convertToAPIContainerStatuses takes it from the runtime's second
+	// instance), so the spec waits for the next run, at most twice.
+	for retry := 0; retry < 2 && previousRunCollected(ps, st, h); retry++ {
+		ginkgo.By("the runtime no longer reports the previous run of app and RefreshPodStatus reports no last termination; syncing until app restarts again")
+		e.restartedOnceMore(pod, h)
+		ps, st = e.refreshSettled(pod, h)
+	}
 	newest := newestOf(st, "app")
 	cs := apiStatusOf(ps.ContainerStatuses, "app")
 	switch {
@@ -359,6 +371,34 @@ func podRefreshAfterRestart(e *podEnv) {
 		e.failf("RefreshPodStatus reports container app %s as its newest run %q and as its LastTerminationState; %s",
 			stateName(cs.State), cs.ContainerID, h)
 	}
+}
+
+// previousRunCollected reports whether RefreshPodStatus reported no last
+// termination for container app while the runtime status it was given holds
+// only a newest instance that has not exited, although an earlier exited
+// instance was seen: the runtime collected the previous run.
+func previousRunCollected(ps v1.PodStatus, st *pkgcontainer.PodStatus, h *history) bool {
+	cs := apiStatusOf(ps.ContainerStatuses, h.name)
+	inst := instancesOf(st, h.name)
+	if cs == nil || cs.LastTerminationState.Terminated != nil || len(inst) != 1 || inst[0].State == pkgcontainer.ContainerStateExited {
+		return false
+	}
+	for id, c := range h.latest {
+		if id != inst[0].ID && c.State == pkgcontainer.ContainerStateExited {
+			return true
+		}
+	}
+	return false
+}
+
+// restartedOnceMore syncs pod until h has seen its container restart once
+// more than it had.
+func (e *podEnv) restartedOnceMore(pod *v1.Pod, h *history) {
+	want := h.restarts() + 1
+	e.syncUntil(pod, fmt.Sprintf("container %s restarted %d times", h.name, want), func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		h.observe(st)
+		g.Expect(h.restarts()).To(gomega.BeNumerically(">=", want), "container %s has restarted %d times: %s", h.name, h.restarts(), h)
+	})
 }
 
 // exitedOrUnseen reports whether the instance with ContainerID id
