@@ -568,7 +568,7 @@ func (e *podEnv) killObserved(pod *v1.Pod, override *int64) time.Duration {
 
 func podKillGraceOverride(e *podEnv) {
 	long := 3*e.st.graceSecs + minimumGraceSecs
-	pod := e.stubbornPod("graceG", long)
+	pod := e.stubbornPod("grace-override", long)
 	g := e.st.graceSecs
 	ginkgo.By(fmt.Sprintf("killing the pod, whose own grace period is %ds, with gracePeriodOverride %d", long, g))
 	elapsed := e.killObserved(pod, &g)

@@ -139,7 +139,9 @@ func (p *Provider) Start(ctx context.Context) error {
 	p.started = true
 	p.mu.Unlock()
 	defer close(p.done)
-	if err := p.informers(ctx); err != nil && ctx.Err() == nil {
+	// Stop or ctx ending while the informer syncs is the end Start waits
+	// for, not a failure.
+	if err := p.informers(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, errStopped) {
 		return err
 	}
 	select {
@@ -166,6 +168,9 @@ func (p *Provider) Stop() {
 	p.factory.Shutdown()
 }
 
+// errStopped is what calls made after Stop return.
+var errStopped = errors.New("kubebackend: the provider is stopped")
+
 // informers starts the informer on the first call and waits until it has
 // synced, or ctx is done.
 func (p *Provider) informers(ctx context.Context) error {
@@ -181,7 +186,7 @@ func (p *Provider) informers(ctx context.Context) error {
 	err := wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
 		select {
 		case <-p.stop:
-			return false, errors.New("kubebackend: the provider is stopped")
+			return false, errStopped
 		default:
 		}
 		return p.synced(), nil
