@@ -343,7 +343,7 @@ func podRefreshAfterRestart(e *podEnv) {
 	// (convertToAPIContainerStatuses takes it from the runtime's second
 	// instance), so the spec waits for the next run, at most twice.
 	for retry := 0; retry < 2 && previousRunCollected(ps, st, h); retry++ {
-		ginkgo.By("the runtime no longer reports the previous run of app and RefreshPodStatus reports no last termination; syncing until app restarts again")
+		ginkgo.By("the runtime no longer reports the previous run of app, and RefreshPodStatus reports no last termination; syncing until app restarts again")
 		e.restartedOnceMore(pod, h)
 		ps, st = e.refreshSettled(pod, h)
 	}
@@ -374,13 +374,13 @@ func podRefreshAfterRestart(e *podEnv) {
 }
 
 // previousRunCollected reports whether RefreshPodStatus reported no last
-// termination for container app while the runtime status it was given holds
-// only a newest instance that has not exited, although an earlier exited
-// instance was seen: the runtime collected the previous run.
+// termination for the container while the runtime status it was given holds
+// only its newest instance, although an earlier exited instance was seen:
+// the runtime collected the previous run.
 func previousRunCollected(ps v1.PodStatus, st *pkgcontainer.PodStatus, h *history) bool {
 	cs := apiStatusOf(ps.ContainerStatuses, h.name)
 	inst := instancesOf(st, h.name)
-	if cs == nil || cs.LastTerminationState.Terminated != nil || len(inst) != 1 || inst[0].State == pkgcontainer.ContainerStateExited {
+	if cs == nil || cs.LastTerminationState.Terminated != nil || len(inst) != 1 {
 		return false
 	}
 	for id, c := range h.latest {
