@@ -520,25 +520,30 @@ func TestBenignVariantsPass(t *testing.T) {
 	}
 	runs := runHelpers(t, modes, nil)
 	for i, b := range zoo {
-		t.Run(b.name, func(t *testing.T) {
-			r := runs[i]
-			t.Logf("%s: %s", b.name, r.took.Round(100*time.Millisecond))
-			if r.report == nil {
-				t.Fatalf("variant %s (%s): no Ginkgo report; output:\n%s", b.name, b.freedom, tail(r.output))
-			}
-			for _, id := range r.failedIDs() {
-				msg := ""
-				if sr, ok := r.specReport(id); ok {
-					msg = firstLine(sr.Failure.Message)
-				}
-				t.Errorf("variant %s (%s) fails %s, a false failure: %s", b.name, b.freedom, id, msg)
-			}
-			if passed := r.idsIn(passedState); !slices.Equal(passed, want) {
-				t.Errorf("variant %s: specs passed %v\nwant every non-benchmark spec %v\nnot passed: %v", b.name, passed, want, minus(want, passed))
-			}
-			if r.err != nil || !strings.Contains(r.summary, "verdict: conformant") {
-				t.Errorf("variant %s: the run failed (%v) or its summary is not \"verdict: conformant\":\n%s", b.name, r.err, r.summary)
-			}
-		})
+		t.Run(b.name, func(t *testing.T) { checkBenignRun(t, b.name, b.freedom, runs[i], want, "non-benchmark spec") })
+	}
+}
+
+// checkBenignRun checks the run of benign variant name (which takes
+// freedom): no spec failed, exactly want passed (wantWhat describes them),
+// and the verdict is conformant.
+func checkBenignRun(t *testing.T, name, freedom string, r *helperRun, want []string, wantWhat string) {
+	t.Helper()
+	t.Logf("%s: %s", name, r.took.Round(100*time.Millisecond))
+	if r.report == nil {
+		t.Fatalf("variant %s (%s): no Ginkgo report; output:\n%s", name, freedom, tail(r.output))
+	}
+	for _, id := range r.failedIDs() {
+		msg := ""
+		if sr, ok := r.specReport(id); ok {
+			msg = firstLine(sr.Failure.Message)
+		}
+		t.Errorf("variant %s (%s) fails %s, a false failure: %s", name, freedom, id, msg)
+	}
+	if passed := r.idsIn(passedState); !slices.Equal(passed, want) {
+		t.Errorf("variant %s: specs passed %v\nwant every %s %v\nnot passed: %v", name, passed, wantWhat, want, minus(want, passed))
+	}
+	if r.err != nil || !strings.Contains(r.summary, "verdict: conformant") {
+		t.Errorf("variant %s: the run failed (%v) or its summary is not \"verdict: conformant\":\n%s", name, r.err, r.summary)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -165,24 +164,7 @@ func TestHostBenignVariantsPass(t *testing.T) {
 	runs := runHelpers(t, modes, nil)
 	for i, b := range zoo {
 		t.Run(b.name, func(t *testing.T) {
-			r := runs[i]
-			t.Logf("%s: %s", b.name, r.took.Round(100*time.Millisecond))
-			if r.report == nil {
-				t.Fatalf("variant %s (%s): no Ginkgo report; output:\n%s", b.name, b.freedom, tail(r.output))
-			}
-			for _, id := range r.failedIDs() {
-				msg := ""
-				if sr, ok := r.specReport(id); ok {
-					msg = firstLine(sr.Failure.Message)
-				}
-				t.Errorf("variant %s (%s) fails %s, a false failure: %s", b.name, b.freedom, id, msg)
-			}
-			if passed := r.idsIn(passedState); !slices.Equal(passed, want) {
-				t.Errorf("variant %s: specs passed %v\nwant every pod spec hostprocess declares %v\nnot passed: %v", b.name, passed, want, minus(want, passed))
-			}
-			if r.err != nil || !strings.Contains(r.summary, "verdict: conformant") {
-				t.Errorf("variant %s: the run failed (%v) or its summary is not \"verdict: conformant\":\n%s", b.name, r.err, r.summary)
-			}
+			checkBenignRun(t, b.name, b.freedom, runs[i], want, "pod spec hostprocess declares")
 		})
 	}
 }
