@@ -42,7 +42,7 @@ func (h *host) killPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer
 		sb.ready = false
 	}
 	h.mu.Unlock()
-	if err := h.stopContainers(ctx, ps, grace); err != nil {
+	if err := h.stopContainers(ctx, ps, pod, grace); err != nil {
 		return fmt.Errorf("kill pod %s: %w", uid, err)
 	}
 	return nil
@@ -65,58 +65,32 @@ func gracePeriod(pod *v1.Pod, override *int64) time.Duration {
 	return defaultGracePeriod
 }
 
-// stopContainers stops every running container of ps: SIGTERM to its
-// process group, SIGKILL when grace is over (at once for grace <= 0). It
-// returns nil once all of them have been reaped, or ctx's error. The caller
-// holds ps's operation lock, so no container starts meanwhile.
-func (h *host) stopContainers(ctx context.Context, ps *podState, grace time.Duration) error {
-	sig := sigTerm
-	if grace <= 0 {
-		sig = sigKill
-	}
+// stopContainers stops every running container of ps, each as the
+// kubelet's killContainer does (stopInstance: its preStop hook, then
+// SIGTERM, then SIGKILL once the rest of grace is over; SIGKILL at once for
+// grace <= 0), all at the same time. pod gives the preStop hooks (nil: those
+// the containers started with). It returns nil once all of them have been
+// reaped, or ctx's error. The caller holds ps's operation lock, so no
+// container starts meanwhile.
+func (h *host) stopContainers(ctx context.Context, ps *podState, pod *v1.Pod, grace time.Duration) error {
 	h.mu.Lock()
 	var running []*instance
 	for _, cs := range ps.containers {
 		for _, inst := range cs.instances {
 			if !inst.exited {
 				running = append(running, inst)
-				h.signalLocked(inst, sig)
 			}
 		}
 	}
 	h.mu.Unlock()
-	if len(running) == 0 {
-		return nil
+	errs := make([]error, len(running))
+	var wg sync.WaitGroup
+	for i, inst := range running {
+		hook, ok := preStopOf(pod, inst)
+		wg.Go(func() { errs[i] = h.stopInstance(ctx, inst, hook, ok, grace) })
 	}
-
-	// waitAll waits for every process to be reaped; it reports false when
-	// expired fires first.
-	waitAll := func(expired <-chan time.Time) (bool, error) {
-		for _, inst := range running {
-			select {
-			case <-inst.done:
-			case <-expired:
-				return false, nil
-			case <-ctx.Done():
-				return false, ctx.Err()
-			}
-		}
-		return true, nil
-	}
-	if sig == sigTerm {
-		timer := time.NewTimer(grace)
-		defer timer.Stop()
-		if all, err := waitAll(timer.C); all || err != nil {
-			return err
-		}
-		h.mu.Lock()
-		for _, inst := range running {
-			h.signalLocked(inst, sigKill)
-		}
-		h.mu.Unlock()
-	}
-	_, err := waitAll(nil)
-	return err
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func (h *host) deletePod(ctx context.Context, pod *v1.Pod) error {
@@ -143,7 +117,7 @@ func (h *host) forget(ctx context.Context, uid types.UID) error {
 		return err
 	}
 	defer release()
-	if err := h.stopContainers(ctx, ps, cleanupGracePeriod); err != nil {
+	if err := h.stopContainers(ctx, ps, nil, cleanupGracePeriod); err != nil {
 		return err
 	}
 	// Every process has been reaped, so no log file is open any more.
