@@ -15,7 +15,6 @@ var podSpecCapabilities = []conformance.Capability{
 	conformance.CapEnvExpansion,
 	conformance.CapImagePullPolicy,
 	conformance.CapTerminationMessage,
-	conformance.CapLifecycleHooks,
 }
 
 // fakeCapabilities are the capabilities the fake declares.

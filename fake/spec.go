@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 )
 
 // validatePod rejects what SyncPod cannot work with, naming the problem. It
@@ -44,7 +45,7 @@ func containerAt(spec *v1.PodSpec, i int) *v1.Container {
 
 // specCopy returns a private copy of what the fake uses of pod: its
 // identity, restart policy, grace period and, per container, name, image,
-// command and args. It keeps no memory of pod.
+// command, args and lifecycle hooks. It keeps no memory of pod.
 func specCopy(pod *v1.Pod) *v1.Pod {
 	out := &v1.Pod{}
 	out.Namespace, out.Name, out.UID = pod.Namespace, pod.Name, pod.UID
@@ -58,7 +59,7 @@ func specCopy(pod *v1.Pod) *v1.Pod {
 		}
 		cs := make([]v1.Container, len(in))
 		for i, c := range in {
-			cs[i] = v1.Container{Name: c.Name, Image: c.Image, Command: slices.Clone(c.Command), Args: slices.Clone(c.Args)}
+			cs[i] = v1.Container{Name: c.Name, Image: c.Image, Command: slices.Clone(c.Command), Args: slices.Clone(c.Args), Lifecycle: c.Lifecycle.DeepCopy()}
 		}
 		return cs
 	}
@@ -84,11 +85,21 @@ func sameSpec(stored, pod *v1.Pod) bool {
 		}
 		for i := range x {
 			if x[i].Name != y[i].Name || x[i].Image != y[i].Image ||
-				!slices.Equal(x[i].Command, y[i].Command) || !slices.Equal(x[i].Args, y[i].Args) {
+				!slices.Equal(x[i].Command, y[i].Command) || !slices.Equal(x[i].Args, y[i].Args) ||
+				!sameLifecycle(x[i].Lifecycle, y[i].Lifecycle) {
 				return false
 			}
 		}
 		return true
 	}
 	return same(stored.Spec.InitContainers, pod.Spec.InitContainers) && same(stored.Spec.Containers, pod.Spec.Containers)
+}
+
+// sameLifecycle reports whether two containers have the same hooks; it does
+// not allocate when neither has any.
+func sameLifecycle(a, b *v1.Lifecycle) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return equality.Semantic.DeepEqual(a, b)
 }

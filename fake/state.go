@@ -162,6 +162,18 @@ type instance struct {
 	terminating bool
 	killAt      time.Time
 
+	// Lifecycle hooks (hooks.go). stopping: SIGTERM is due at termAt,
+	// after a preStop hook or a failed postStart hook, and the container
+	// then gets stopGrace before SIGKILL. hookFailPending: the failure of
+	// its postStart hook (hookFailure) is still to be reported to the
+	// ReasonCache. hookWrites: what its hooks wrote.
+	stopping        bool
+	termAt          time.Time
+	stopGrace       time.Duration
+	hookFailPending bool
+	hookFailure     string
+	hookWrites      []timedWrite
+
 	timers []clock.Timer
 }
 
@@ -186,6 +198,10 @@ func (in *instance) advance(now time.Time) (started, exited bool) {
 	}
 	if in.state != pkgcontainer.ContainerStateRunning {
 		return started, false
+	}
+	if in.advanceStop(now) {
+		in.stopTimers()
+		return started, true
 	}
 	natural := !in.runsForever && !in.exitAt.After(now)
 	killed := in.terminating && !in.killAt.After(now)

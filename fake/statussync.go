@@ -122,7 +122,7 @@ func (s *syncer) initFromStatus(logger klog.Logger) (initialized, failed bool) {
 // p.mu; it is released while waiting.
 func (s *syncer) killShown(ctx context.Context) error {
 	p, st := s.p, s.status
-	deadline := p.terminate(s.ps, s.now, p.gracePeriod(s.pod, s.ps.pod, nil), func(in *instance) bool {
+	deadline := p.terminate(s.ps, s.pod, s.now, p.gracePeriod(s.pod, s.ps.pod, nil), func(in *instance) bool {
 		for _, cs := range st.ContainerStatuses {
 			if cs.ID.ID == in.id && cs.State == pkgcontainer.ContainerStateRunning {
 				return true

@@ -1,0 +1,229 @@
+package fake
+
+import (
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/workload"
+)
+
+// Lifecycle hooks, simulated on the provider's clock as the kubelet's
+// runtime manager runs them (k8s.io/kubernetes/pkg/kubelet/kuberuntime/
+// kuberuntime_container.go: startContainer step 4, killContainer,
+// executePreStopHook):
+//
+//   - postStart runs from the moment the container runs, for as long as its
+//     command says (workload.OfHandler; a sleep action for its seconds).
+//     The containers SyncPod starts after it in the same call run only once
+//     it has ended, as the kubelet starts them one after another. When it
+//     fails, the container gets SIGTERM at its end (SIGKILL after the pod's
+//     grace period if it ignores SIGTERM) and the start is reported to the
+//     ReasonCache as workload.ErrPostStartHook: by the SyncPod that started
+//     it when the hook fails at once, else by the first SyncPod after its end.
+//   - preStop runs when KillPod (or CleanupPods) stops a running container
+//     with a grace period above 0, for as long as its command says but at
+//     most the grace period; SIGTERM comes when it ends, and the container
+//     gets what is left of the grace period (at least 2s under
+//     WithMinimumGracePeriod).
+//
+// HTTP and TCP actions, and exec commands outside the vocabulary, succeed at
+// once; a command that runs until killed takes the whole grace period as a
+// preStop hook and, as a postStart hook, succeeds at once (the kubelet would
+// block for ever). What a hook writes is kept with the instance, at the
+// times it writes it (instance.hookWrites).
+
+// hookRun is what one run of a hook does.
+type hookRun struct {
+	d       time.Duration
+	code    int
+	forever bool
+	writes  []workload.Write
+	how     string // for events
+}
+
+// scriptedHook is a hook a ContainerScript imposes.
+type scriptedHook struct {
+	d    time.Duration
+	code int
+}
+
+// timedWrite is a write of a hook at the simulated time it happened.
+type timedWrite struct {
+	At time.Time
+	workload.Write
+}
+
+// hookOf returns the run of the postStart (post) or preStop hook of c, as
+// script imposes it or its spec says, and whether there is one.
+func hookOf(script *containerScript, c *v1.Container, post bool) (hookRun, bool) {
+	if script != nil {
+		if sh := script.postStart; post && sh != nil {
+			return hookRun{d: sh.d, code: sh.code, how: "scripted"}, true
+		}
+		if sh := script.preStop; !post && sh != nil {
+			return hookRun{d: sh.d, how: "scripted"}, true
+		}
+	}
+	if c == nil || c.Lifecycle == nil {
+		return hookRun{}, false
+	}
+	h := c.Lifecycle.PreStop
+	if post {
+		h = c.Lifecycle.PostStart
+	}
+	switch {
+	case h == nil:
+		return hookRun{}, false
+	case h.Sleep != nil:
+		return hookRun{d: time.Duration(max(h.Sleep.Seconds, 0)) * time.Second, how: "sleep"}, true
+	case h.Exec != nil:
+		b, ok := workload.OfHandler(c, h)
+		if !ok || b.Unknown {
+			return hookRun{how: "exec (not simulated)"}, true
+		}
+		if b.RunsUntilKilled {
+			return hookRun{forever: true, writes: b.Writes, how: "exec"}, true
+		}
+		return hookRun{d: b.RunFor, code: b.ExitCode, writes: b.Writes, how: "exec"}, true
+	}
+	return hookRun{how: "http/tcp (not simulated)"}, true
+}
+
+// recordWrites keeps the writes of a hook run from start until end.
+func (in *instance) recordWrites(run hookRun, start, end time.Time) {
+	for _, w := range run.writes {
+		if at := start.Add(w.At); !at.After(end) {
+			in.hookWrites = append(in.hookWrites, timedWrite{At: at, Write: w})
+		}
+	}
+}
+
+// postStart simulates the postStart hook of c, whose instance in has just
+// been created, and reports whether the start still counts as a success.
+// The caller holds p.mu.
+func (s *syncer) postStart(c *v1.Container, in *instance, script *containerScript, res *pkgcontainer.SyncResult) bool {
+	run, ok := hookOf(script, c, true)
+	if !ok {
+		return true
+	}
+	if run.forever {
+		run.d, run.code = 0, 0
+	}
+	end := in.runningAt.Add(run.d)
+	s.cursor = maxTime(s.cursor, end)
+	in.recordWrites(run, in.runningAt, end)
+	s.p.publish(Event{At: s.now, Type: EventPostStartHook, Pod: s.ps.ref, Container: c.Name, ContainerID: in.id, ExitCode: run.code,
+		Message: fmt.Sprintf("%s hook runs %s from %s, exits %d", run.how, run.d, in.runningAt.Format(time.RFC3339Nano), run.code)})
+	if run.code == 0 {
+		return true
+	}
+	// killContainer with the pod's grace period (setTerminationGracePeriod).
+	in.stopping, in.termAt, in.stopGrace = true, end, s.p.gracePeriod(nil, s.ps.pod, nil)
+	s.p.schedule(in, in.termAt)
+	s.p.schedule(in, in.termAt.Add(in.stopGrace))
+	in.hookFailure = fmt.Sprintf("PostStartHook %s failed with exit code %d", run.how, run.code)
+	if end.After(s.now) {
+		in.hookFailPending = true
+		return true
+	}
+	res.Fail(workload.ErrPostStartHook, in.hookFailure)
+	s.p.advanceInstance(s.ps, in, s.now)
+	return false
+}
+
+// reportHookFailure reports to the ReasonCache the failed postStart hook of
+// container c's current instance, once its end has come, and reports
+// whether it did: the container is then not started again in this sync.
+// The caller holds p.mu.
+func (s *syncer) reportHookFailure(c *v1.Container) bool {
+	cur := s.ps.containers[c.Name].current()
+	if cur == nil || !cur.hookFailPending || cur.termAt.After(s.now) {
+		return false
+	}
+	cur.hookFailPending = false
+	res := pkgcontainer.NewSyncResult(pkgcontainer.StartContainer, c.Name)
+	res.Fail(workload.ErrPostStartHook, cur.hookFailure)
+	s.result.AddSyncResult(res)
+	return true
+}
+
+// preStop starts the preStop hook of the running instance in of the
+// container named in the pod's spec (pod as handed to KillPod, else as last
+// synced), for a stop with grace, and returns when the container will have
+// exited at the latest. ok is false when there is no hook to run: the
+// caller stops the container at once.
+func (p *PodProvider) preStop(ps *podState, pod *v1.Pod, in *instance, now time.Time, grace time.Duration) (deadline time.Time, ok bool) {
+	if in.stopping {
+		// Already stopping (a hook runs): the earlier plan stands.
+		return in.termAt.Add(in.stopGrace), true
+	}
+	if in.state != pkgcontainer.ContainerStateRunning || grace <= 0 {
+		return now, false
+	}
+	if pod == nil {
+		pod = ps.pod
+	}
+	script := p.scripts.containers[containerKey{pod: ps.key, name: in.name}]
+	run, ok := hookOf(script, specOf(pod, in.name), false)
+	if !ok {
+		return now, false
+	}
+	d := run.d
+	if run.forever {
+		d = grace
+	}
+	d = min(d, grace)
+	left := grace - d
+	if p.minimumGracePeriod {
+		left = max(left, minimumGracePeriod)
+	}
+	in.stopping, in.termAt, in.stopGrace = true, now.Add(d), left
+	in.recordWrites(run, now, in.termAt)
+	p.schedule(in, in.termAt)
+	p.schedule(in, in.termAt.Add(left))
+	p.publish(Event{At: now, Type: EventPreStopHook, Pod: ps.ref, Container: in.name, ContainerID: in.id,
+		Message: fmt.Sprintf("%s hook runs %s of the grace period %s", run.how, d, grace)})
+	return in.termAt.Add(left), true
+}
+
+// specOf returns the container of pod named name, or nil.
+func specOf(pod *v1.Pod, name string) *v1.Container {
+	if pod == nil {
+		return nil
+	}
+	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+// advanceStop applies the SIGTERM of a stop planned for termAt (after a
+// hook), if due at now and the container has not exited on its own before.
+// It reports whether the container exited. The caller is advance.
+func (in *instance) advanceStop(now time.Time) bool {
+	if !in.stopping || in.termAt.After(now) {
+		return false
+	}
+	if !in.runsForever && in.exitAt.Before(in.termAt) {
+		return false // it exits on its own first
+	}
+	in.stopping = false
+	switch {
+	case !in.ignoresSIGTERM:
+		in.exit(in.termAt, in.termCode)
+		return true
+	case in.stopGrace <= 0:
+		in.exit(in.termAt, exitCodeSIGKILL)
+		return true
+	case !in.terminating || in.killAt.After(in.termAt.Add(in.stopGrace)):
+		in.terminating, in.killAt = true, in.termAt.Add(in.stopGrace)
+	}
+	return false
+}
