@@ -64,7 +64,18 @@
 // run fails five restart specs, whose SyncPods meet the 10s crash-loop
 // back-off (see the README, "Two modes").
 //
-// Even WithKubeletSemantics does not simulate probes, lifecycle hooks,
+// Lifecycle hooks are simulated in both modes (hooks.go): a postStart
+// hook runs for as long as its exec command says (package workload) once
+// its container runs, and the containers SyncPod starts after it run once it
+// has ended; one that fails kills the container at its end and is reported
+// to the ReasonCache as ErrPostStartHook (PostStartHookError). KillPod runs
+// a running container's preStop hook before SIGTERM, for at most the grace
+// period, and gives the container what is left of it.
+// ContainerScript.PostStartHook and PreStopHook (scenario keys
+// postStartHook, preStopHook) impose hooks whatever the spec says;
+// EventPostStartHook and EventPreStopHook show each run.
+//
+// Even WithKubeletSemantics does not simulate probes,
 // restartable init containers (sidecars), ephemeral containers,
 // termination messages, container-level restart policies, OOM kills,
 // resource limits, in-place resizes, a restart of a running container whose
