@@ -29,6 +29,8 @@ func TestConformance(t *testing.T) {
 			conformance.CapGracePeriod,
 			conformance.CapStartFailures,
 			conformance.CapOrphanCleanup,
+			// Not lifecycle-hooks: the Service's API has no exec, so its
+			// containers cannot run postStart or preStop hooks.
 		},
 		RuntimeName: remotebackend.RuntimeName,
 		// The Service reacts at once; only the grace periods (1s) and

@@ -23,6 +23,7 @@ func TestConformance(t *testing.T) {
 			conformance.CapRestartPolicies,
 			conformance.CapStartFailures,
 			conformance.CapOrphanCleanup,
+			// Not lifecycle-hooks: there is no process to run a hook in.
 		},
 		// An in-memory provider answers at once: short waits keep the
 		// test fast.
