@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"time"
 
@@ -266,4 +267,30 @@ func hookMutants() []*mutant {
 			},
 		},
 	}
+}
+
+// hookCatches are the mutants of other specs whose violation the lifecycle
+// hook specs catch too, and why: the hook specs stand on the same contract.
+var hookCatches = map[string]struct {
+	ids []string
+	why string
+}{
+	"kill-leaves-container-running":    {[]string{"KRI-POD-065"}, "065 checks that nothing runs after KillPod"},
+	"reason-cache-never-updated":       {[]string{"KRI-POD-063"}, "063 reads PostStartHookError from the ReasonCache"},
+	"syncpod-blocks-forever":           {[]string{"KRI-POD-063", "KRI-POD-065"}, "063 and 065 sync their pods"},
+	"restart-policy-ignored":           {[]string{"KRI-POD-063"}, "063 waits for the restart under Always"},
+	"restart-policy-always":            {[]string{"KRI-POD-063"}, "063 checks that Never does not restart"},
+	"exit-codes-lost":                  {[]string{"KRI-POD-063"}, "063 checks the killed container's non-zero exit code"},
+	"host-termination-message-dropped": {[]string{"KRI-POD-062", "KRI-POD-064"}, "062 and 064 see the hooks through the termination message"},
+}
+
+// withHookCatches adds to the mutants of ms the lifecycle hook specs that
+// catch them too (hookCatches).
+func withHookCatches(ms []*mutant) []*mutant {
+	for _, m := range ms {
+		if c, ok := hookCatches[m.name]; ok {
+			m.want = append(slices.Clone(m.want), c.ids...)
+		}
+	}
+	return ms
 }
