@@ -64,12 +64,30 @@
 // run fails five restart specs, whose SyncPods meet the 10s crash-loop
 // back-off (see the README, "Two modes").
 //
-// Even WithKubeletSemantics does not simulate probes, lifecycle hooks,
-// restartable init containers (sidecars), ephemeral containers,
-// termination messages, container-level restart policies, OOM kills,
-// resource limits, in-place resizes, a restart of a running container whose
-// image changed, pull time, or garbage collection (each container keeps
-// its current instance and the one before; DeletePod forgets at once).
+// In both modes the fake does what the pod spec asks of the runtime, as the
+// kubelet's runtime manager does (see "What the pod spec asks" below). Even
+// WithKubeletSemantics does not simulate ephemeral containers,
+// container-level restart policies, OOM kills, resource limits, a restart
+// of a running container whose image changed, pull time, or garbage
+// collection (each container keeps its current instance and the one
+// before; DeletePod forgets at once).
+//
+// # What the pod spec asks
+//
+// By default, with no option:
+//
+//   - env and $(VAR): a container's Env values, Command and Args are
+//     expanded as the kubelet expands them ($$ stands for $), and sh reads
+//     $VAR from that environment (workload.OfEnv);
+//   - termination messages: an exited instance's Message is the file at its
+//     terminationMessagePath as its command left it (echo ... > PATH), the
+//     last 4096 bytes; with FallbackToLogsOnError and a non-zero exit code,
+//     a missing or empty file gives the tail of what it printed (80 lines,
+//     2048 bytes), as kuberuntime's getTerminationMessage does;
+//   - imagePullPolicy Never: a container whose image is missing (under
+//     workload.MissingImageDomain) is never created; every start fails
+//     with ErrImageNeverPull and the image manager's message, with no
+//     back-off.
 //
 // # Command vocabulary
 //

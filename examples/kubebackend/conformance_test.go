@@ -38,6 +38,11 @@ func TestConformance(t *testing.T) {
 			conformance.CapRestartPolicies,
 			conformance.CapGracePeriod,
 			conformance.CapStartFailures,
+			// What the pod spec asks is the backend cluster's kubelet's
+			// business, and it does it.
+			conformance.CapImagePullPolicy,
+			conformance.CapEnvExpansion,
+			conformance.CapTerminationMessage,
 		},
 		// The backend reacts within milliseconds; only the grace periods
 		// (1s) and the back-off take time. Calls get the suite's default

@@ -29,6 +29,11 @@ func TestConformance(t *testing.T) {
 			conformance.CapGracePeriod,
 			conformance.CapStartFailures,
 			conformance.CapOrphanCleanup,
+			// A cloud service runs the container with its environment,
+			// expanded as the kubelet would. It has no local images (so
+			// no imagePullPolicy Never) and reports no termination
+			// messages.
+			conformance.CapEnvExpansion,
 		},
 		RuntimeName: remotebackend.RuntimeName,
 		// The Service reacts at once; only the grace periods (1s) and
