@@ -294,7 +294,7 @@ func podMutants() []*mutant {
 		{
 			name:      "reason-cache-never-updated",
 			violation: "SyncPod reports container starts to a ReasonCache of its own",
-			want:      []string{"KRI-POD-012", "KRI-POD-013", "KRI-POD-052"},
+			want:      []string{"KRI-POD-012", "KRI-POD-013", "KRI-POD-052", "KRI-POD-057", "KRI-POD-058"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if rc != nil {
@@ -381,7 +381,7 @@ func podMutants() []*mutant {
 		{
 			name:      "syncpod-blocks-forever",
 			violation: "SyncPod never returns (and ignores its context)",
-			want:      []string{"KRI-POD-001", "KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-006", "KRI-POD-007", "KRI-POD-008", "KRI-POD-009", "KRI-POD-010", "KRI-POD-011", "KRI-POD-012", "KRI-POD-013", "KRI-POD-014", "KRI-POD-015", "KRI-POD-020", "KRI-POD-021", "KRI-POD-022", "KRI-POD-023", "KRI-POD-025", "KRI-POD-026", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-037", "KRI-POD-038", "KRI-POD-039", "KRI-POD-040", "KRI-POD-041", "KRI-POD-042", "KRI-POD-043", "KRI-POD-044", "KRI-POD-045", "KRI-POD-046", "KRI-POD-049", "KRI-POD-050", "KRI-POD-051", "KRI-POD-052", "KRI-POD-053", "KRI-POD-054", "KRI-POD-055"},
+			want:      []string{"KRI-POD-001", "KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-006", "KRI-POD-007", "KRI-POD-008", "KRI-POD-009", "KRI-POD-010", "KRI-POD-011", "KRI-POD-012", "KRI-POD-013", "KRI-POD-014", "KRI-POD-015", "KRI-POD-020", "KRI-POD-021", "KRI-POD-022", "KRI-POD-023", "KRI-POD-025", "KRI-POD-026", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-037", "KRI-POD-038", "KRI-POD-039", "KRI-POD-040", "KRI-POD-041", "KRI-POD-042", "KRI-POD-043", "KRI-POD-044", "KRI-POD-045", "KRI-POD-046", "KRI-POD-049", "KRI-POD-050", "KRI-POD-051", "KRI-POD-052", "KRI-POD-053", "KRI-POD-054", "KRI-POD-055", "KRI-POD-057", "KRI-POD-058", "KRI-POD-059", "KRI-POD-060", "KRI-POD-061"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) error {
 					forever()
@@ -512,7 +512,7 @@ func podMutants() []*mutant {
 		{
 			name:      "exit-codes-lost",
 			violation: "GetPodStatus reports exit code 0 for every exited container",
-			want:      []string{"KRI-POD-005", "KRI-POD-006", "KRI-POD-008", "KRI-POD-011", "KRI-POD-053", "KRI-POD-056"},
+			want:      []string{"KRI-POD-005", "KRI-POD-006", "KRI-POD-008", "KRI-POD-011", "KRI-POD-053", "KRI-POD-056", "KRI-POD-059"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
@@ -588,7 +588,7 @@ func podMutants() []*mutant {
 		{
 			name:      "waiting-without-reason",
 			violation: "RefreshPodStatus drops the reason of a container whose start failed",
-			want:      []string{"KRI-POD-026"},
+			want:      []string{"KRI-POD-026", "KRI-POD-057", "KRI-POD-058"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
 					next.RefreshPodStatus(pod, ps)

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation"
 	apicorev1 "k8s.io/kubernetes/pkg/apis/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
@@ -162,8 +163,27 @@ func (e *podEnv) newPod(name string, policy v1.RestartPolicy, containers ...v1.C
 		e.w().Pod(pod)
 	}
 	defaultPod(pod)
+	e.checkNames(pod)
 	e.track(pod)
 	return pod
+}
+
+// checkNames fails the spec when the pod or one of its containers has a
+// name an API server rejects: a bug of the suite (or of Workloads.Pod) that
+// only a provider backed by a real API server would otherwise show.
+func (e *podEnv) checkNames(pod *v1.Pod) {
+	var errs []string
+	errs = append(errs, validation.IsDNS1123Subdomain(pod.Name)...)
+	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			for _, msg := range validation.IsDNS1123Label(c.Name) {
+				errs = append(errs, fmt.Sprintf("container %q: %s", c.Name, msg))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		e.failf("the pod %q built for this spec is invalid for an API server (a bug in the suite or in Workloads.Pod): %s", pod.Name, strings.Join(errs, "; "))
+	}
 }
 
 // defaultPod fills in the fields the API server defaults (security context,

@@ -20,11 +20,13 @@ import (
 	"github.com/kri-kit/testkit/workload"
 )
 
-// The mutants of the pod-spec specs (KRI-POD-057 on). The fake does not
-// simulate these features yet, so they decorate the hostprocess example,
-// which implements them with real processes, with the fake's Interceptors
-// type. Each runs every pod spec against that provider with the
-// capabilities it declares, so it must fail exactly its specs there.
+// The mutants of the pod-spec specs (KRI-POD-057 on). They decorate the
+// hostprocess example, which implements these features with real
+// processes, with the fake's Interceptors type, so that each spec is shown
+// to catch what a real runtime gets wrong (the fake passes them too, and
+// its own mutants run them). Each runs every pod spec against that
+// provider with the capabilities it declares, so it must fail exactly its
+// specs there.
 
 // hostCapabilities are the capabilities examples/hostprocess declares in its
 // own TestConformance.

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -64,7 +65,7 @@ func podImagePullFailureWaits(e *podEnv) {
 	for _, policy := range []v1.PullPolicy{v1.PullAlways, v1.PullIfNotPresent} {
 		c := named("app", e.w().PullFails())
 		c.ImagePullPolicy = policy
-		pod := e.newPod("pullfails-"+string(policy[:3]), v1.RestartPolicyAlways, c)
+		pod := e.newPod("pullfails-"+strings.ToLower(string(policy[:3])), v1.RestartPolicyAlways, c)
 		reasons := []string{reasonErrImagePull, reasonImagePullBackOff}
 		ginkgo.By(fmt.Sprintf("syncing a pod whose container's image %s cannot be pulled (imagePullPolicy %s)", c.Image, policy))
 		e.syncUntilOpt(pod, true, "app's pull failure reported", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {

@@ -64,23 +64,41 @@
 // run fails five restart specs, whose SyncPods meet the 10s crash-loop
 // back-off (see the README, "Two modes").
 //
-// Lifecycle hooks are simulated in both modes (hooks.go): a postStart
-// hook runs for as long as its exec command says (package workload) once
-// its container runs, and the containers SyncPod starts after it run once it
-// has ended; one that fails kills the container at its end and is reported
-// to the ReasonCache as ErrPostStartHook (PostStartHookError). KillPod runs
-// a running container's preStop hook before SIGTERM, for at most the grace
-// period, and gives the container what is left of it.
-// ContainerScript.PostStartHook and PreStopHook (scenario keys
-// postStartHook, preStopHook) impose hooks whatever the spec says;
-// EventPostStartHook and EventPreStopHook show each run.
+// In both modes the fake does what the pod spec asks of the runtime, as the
+// kubelet's runtime manager does (see "What the pod spec asks" below). Even
+// WithKubeletSemantics does not simulate ephemeral containers,
+// container-level restart policies, OOM kills, resource limits, a restart
+// of a running container whose image changed, pull time, or garbage
+// collection (each container keeps its current instance and the one
+// before; DeletePod forgets at once).
 //
-// Even WithKubeletSemantics does not simulate probes,
-// restartable init containers (sidecars), ephemeral containers,
-// termination messages, container-level restart policies, OOM kills,
-// resource limits, in-place resizes, a restart of a running container whose
-// image changed, pull time, or garbage collection (each container keeps
-// its current instance and the one before; DeletePod forgets at once).
+// # What the pod spec asks
+//
+// By default, with no option:
+//
+//   - env and $(VAR): a container's Env values, Command and Args are
+//     expanded as the kubelet expands them ($$ stands for $), and sh reads
+//     $VAR from that environment (workload.OfEnv);
+//   - termination messages: an exited instance's Message is the file at its
+//     terminationMessagePath as its command left it (echo ... > PATH), the
+//     last 4096 bytes; with FallbackToLogsOnError and a non-zero exit code,
+//     a missing or empty file gives the tail of what it printed (80 lines,
+//     2048 bytes), as kuberuntime's getTerminationMessage does;
+//   - imagePullPolicy Never: a container whose image is missing (under
+//     workload.MissingImageDomain) is never created; every start fails
+//     with ErrImageNeverPull and the image manager's message, with no
+//     back-off;
+//   - lifecycle hooks (hooks.go): a postStart hook runs for as long as its
+//     exec command says (workload.OfHandler) once its container runs, and
+//     the containers SyncPod starts after it run once it has ended; one
+//     that fails kills the container at its end and is reported to the
+//     ReasonCache as ErrPostStartHook (PostStartHookError). KillPod runs a
+//     running container's preStop hook before SIGTERM, for at most the
+//     grace period, and gives the container what is left of it. What a hook
+//     writes (echo ... >> PATH) goes to the container's files, at the time
+//     it writes it. ContainerScript.PostStartHook and PreStopHook (scenario
+//     keys postStartHook, preStopHook) impose hooks whatever the spec says;
+//     EventPostStartHook and EventPreStopHook show each run.
 //
 // # Command vocabulary
 //

@@ -1,7 +1,9 @@
 package fake
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -226,4 +228,28 @@ func (in *instance) advanceStop(now time.Time) bool {
 		in.terminating, in.killAt = true, in.termAt.Add(in.stopGrace)
 	}
 	return false
+}
+
+// withHookWrites returns b with the file writes of its instance's hooks
+// (writes, at their times; started is when the instance started) among its
+// own, in the order they happened, so that the instance's files, and its
+// termination message, hold what the hooks wrote too. What a hook prints
+// is not the container's output (the kubelet returns it to the hook's
+// caller) and is left out.
+func withHookWrites(b workload.Behaviour, started time.Time, writes []timedWrite) workload.Behaviour {
+	if len(writes) == 0 {
+		return b
+	}
+	all := slices.Clone(b.Writes)
+	for _, w := range writes {
+		if w.Path == workload.Stdout {
+			continue
+		}
+		hw := w.Write
+		hw.At = max(w.At.Sub(started), 0)
+		all = append(all, hw)
+	}
+	slices.SortStableFunc(all, func(x, y workload.Write) int { return cmp.Compare(x.At, y.At) })
+	b.Writes = all
+	return b
 }

@@ -209,3 +209,29 @@ func TestScenarioHooks(t *testing.T) {
 		}
 	}
 }
+
+// What the hooks write goes to the container's files: the killed instance's
+// termination message holds the postStart hook's write, then the preStop
+// hook's.
+func TestHookWritesReachTheTerminationMessage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := fake.NewPodProvider()
+		defer p.Stop()
+		c := withHooks(container("app", "sh", "-c", untilKilled),
+			"echo -n A >> /dev/termination-log", "sleep 1; echo -n B >> /dev/termination-log; echo -n C")
+		c.TerminationMessagePath = "/dev/termination-log"
+		pod := newPod("hook-writes", v1.RestartPolicyNever, c)
+		if err := p.SyncPod(t.Context(), pod, nil, kri.NewReasonCache()); err != nil {
+			t.Fatal(err)
+		}
+		st, _ := p.GetPodStatus(t.Context(), pod)
+		grace := int64(5)
+		if err := p.KillPod(t.Context(), pod, pkgcontainer.ConvertPodStatusToRunningPod(fake.RuntimeName, st), &grace); err != nil {
+			t.Fatal(err)
+		}
+		st, _ = p.GetPodStatus(t.Context(), pod)
+		if app := st.FindContainerStatusByName("app"); app == nil || app.Message != "AB" {
+			t.Errorf("killed instance: %+v, want message %q (the hooks' writes; what a hook prints is not the container's)", app, "AB")
+		}
+	})
+}

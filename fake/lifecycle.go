@@ -199,9 +199,13 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 	}
 
 	script := p.scripts.containers[containerKey{pod: ps.key, name: c.Name}]
-	b := workload.Of(c)
+	b := workload.OfEnv(c)
 	if fault, ok := script.takeStartFault(); ok {
 		s.failStart(res, c, init, sb, fault.err, fault.message)
+		return false
+	}
+	if workload.ImageMissing(c.Image) && c.ImagePullPolicy == v1.PullNever {
+		s.failStart(res, c, init, sb, ErrImageNeverPull, neverPullMessage(c.Image))
 		return false
 	}
 	if workload.ImageMissing(c.Image) {
@@ -216,6 +220,7 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 
 	in := s.newInstance(c, init, sb)
 	in.runsForever, in.plannedCode = b.RunsUntilKilled, b.ExitCode
+	in.termination = terminationSourceOf(c, b)
 	in.ignoresSIGTERM, in.termCode = b.OnSIGTERM(p.pid1Signals)
 	if in.ignoresSIGTERM {
 		in.termCode = exitCodeSIGTERM // stopped while still created

@@ -23,10 +23,12 @@ import (
 var (
 	// ErrImagePull is workload.ErrImagePull, the error the fake also reports
 	// for an image under workload.MissingImageDomain.
-	ErrImagePull             = workload.ErrImagePull
-	ErrImagePullBackOff      = errors.New("ImagePullBackOff")
-	ErrInvalidImageName      = errors.New("InvalidImageName")
-	ErrImageNeverPull        = errors.New("ErrImageNeverPull")
+	ErrImagePull        = workload.ErrImagePull
+	ErrImagePullBackOff = errors.New("ImagePullBackOff")
+	ErrInvalidImageName = errors.New("InvalidImageName")
+	// ErrImageNeverPull is workload.ErrImageNeverPull, the error of a
+	// container with imagePullPolicy Never whose image is missing.
+	ErrImageNeverPull        = workload.ErrImageNeverPull
 	ErrImageInspect          = errors.New("ImageInspectError")
 	ErrCreateContainerConfig = errors.New("CreateContainerConfigError")
 	ErrCreateContainer       = errors.New("CreateContainerError")

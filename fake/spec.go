@@ -3,10 +3,9 @@ package fake
 import (
 	"errors"
 	"fmt"
-	"slices"
+	"reflect"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 )
 
 // validatePod rejects what SyncPod cannot work with, naming the problem. It
@@ -44,22 +43,29 @@ func containerAt(spec *v1.PodSpec, i int) *v1.Container {
 }
 
 // specCopy returns a private copy of what the fake uses of pod: its
-// identity, restart policy, grace period and, per container, name, image,
-// command, args and lifecycle hooks. It keeps no memory of pod.
+// identity, restart policy, grace period, process-namespace sharing and
+// host networking, and every container whole (what the pod spec asks of
+// the runtime: env, hooks, probes, termination message, pull policy,
+// restart policy of an init container, resources). It keeps no memory of
+// pod.
 func specCopy(pod *v1.Pod) *v1.Pod {
 	out := &v1.Pod{}
 	out.Namespace, out.Name, out.UID = pod.Namespace, pod.Name, pod.UID
 	out.Spec.RestartPolicy = pod.Spec.RestartPolicy
+	out.Spec.HostNetwork = pod.Spec.HostNetwork
 	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
 		out.Spec.TerminationGracePeriodSeconds = new(*g)
+	}
+	if s := pod.Spec.ShareProcessNamespace; s != nil {
+		out.Spec.ShareProcessNamespace = new(*s)
 	}
 	copyContainers := func(in []v1.Container) []v1.Container {
 		if len(in) == 0 {
 			return nil
 		}
 		cs := make([]v1.Container, len(in))
-		for i, c := range in {
-			cs[i] = v1.Container{Name: c.Name, Image: c.Image, Command: slices.Clone(c.Command), Args: slices.Clone(c.Args), Lifecycle: c.Lifecycle.DeepCopy()}
+		for i := range in {
+			in[i].DeepCopyInto(&cs[i])
 		}
 		return cs
 	}
@@ -69,14 +75,17 @@ func specCopy(pod *v1.Pod) *v1.Pod {
 }
 
 // sameSpec reports whether specCopy(pod) would equal stored, without
-// allocating: a sync with an unchanged pod copies nothing.
+// allocating: a sync with an unchanged pod copies nothing. Containers are
+// compared with reflect.DeepEqual, which allocates nothing for them (no
+// maps of pointers to revisit); a resource quantity whose cached string
+// differs makes them unequal, which only costs a copy.
 func sameSpec(stored, pod *v1.Pod) bool {
 	if stored.Namespace != pod.Namespace || stored.Name != pod.Name || stored.UID != pod.UID ||
-		stored.Spec.RestartPolicy != pod.Spec.RestartPolicy {
+		stored.Spec.RestartPolicy != pod.Spec.RestartPolicy || stored.Spec.HostNetwork != pod.Spec.HostNetwork {
 		return false
 	}
-	a, b := stored.Spec.TerminationGracePeriodSeconds, pod.Spec.TerminationGracePeriodSeconds
-	if (a == nil) != (b == nil) || (a != nil && *a != *b) {
+	if !samePtr(stored.Spec.TerminationGracePeriodSeconds, pod.Spec.TerminationGracePeriodSeconds) ||
+		!samePtr(stored.Spec.ShareProcessNamespace, pod.Spec.ShareProcessNamespace) {
 		return false
 	}
 	same := func(x, y []v1.Container) bool {
@@ -84,9 +93,7 @@ func sameSpec(stored, pod *v1.Pod) bool {
 			return false
 		}
 		for i := range x {
-			if x[i].Name != y[i].Name || x[i].Image != y[i].Image ||
-				!slices.Equal(x[i].Command, y[i].Command) || !slices.Equal(x[i].Args, y[i].Args) ||
-				!sameLifecycle(x[i].Lifecycle, y[i].Lifecycle) {
+			if !reflect.DeepEqual(&x[i], &y[i]) {
 				return false
 			}
 		}
@@ -95,11 +102,7 @@ func sameSpec(stored, pod *v1.Pod) bool {
 	return same(stored.Spec.InitContainers, pod.Spec.InitContainers) && same(stored.Spec.Containers, pod.Spec.Containers)
 }
 
-// sameLifecycle reports whether two containers have the same hooks; it does
-// not allocate when neither has any.
-func sameLifecycle(a, b *v1.Lifecycle) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return equality.Semantic.DeepEqual(a, b)
+// samePtr reports whether a and b are both nil or point to equal values.
+func samePtr[T comparable](a, b *T) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }

@@ -157,6 +157,7 @@ type instance struct {
 	plannedCode    int
 	ignoresSIGTERM bool
 	termCode       int // the exit code SIGTERM ends it with (while created, also if it ignores SIGTERM)
+	termination    terminationSource
 
 	// Set once KillPod sent SIGTERM to a container that ignores it.
 	terminating bool
@@ -232,6 +233,11 @@ func (in *instance) exit(at time.Time, code int) {
 	in.exitCode = code
 	in.terminating = false
 	in.reason = workload.ExitReason(code)
+	if !in.startedAt.IsZero() {
+		src := in.termination
+		src.b = withHookWrites(src.b, in.startedAt, in.hookWrites)
+		in.message = src.message(at.Sub(in.startedAt), code)
+	}
 }
 
 // Exit code and reason of an instance the runtime created but could not

@@ -38,6 +38,11 @@ func TestConformance(t *testing.T) {
 			conformance.CapRestartPolicies,
 			conformance.CapGracePeriod,
 			conformance.CapStartFailures,
+			// What the pod spec asks is the backend cluster's kubelet's
+			// business, and it does it.
+			conformance.CapImagePullPolicy,
+			conformance.CapEnvExpansion,
+			conformance.CapTerminationMessage,
 			// Not lifecycle-hooks: hooks are the backend kubelet's business,
 			// and the simulated one does not run them.
 		},

@@ -45,7 +45,9 @@
 // Kubelet plays the pods bound to its node with package workload's
 // vocabulary, on an injectable k8s.io/utils/clock: init containers in order,
 // restart policies with a crash-loop back-off, image pull failures as
-// Waiting ErrImagePull then ImagePullBackOff, graceful deletion (SIGTERM:
+// Waiting ErrImagePull then ImagePullBackOff (ErrImageNeverPull under
+// imagePullPolicy Never), env with $(VAR) expansion, termination messages
+// (workload.Behaviour.TerminationMessage), graceful deletion (SIGTERM:
 // a container that exits on it exits 143 at once, one that ignores it is
 // killed with 137 when the grace period ends; then the terminal status and a
 // delete with grace 0). It builds every status with podstatus.Generate from

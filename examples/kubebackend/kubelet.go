@@ -91,7 +91,12 @@ type KubeletOptions struct {
 //     container waits with ErrImagePull, then ImagePullBackOff half-way to
 //     the next attempt; a missing executable waits with RunContainerError;
 //     both are retried after the back-off, and a changed image is tried at
-//     once;
+//     once; under imagePullPolicy Never a missing image is never pulled:
+//     the container waits with ErrImageNeverPull;
+//   - the environment: Env with $(VAR) expanded as the kubelet does
+//     (workload.OfEnv);
+//   - an exited run's message is its termination message, as
+//     workload.Behaviour.TerminationMessage gives it;
 //   - a graceful deletion (deletionTimestamp, deletionGracePeriodSeconds):
 //     SIGTERM at once — a container that exits on it exits 143, one that
 //     ignores it is killed with 137 when the grace period is over — then,

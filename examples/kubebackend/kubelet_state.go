@@ -42,6 +42,7 @@ type simContainer struct {
 	name      string
 	isInit    bool
 	image     string
+	spec      *v1.Container // as in the pod the Kubelet read, never modified
 	behaviour workload.Behaviour
 	current   *simRun
 	previous  *simRun
@@ -81,6 +82,7 @@ type simRun struct {
 	finishedAt time.Time
 	exitCode   int
 	reason     string
+	message    string // the termination message, once exited
 	// ignoresSIGTERM, and what is still to happen: exitAt (zero: runs
 	// until killed) with exitWith, killAt (zero: not being killed).
 	ignoresSIGTERM bool
@@ -101,7 +103,7 @@ func newSimPod(pod *v1.Pod, ip string) *simPod {
 }
 
 func newSimContainer(c *v1.Container, isInit bool) *simContainer {
-	return &simContainer{name: c.Name, isInit: isInit, image: c.Image, behaviour: workload.Of(c)}
+	return &simContainer{name: c.Name, isInit: isInit, image: c.Image, spec: c, behaviour: workload.OfEnv(c)}
 }
 
 func (p *simPod) containers() []*simContainer { return slices.Concat(p.init, p.app) }
@@ -168,7 +170,7 @@ func (p *simPod) stop(now time.Time, grace time.Duration) {
 func (p *simPod) signal(c *simContainer, now time.Time, grace time.Duration) {
 	r := c.current
 	if !r.ignoresSIGTERM {
-		exit(r, now, workload.ExitCodeSIGTERM)
+		c.exit(now, workload.ExitCodeSIGTERM)
 		return
 	}
 	if k := now.Add(grace); r.killAt.IsZero() || k.Before(r.killAt) {
@@ -241,9 +243,9 @@ func (p *simPod) advance(now time.Time, b BackOff) {
 		}
 		switch kind {
 		case evExit:
-			exit(c.current, at, c.current.exitWith)
+			c.exit(at, c.current.exitWith)
 		case evKill:
-			exit(c.current, at, workload.ExitCodeSIGKILL)
+			c.exit(at, workload.ExitCodeSIGKILL)
 		case evStart:
 			p.start(c, at, b)
 		}
@@ -251,8 +253,12 @@ func (p *simPod) advance(now time.Time, b BackOff) {
 	}
 }
 
-func exit(r *simRun, t time.Time, code int) {
+// exit ends the current run of c at t with code, with the termination
+// message its command left.
+func (c *simContainer) exit(t time.Time, code int) {
+	r := c.current
 	r.running, r.finishedAt, r.exitCode, r.reason = false, t, code, workload.ExitReason(code)
+	r.message = c.behaviour.TerminationMessage(c.spec, t.Sub(r.startedAt), code)
 	r.exitAt, r.killAt = time.Time{}, time.Time{}
 }
 
@@ -263,6 +269,8 @@ func (p *simPod) start(c *simContainer, t time.Time, b BackOff) {
 	var fail error
 	msg, pull := "", false
 	switch {
+	case workload.ImageMissing(c.image) && c.spec.ImagePullPolicy == v1.PullNever:
+		fail, msg = workload.ErrImageNeverPull, fmt.Sprintf("Container image %q is not present with pull policy of Never", c.image)
 	case workload.ImageMissing(c.image):
 		fail, pull = workload.ErrImagePull, true
 		msg = fmt.Sprintf("Failed to pull image %q: the registry %s does not resolve", c.image, workload.MissingImageDomain)
@@ -402,7 +410,7 @@ func (r *simRun) status(name string) *pkgcontainer.Status {
 		CreatedAt: r.startedAt, StartedAt: r.startedAt, State: pkgcontainer.ContainerStateRunning,
 	}
 	if !r.running {
-		st.State, st.FinishedAt, st.ExitCode, st.Reason = pkgcontainer.ContainerStateExited, r.finishedAt, r.exitCode, r.reason
+		st.State, st.FinishedAt, st.ExitCode, st.Reason, st.Message = pkgcontainer.ContainerStateExited, r.finishedAt, r.exitCode, r.reason, r.message
 	}
 	return st
 }

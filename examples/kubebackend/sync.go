@@ -222,7 +222,7 @@ func reportStarts(pod, bk *v1.Pod, reasonCache *kri.ReasonCache) error {
 // waitingError is the error a node agent knows a Waiting reason by.
 func waitingError(reason string) error {
 	for _, err := range []error{
-		pkgcontainer.ErrCrashLoopBackOff, pkgcontainer.ErrRunContainer, workload.ErrImagePull, ErrImagePullBackOff,
+		pkgcontainer.ErrCrashLoopBackOff, pkgcontainer.ErrRunContainer, workload.ErrImagePull, ErrImagePullBackOff, workload.ErrImageNeverPull,
 	} {
 		if err.Error() == reason {
 			return err

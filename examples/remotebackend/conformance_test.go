@@ -29,6 +29,11 @@ func TestConformance(t *testing.T) {
 			conformance.CapGracePeriod,
 			conformance.CapStartFailures,
 			conformance.CapOrphanCleanup,
+			// A cloud service runs the container with its environment,
+			// expanded as the kubelet would. It has no local images (so
+			// no imagePullPolicy Never) and reports no termination
+			// messages.
+			conformance.CapEnvExpansion,
 			// Not lifecycle-hooks: the Service's API has no exec, so its
 			// containers cannot run postStart or preStop hooks.
 		},

@@ -1,8 +1,9 @@
 // Package remotebackend is a KRI provider in front of a remote container
 // service, with a simulation of such a service to run it against. It is the
 // worked example of the freedoms the kri contract leaves a remote provider,
-// and it passes the conformance suite with every pod capability declared
-// and no expected failures.
+// and it passes the conformance suite with every capability of the KRI
+// call contract declared and, of what the pod spec asks, env-expansion,
+// with no expected failures.
 //
 // # What a remote backend is
 //
@@ -20,7 +21,8 @@
 //
 // Service simulates such a backend on a k8s.io/utils/clock, so that tests
 // drive it on a fake clock. Apply submits a pod (a *v1.Pod, copied); the
-// Service runs its containers by the workload vocabulary (package workload:
+// Service runs its containers in their environment, with $(VAR) expanded
+// as the kubelet expands it, by the workload vocabulary (package workload:
 // how long a container runs, its exit code, whether it ignores SIGTERM,
 // whether its executable or image is missing), init containers one at a
 // time in order, each to exit code 0 before the next and before the app

@@ -110,7 +110,7 @@ func newPodState(pod *v1.Pod, now time.Time) *podState {
 }
 
 func newContainerState(c *v1.Container, isInit bool) *containerState {
-	return &containerState{name: c.Name, isInit: isInit, image: c.Image, behaviour: workload.Of(c)}
+	return &containerState{name: c.Name, isInit: isInit, image: c.Image, behaviour: workload.OfEnv(c)}
 }
 
 func (p *podState) containers() []*containerState { return slices.Concat(p.init, p.app) }

@@ -69,6 +69,11 @@ func TestConformanceAPIServer(t *testing.T) {
 			conformance.CapRestartPolicies,
 			conformance.CapGracePeriod,
 			conformance.CapStartFailures,
+			// What the pod spec asks is the backend cluster's kubelet's
+			// business, and it does it.
+			conformance.CapImagePullPolicy,
+			conformance.CapEnvExpansion,
+			conformance.CapTerminationMessage,
 		},
 		Timeouts: conformance.Timeouts{
 			Call:        30 * time.Second,
