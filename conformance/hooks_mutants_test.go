@@ -275,9 +275,11 @@ var hookCatches = map[string]struct {
 	ids []string
 	why string
 }{
-	"kill-leaves-container-running":    {[]string{"KRI-POD-065"}, "065 checks that nothing runs after KillPod"},
+	"kill-leaves-container-running":    {[]string{"KRI-POD-064", "KRI-POD-065"}, "064 and 065 check that nothing runs after KillPod"},
 	"reason-cache-never-updated":       {[]string{"KRI-POD-063"}, "063 reads PostStartHookError from the ReasonCache"},
-	"syncpod-blocks-forever":           {[]string{"KRI-POD-063", "KRI-POD-065"}, "063 and 065 sync their pods"},
+	"syncpod-blocks-forever":           {[]string{"KRI-POD-062", "KRI-POD-063", "KRI-POD-064", "KRI-POD-065"}, "the hook specs sync their pods"},
+	"grace-period-ignored":             {[]string{"KRI-POD-064"}, "a kill with no grace period runs no preStop hook (the kubelet runs it only for a grace period above 0)"},
+	"kill-without-sigterm":             {[]string{"KRI-POD-064"}, "064's container exits on SIGTERM; waiting out its grace period of 6s outlasts the mutants' call timeout"},
 	"restart-policy-ignored":           {[]string{"KRI-POD-063"}, "063 waits for the restart under Always"},
 	"restart-policy-always":            {[]string{"KRI-POD-063"}, "063 checks that Never does not restart"},
 	"exit-codes-lost":                  {[]string{"KRI-POD-063"}, "063 checks the killed container's non-zero exit code"},
