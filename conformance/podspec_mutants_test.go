@@ -34,6 +34,7 @@ var hostCapabilities = []conformance.Capability{
 	conformance.CapInitContainers, conformance.CapRestartPolicies, conformance.CapGracePeriod,
 	conformance.CapStartFailures, conformance.CapOrphanCleanup,
 	conformance.CapImagePullPolicy, conformance.CapEnvExpansion, conformance.CapTerminationMessage,
+	conformance.CapSidecars,
 }
 
 // hostConfig runs the suite against hostprocess providers decorated with
