@@ -118,6 +118,13 @@ func (p *intercepted) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontai
 	return p.PodProvider.GetPodStatus(ctx, pod)
 }
 
+func (p *intercepted) KillPod(ctx context.Context, pod *v1.Pod, running pkgcontainer.Pod, grace *int64) error {
+	if p.ic.KillPod != nil {
+		return p.ic.KillPod(ctx, p.PodProvider, pod, running, grace)
+	}
+	return p.PodProvider.KillPod(ctx, pod, running, grace)
+}
+
 func (p *intercepted) RefreshPodStatus(pod *v1.Pod, ps *v1.PodStatus) {
 	if p.ic.RefreshPodStatus != nil {
 		p.ic.RefreshPodStatus(p.PodProvider, pod, ps)
