@@ -172,3 +172,47 @@ func TestSidecarTurnComesAtTheEndOfTheGracePeriod(t *testing.T) {
 		}
 	})
 }
+
+// A scenario's pod with a native sidecar runs to completion on the fake
+// clock: the Job-style pod of a controller test.
+func TestScenarioJobWithSidecar(t *testing.T) {
+	s, err := fake.ParseScenario("job-with-sidecar.yaml", []byte(`name: job-with-sidecar
+pods:
+- metadata: {name: job, uid: job-1}
+  spec:
+    restartPolicy: Never
+    initContainers:
+    - name: proxy
+      restartPolicy: Always
+      command: [sh, -c, "trap 'sleep 1; exit 0' TERM; sleep infinity & wait"]
+    containers:
+    - name: work
+      command: [sh, -c, "sleep 5; exit 0"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t)
+	if err := s.Apply(f.p); err != nil {
+		t.Fatal(err)
+	}
+	pod, ok := s.Pod("default/job")
+	if !ok {
+		t.Fatal("scenario has no pod default/job")
+	}
+	if c := pod.Spec.InitContainers[0]; c.RestartPolicy == nil || *c.RestartPolicy != v1.ContainerRestartPolicyAlways {
+		t.Fatalf("init container proxy decoded with restartPolicy %v, want Always", c.RestartPolicy)
+	}
+	f.syncFor(pod, 10*time.Second)
+	api, err := f.p.APIPodStatus(context.Background(), pod, f.rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if api.Phase != v1.PodSucceeded {
+		t.Fatalf("Job pod with a sidecar after 10s: phase %s, want Succeeded; status: %s", api.Phase, describe(f.status(pod)))
+	}
+	proxy := f.current(pod, "proxy")
+	if proxy.State != pkgcontainer.ContainerStateExited || proxy.ExitCode != 0 {
+		t.Errorf("sidecar proxy: %s exit %d, want exited 0 by its SIGTERM handler; status: %s", proxy.State, proxy.ExitCode, describe(f.status(pod)))
+	}
+}
