@@ -3,7 +3,9 @@ package fake_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -11,6 +13,7 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/fake"
+	"github.com/kri-kit/testkit/kri"
 )
 
 // sidecarModes are the fakes that simulate native sidecars: the default
@@ -215,4 +218,36 @@ pods:
 	if proxy.State != pkgcontainer.ContainerStateExited || proxy.ExitCode != 0 {
 		t.Errorf("sidecar proxy: %s exit %d, want exited 0 by its SIGTERM handler; status: %s", proxy.State, proxy.ExitCode, describe(f.status(pod)))
 	}
+}
+
+// A Job-style pod with a native sidecar runs to completion in a
+// testing/synctest bubble, synced by a pod worker on the real clock: the
+// sidecar is stopped once the work is done and the pod reaches Succeeded.
+func TestSidecarJobInASynctestBubble(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		provider := fake.NewPodProvider(fake.WithKubeletSemantics())
+		rc := kri.NewReasonCache()
+		pod := newPod("job", v1.RestartPolicyNever, container("work", "sh", "-c", "sleep 5; exit 0"))
+		pod.Spec.InitContainers = []v1.Container{sidecarContainer(container("proxy", "sh", "-c", exitsOnSIGTERM))}
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer func() { cancel(); provider.Stop(); wg.Wait() }()
+		wg.Go(func() { _ = provider.Start(ctx) })
+		wg.Go(func() { resyncWorker(ctx, provider, pod, rc) })
+
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		api, err := provider.APIPodStatus(ctx, pod, rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if api.Phase != v1.PodSucceeded {
+			t.Fatalf("after 20s: phase %s, want Succeeded; init %+v app %+v", api.Phase, api.InitContainerStatuses, api.ContainerStatuses)
+		}
+		proxy := api.InitContainerStatuses[0]
+		work := api.ContainerStatuses[0]
+		if proxy.State.Terminated == nil || work.State.Terminated == nil || proxy.State.Terminated.FinishedAt.Before(&work.State.Terminated.FinishedAt) {
+			t.Errorf("want the sidecar stopped after the work finished: sidecar %+v, work %+v", proxy.State, work.State)
+		}
+	})
 }
