@@ -71,6 +71,12 @@ const (
 	// the message of the exited container, and FallbackToLogsOnError uses
 	// the tail of its log when it failed without writing the file.
 	CapTerminationMessage Capability = "termination-message"
+	// CapSidecars: restartable init containers (restartPolicy Always) start
+	// in order and keep running beside the app containers, are restarted
+	// whatever the pod's restart policy, stop once the app containers are
+	// done for good and, on KillPod, after the app containers, the last
+	// first; RefreshPodStatus reports them started and ready while they run.
+	CapSidecars Capability = "sidecars"
 )
 
 // AllCapabilities returns every capability the suite knows, sorted.
@@ -78,7 +84,7 @@ func AllCapabilities() []Capability {
 	return []Capability{
 		CapBackendFailures, CapEnvExpansion, CapGracePeriod,
 		CapImagePullPolicy, CapInitContainers, CapNodeStatusUpdates,
-		CapOrphanCleanup, CapRestartPolicies, CapStartFailures,
+		CapOrphanCleanup, CapRestartPolicies, CapSidecars, CapStartFailures,
 		CapTerminationMessage,
 	}
 }

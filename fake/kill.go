@@ -76,40 +76,8 @@ func (p *PodProvider) runningPodPicks(runningPod pkgcontainer.Pod) (func(*instan
 		func(sb *sandboxState) bool { return listed(runningPod.Sandboxes, sb.id) }
 }
 
-// terminate sends SIGTERM to every active instance of the pod that pick
-// selects (every one when pick is nil): a container that honours it exits
-// at once with 143 (or its handler's code); one that ignores it gets
-// SIGKILL when grace ends (at once for a grace of 0). It returns when the
-// last of them will have exited (now if none is left running). The caller
-// holds p.mu.
-func (p *PodProvider) terminate(ps *podState, now time.Time, grace time.Duration, pick func(*instance) bool) time.Time {
-	deadline := now
-	for _, h := range ps.order {
-		script := p.scripts.containers[containerKey{pod: ps.key, name: h.name}]
-		for _, in := range h.instances {
-			if !in.active() || (pick != nil && !pick(in)) {
-				continue
-			}
-			p.publish(Event{At: now, Type: EventContainerKilling, Pod: ps.ref, Container: in.name, ContainerID: in.id})
-			if script != nil && script.ignoreTERM {
-				in.ignoresSIGTERM = true
-			}
-			switch {
-			case in.state == pkgcontainer.ContainerStateRunning && in.ignoresSIGTERM && grace > 0:
-				if !in.terminating || in.killAt.After(now.Add(grace)) {
-					in.terminating, in.killAt = true, now.Add(grace)
-					p.schedule(in, in.killAt)
-				}
-				deadline = maxTime(deadline, in.killAt)
-			case in.state == pkgcontainer.ContainerStateRunning && in.ignoresSIGTERM:
-				p.exitNow(ps, in, now, exitCodeSIGKILL)
-			default:
-				p.exitNow(ps, in, now, in.termCode)
-			}
-		}
-	}
-	return deadline
-}
+// terminate is in sidecar.go: it orders the stop of restartable init
+// containers after the other containers.
 
 // stopSandboxes stops the ready sandboxes of the pod that pick selects
 // (every one when pick is nil). The caller holds p.mu.

@@ -159,9 +159,16 @@ type instance struct {
 	termCode       int // the exit code SIGTERM ends it with (while created, also if it ignores SIGTERM)
 	termination    terminationSource
 
-	// Set once KillPod sent SIGTERM to a container that ignores it.
+	// termDelay is how long its SIGTERM handler runs before it exits
+	// (trap 'sleep N; exit M' TERM).
+	termDelay time.Duration
+
+	// Set once KillPod sent SIGTERM to a container that ignores it or
+	// takes a while to exit, or scheduled a sidecar's SIGTERM after the
+	// app containers: it exits at killAt with killCode.
 	terminating bool
 	killAt      time.Time
+	killCode    int
 
 	timers []clock.Timer
 }
@@ -194,7 +201,7 @@ func (in *instance) advance(now time.Time) (started, exited bool) {
 	case natural && (!killed || !in.exitAt.After(in.killAt)):
 		in.exit(in.exitAt, in.plannedCode)
 	case killed:
-		in.exit(in.killAt, exitCodeSIGKILL)
+		in.exit(in.killAt, in.killCode)
 	default:
 		return started, false
 	}

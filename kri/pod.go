@@ -65,6 +65,14 @@ type PodLifecycleHandler interface {
 	// terminationMessagePath becomes the Message of its exited instance;
 	// with terminationMessagePolicy FallbackToLogsOnError, a container that
 	// exits non-zero without writing it gets the tail of its log instead.
+	//
+	// A restartable init container (restartPolicy Always, a native sidecar)
+	// starts in spec order, the next init container and the app containers
+	// start only once it has started, and it keeps running beside them. A
+	// sidecar that exits is started again, with a higher restart count,
+	// whatever the pod's RestartPolicy. Once every app container has exited
+	// and will not be restarted, the pod's sidecars are stopped and not
+	// started again.
 	SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer.PodStatus, reasonCache *ReasonCache) error
 	// KillPod stops every container of runningPod, and its sandboxes. It
 	// sends each running container SIGTERM and kills it once
@@ -84,6 +92,10 @@ type PodLifecycleHandler interface {
 	// runningPod.ToAPIPod(), whose spec has only the names and images of
 	// runningPod's containers (no commands, restart policy, init containers
 	// or grace period): KillPod stops the containers runningPod lists.
+	//
+	// The restartable init containers of pod are stopped only once its app
+	// containers have exited, one at a time in reverse spec order, as the
+	// kubelet's runtime orders them within the grace period.
 	//
 	// After KillPod returns nil, GetPodStatus reports no running container
 	// and no ready sandbox for the pod, and no container of the pod starts
@@ -133,7 +145,9 @@ type PodLifecycleHandler interface {
 	// current one, with its exit code. Image should stay the spec's image or
 	// the runtime's name for it. For a pod the provider does not know it
 	// leaves podStatus unchanged, but for the Ready and Started of its
-	// containers, which it may set as the kubelet's prober does.
+	// containers, which it may set as the kubelet's prober does. A running
+	// restartable init container is reported in InitContainerStatuses as
+	// Running, started and, without a readiness probe, ready.
 	RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus)
 	// GetPodStatus returns the runtime status of pod: its UID, name and
 	// namespace, its sandboxes and a status per container instance it

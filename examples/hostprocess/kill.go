@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,7 +43,13 @@ func (h *host) killPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer
 		sb.ready = false
 	}
 	h.mu.Unlock()
-	if err := h.stopContainers(ctx, ps, grace); err != nil {
+	h.mu.Lock()
+	sidecars := ps.sidecars
+	h.mu.Unlock()
+	if pod != nil {
+		sidecars = sidecarNames(pod)
+	}
+	if err := h.stopContainers(ctx, ps, sidecars, grace); err != nil {
 		return fmt.Errorf("kill pod %s: %w", uid, err)
 	}
 	return nil
@@ -66,28 +73,52 @@ func gracePeriod(pod *v1.Pod, override *int64) time.Duration {
 }
 
 // stopContainers stops every running container of ps: SIGTERM to its
-// process group, SIGKILL when grace is over (at once for grace <= 0). It
-// returns nil once all of them have been reaped, or ctx's error. The caller
-// holds ps's operation lock, so no container starts meanwhile.
-func (h *host) stopContainers(ctx context.Context, ps *podState, grace time.Duration) error {
-	sig := sigTerm
-	if grace <= 0 {
-		sig = sigKill
-	}
+// process group, SIGKILL when grace is over (at once for grace <= 0). The
+// containers named in sidecars (restartable init containers, in spec
+// order) stop after all the others, one at a time, the last first, as the
+// kubelet's termination ordering does: each waits for its turn within the
+// grace period, and one whose turn comes after the grace period still gets
+// minimumSidecarGrace. It returns nil once all of them have been reaped, or
+// ctx's error. The caller holds ps's operation lock, so no container starts
+// meanwhile.
+func (h *host) stopContainers(ctx context.Context, ps *podState, sidecars []string, grace time.Duration) error {
 	h.mu.Lock()
-	var running []*instance
-	for _, cs := range ps.containers {
-		for _, inst := range cs.instances {
-			if !inst.exited {
-				running = append(running, inst)
-				h.signalLocked(inst, sig)
-			}
-		}
+	stages := ps.stopStages(sidecars)
+	if grace <= 0 {
+		// SIGKILL at once, whatever the order.
+		all := slices.Concat(stages...)
+		stages = [][]*instance{all}
 	}
 	h.mu.Unlock()
+	deadline := time.Now().Add(grace)
+	for i, stage := range stages {
+		wait := time.Until(deadline)
+		if i > 0 {
+			wait = max(wait, minimumSidecarGrace)
+		}
+		if err := h.stopStage(ctx, stage, grace > 0, wait); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stopStage sends SIGTERM (term) or SIGKILL to the instances, SIGKILL to
+// those still running after wait, and waits until every one has been
+// reaped or ctx is done.
+func (h *host) stopStage(ctx context.Context, running []*instance, term bool, wait time.Duration) error {
 	if len(running) == 0 {
 		return nil
 	}
+	sig := sigKill
+	if term {
+		sig = sigTerm
+	}
+	h.mu.Lock()
+	for _, inst := range running {
+		h.signalLocked(inst, sig)
+	}
+	h.mu.Unlock()
 
 	// waitAll waits for every process to be reaped; it reports false when
 	// expired fires first.
@@ -103,8 +134,8 @@ func (h *host) stopContainers(ctx context.Context, ps *podState, grace time.Dura
 		}
 		return true, nil
 	}
-	if sig == sigTerm {
-		timer := time.NewTimer(grace)
+	if term {
+		timer := time.NewTimer(wait)
 		defer timer.Stop()
 		if all, err := waitAll(timer.C); all || err != nil {
 			return err
@@ -143,7 +174,7 @@ func (h *host) forget(ctx context.Context, uid types.UID) error {
 		return err
 	}
 	defer release()
-	if err := h.stopContainers(ctx, ps, cleanupGracePeriod); err != nil {
+	if err := h.stopContainers(ctx, ps, nil, cleanupGracePeriod); err != nil {
 		return err
 	}
 	// Every process has been reaped, so no log file is open any more.

@@ -43,6 +43,8 @@ func TestConformance(t *testing.T) {
 			conformance.CapImagePullPolicy,
 			conformance.CapEnvExpansion,
 			conformance.CapTerminationMessage,
+			// Not CapSidecars: the simulated kubelet runs every init
+			// container to completion (no restartable init containers).
 		},
 		// The backend reacts within milliseconds; only the grace periods
 		// (1s) and the back-off take time. Calls get the suite's default

@@ -34,6 +34,8 @@ func TestConformance(t *testing.T) {
 			// no imagePullPolicy Never) and reports no termination
 			// messages.
 			conformance.CapEnvExpansion,
+			// Not CapSidecars: the simulated service runs every init
+			// container to completion (no restartable init containers).
 		},
 		RuntimeName: remotebackend.RuntimeName,
 		// The Service reacts at once; only the grace periods (1s) and

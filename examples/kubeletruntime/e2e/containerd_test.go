@@ -51,6 +51,7 @@ func TestConformanceContainerd(t *testing.T) {
 			conformance.CapImagePullPolicy,
 			conformance.CapEnvExpansion,
 			conformance.CapTerminationMessage,
+			conformance.CapSidecars,
 		},
 		Workloads: conformance.Workloads{
 			Pod: func(pod *v1.Pod) { pod.Spec.HostNetwork = true },
