@@ -108,7 +108,8 @@ type PodLifecycleHandler interface {
 	// unknown and GetPods leaves it out, which the agent takes as every
 	// container gone. What it still reports of the pod is stopped: each
 	// instance it reports that had started is exited, one that KillPod
-	// stopped with a non-zero exit code, and GetPods(true) lists the same
+	// stopped with the exit code the signal gave it (non-zero, unless its
+	// own SIGTERM handler exits 0), and GetPods(true) lists the same
 	// containers as GetPodStatus.
 	KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error
 	// DeletePod releases what the provider keeps for a pod that KillPod has
