@@ -76,6 +76,12 @@ const (
 	// kills it (PostStartHookError, restarted per policy); its preStop
 	// exec hook runs before SIGTERM, its time taken from the grace period.
 	CapLifecycleHooks Capability = "lifecycle-hooks"
+	// CapSidecars: restartable init containers (restartPolicy Always) start
+	// in order and keep running beside the app containers, are restarted
+	// whatever the pod's restart policy, stop once the app containers are
+	// done for good and, on KillPod, after the app containers, the last
+	// first; RefreshPodStatus reports them started and ready while they run.
+	CapSidecars Capability = "sidecars"
 )
 
 // AllCapabilities returns every capability the suite knows, sorted.
@@ -83,7 +89,7 @@ func AllCapabilities() []Capability {
 	return []Capability{
 		CapBackendFailures, CapEnvExpansion, CapGracePeriod,
 		CapImagePullPolicy, CapInitContainers, CapLifecycleHooks, CapNodeStatusUpdates,
-		CapOrphanCleanup, CapRestartPolicies, CapStartFailures,
+		CapOrphanCleanup, CapRestartPolicies, CapSidecars, CapStartFailures,
 		CapTerminationMessage,
 	}
 }

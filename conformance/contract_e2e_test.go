@@ -22,6 +22,10 @@ type contractE2E struct {
 // e2eDir is where the cited e2e tests live in the kubernetes module.
 const e2eDir = "test/e2e/common/node/"
 
+// e2eNodeDir holds the node e2e tests of features the conformance tests of
+// e2eDir leave out (restartable init containers: container_lifecycle_test.go).
+const e2eNodeDir = "test/e2e_node/"
+
 // podSpecGroup is the group of the specs of what the pod spec asks of the
 // node; their entries must cite the e2e test they mirror.
 const podSpecGroup = "pod-spec"
@@ -29,8 +33,8 @@ const podSpecGroup = "pod-spec"
 // check reports what is wrong with c: a file outside e2eDir, or a test
 // name that is not in the file (as a quoted Go string).
 func (x *agentIndex) checkE2E(c contractE2E) error {
-	if !strings.HasPrefix(c.File, e2eDir) || !strings.HasSuffix(c.File, ".go") || strings.Contains(c.File, "..") {
-		return fmt.Errorf("file %q is not a Go file under %s", c.File, e2eDir)
+	if !(strings.HasPrefix(c.File, e2eDir) || strings.HasPrefix(c.File, e2eNodeDir)) || !strings.HasSuffix(c.File, ".go") || strings.Contains(c.File, "..") {
+		return fmt.Errorf("file %q is not a Go file under %s or %s", c.File, e2eDir, e2eNodeDir)
 	}
 	if strings.TrimSpace(c.Test) == "" {
 		return fmt.Errorf("names no test")
@@ -79,6 +83,9 @@ func TestE2ECitations(t *testing.T) {
 		{contractE2E{File: "pkg/kubelet/kubelet.go", Test: "SyncPod"}, false},
 		{contractE2E{File: e2eDir + "../../../../pkg/kubelet/kubelet.go", Test: "x"}, false},
 		{contractE2E{File: e2eDir + "runtime.go", Test: " "}, false},
+		{contractE2E{File: e2eNodeDir + "container_lifecycle_test.go", Test: "should terminate sidecars in reverse order after all main containers have exited"}, true},
+		{contractE2E{File: e2eNodeDir + "container_lifecycle_test.go", Test: "no such test"}, false},
+		{contractE2E{File: "test/e2e_nodes/container_lifecycle_test.go", Test: "x"}, false},
 	} {
 		if err := x.checkE2E(tc.c); (err == nil) != tc.ok {
 			t.Errorf("checkE2E(%+v) = %v, want ok %v", tc.c, err, tc.ok)

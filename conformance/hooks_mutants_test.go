@@ -22,15 +22,6 @@ import (
 // the hostprocess example, which runs the hooks for real (the fake does not
 // simulate them yet): each decorates it with the fake's Interceptors.
 
-// KillPod lets the hostprocess mutants and benign variants intercept
-// KillPod as well.
-func (p *intercepted) KillPod(ctx context.Context, pod *v1.Pod, running pkgcontainer.Pod, grace *int64) error {
-	if p.ic.KillPod != nil {
-		return p.ic.KillPod(ctx, p.PodProvider, pod, running, grace)
-	}
-	return p.PodProvider.KillPod(ctx, pod, running, grace)
-}
-
 // hookOf returns the postStart (post) or preStop hook of c, or nil.
 func hookOf(c *v1.Container, post bool) *v1.LifecycleHandler {
 	switch {

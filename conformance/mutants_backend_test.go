@@ -91,7 +91,7 @@ func backendMutants() []*mutant {
 		{
 			name:      "replaced-instances-lose-exit-code",
 			violation: "GetPodStatus reports every instance but the newest of each container with exit code 0",
-			want:      []string{"KRI-POD-053"},
+			want:      []string{"KRI-POD-053", "KRI-POD-067"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					for _, c := range st.ContainerStatuses {

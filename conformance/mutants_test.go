@@ -230,7 +230,7 @@ func duplicator(*fake.PodProvider) fake.Interceptors {
 // mutants is the zoo: the pod mutants, then nodeMutants. Every contract the
 // suite checks should have one.
 func mutants() []*mutant {
-	return withHookCatches(slices.Concat(podMutants(), nodeMutants(), reachMutants(), backendMutants(), podSpecMutants(), hookMutants()))
+	return withHookCatches(slices.Concat(podMutants(), nodeMutants(), reachMutants(), backendMutants(), podSpecMutants(), sidecarMutants(), hookMutants()))
 }
 
 func podMutants() []*mutant {
@@ -238,7 +238,7 @@ func podMutants() []*mutant {
 		{
 			name:      "kill-leaves-container-running",
 			violation: "after KillPod returns nil, the pod's first container runs again",
-			want:      []string{"KRI-POD-005", "KRI-POD-014", "KRI-POD-016", "KRI-POD-017", "KRI-POD-018", "KRI-POD-028", "KRI-POD-041", "KRI-POD-047", "KRI-POD-048", "KRI-POD-055", "KRI-POD-056"},
+			want:      []string{"KRI-POD-005", "KRI-POD-014", "KRI-POD-016", "KRI-POD-017", "KRI-POD-018", "KRI-POD-028", "KRI-POD-041", "KRI-POD-047", "KRI-POD-048", "KRI-POD-055", "KRI-POD-056", "KRI-POD-069", "KRI-POD-070"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					if err := next.KillPod(ctx, pod, rp, grace); err != nil || pod == nil || len(pod.Spec.Containers) == 0 {
@@ -254,7 +254,7 @@ func podMutants() []*mutant {
 		{
 			name:      "sync-duplicates-running-containers",
 			violation: "SyncPod of a running pod starts a second instance of each running container",
-			want:      []string{"KRI-POD-003", "KRI-POD-051"},
+			want:      []string{"KRI-POD-003", "KRI-POD-051", "KRI-POD-067", "KRI-POD-068"},
 			pod:       duplicator,
 		},
 		{
@@ -381,7 +381,7 @@ func podMutants() []*mutant {
 		{
 			name:      "syncpod-blocks-forever",
 			violation: "SyncPod never returns (and ignores its context)",
-			want:      []string{"KRI-POD-001", "KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-006", "KRI-POD-007", "KRI-POD-008", "KRI-POD-009", "KRI-POD-010", "KRI-POD-011", "KRI-POD-012", "KRI-POD-013", "KRI-POD-014", "KRI-POD-015", "KRI-POD-020", "KRI-POD-021", "KRI-POD-022", "KRI-POD-023", "KRI-POD-025", "KRI-POD-026", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-037", "KRI-POD-038", "KRI-POD-039", "KRI-POD-040", "KRI-POD-041", "KRI-POD-042", "KRI-POD-043", "KRI-POD-044", "KRI-POD-045", "KRI-POD-046", "KRI-POD-049", "KRI-POD-050", "KRI-POD-051", "KRI-POD-052", "KRI-POD-053", "KRI-POD-054", "KRI-POD-055", "KRI-POD-057", "KRI-POD-058", "KRI-POD-059", "KRI-POD-060", "KRI-POD-061"},
+			want:      []string{"KRI-POD-001", "KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-006", "KRI-POD-007", "KRI-POD-008", "KRI-POD-009", "KRI-POD-010", "KRI-POD-011", "KRI-POD-012", "KRI-POD-013", "KRI-POD-014", "KRI-POD-015", "KRI-POD-020", "KRI-POD-021", "KRI-POD-022", "KRI-POD-023", "KRI-POD-025", "KRI-POD-026", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-037", "KRI-POD-038", "KRI-POD-039", "KRI-POD-040", "KRI-POD-041", "KRI-POD-042", "KRI-POD-043", "KRI-POD-044", "KRI-POD-045", "KRI-POD-046", "KRI-POD-049", "KRI-POD-050", "KRI-POD-051", "KRI-POD-052", "KRI-POD-053", "KRI-POD-054", "KRI-POD-055", "KRI-POD-057", "KRI-POD-058", "KRI-POD-059", "KRI-POD-060", "KRI-POD-061", "KRI-POD-066", "KRI-POD-067", "KRI-POD-068", "KRI-POD-069", "KRI-POD-070", "KRI-POD-071"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) error {
 					forever()
@@ -422,7 +422,7 @@ func podMutants() []*mutant {
 		{
 			name:      "init-order-reversed",
 			violation: "SyncPod runs the init containers in reverse order",
-			want:      []string{"KRI-POD-010", "KRI-POD-011"},
+			want:      []string{"KRI-POD-010", "KRI-POD-011", "KRI-POD-066", "KRI-POD-070"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if pod != nil && len(pod.Spec.InitContainers) > 1 {
@@ -502,7 +502,7 @@ func podMutants() []*mutant {
 		{
 			name:      "restart-policy-always",
 			violation: "SyncPod treats every pod as RestartPolicy Always",
-			want:      []string{"KRI-POD-007", "KRI-POD-008"},
+			want:      []string{"KRI-POD-007", "KRI-POD-008", "KRI-POD-068"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					return next.SyncPod(ctx, withRestartPolicy(pod, v1.RestartPolicyAlways), st, rc)
@@ -512,7 +512,7 @@ func podMutants() []*mutant {
 		{
 			name:      "exit-codes-lost",
 			violation: "GetPodStatus reports exit code 0 for every exited container",
-			want:      []string{"KRI-POD-005", "KRI-POD-006", "KRI-POD-008", "KRI-POD-011", "KRI-POD-053", "KRI-POD-056", "KRI-POD-059"},
+			want:      []string{"KRI-POD-005", "KRI-POD-006", "KRI-POD-008", "KRI-POD-011", "KRI-POD-053", "KRI-POD-056", "KRI-POD-059", "KRI-POD-067"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
@@ -528,7 +528,7 @@ func podMutants() []*mutant {
 		{
 			name:      "container-ids-unstable",
 			violation: "GetPodStatus reports a new ID for a running container on every call",
-			want:      []string{"KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-021", "KRI-POD-022", "KRI-POD-028", "KRI-POD-035", "KRI-POD-040", "KRI-POD-043", "KRI-POD-044", "KRI-POD-051", "KRI-POD-052", "KRI-POD-054"},
+			want:      []string{"KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-021", "KRI-POD-022", "KRI-POD-028", "KRI-POD-035", "KRI-POD-040", "KRI-POD-043", "KRI-POD-044", "KRI-POD-051", "KRI-POD-052", "KRI-POD-054", "KRI-POD-066", "KRI-POD-067", "KRI-POD-071"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				var calls atomic.Int64
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
@@ -719,7 +719,7 @@ func podMutants() []*mutant {
 		{
 			name:      "refresh-drops-init-statuses",
 			violation: "RefreshPodStatus reports no init containers",
-			want:      []string{"KRI-POD-050"},
+			want:      []string{"KRI-POD-050", "KRI-POD-071"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
 					next.RefreshPodStatus(pod, ps)
@@ -749,7 +749,7 @@ func podMutants() []*mutant {
 		{
 			name:      "restart-count-stuck-at-zero",
 			violation: "every instance reports RestartCount 0, in GetPodStatus and RefreshPodStatus",
-			want:      []string{"KRI-POD-037", "KRI-POD-051"},
+			want:      []string{"KRI-POD-037", "KRI-POD-051", "KRI-POD-067"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{
 					GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
@@ -778,7 +778,7 @@ func podMutants() []*mutant {
 		{
 			name:      "killed-finished-before-started",
 			violation: "an instance killed after it ran reports a FinishedAt before its StartedAt",
-			want:      []string{"KRI-POD-056"},
+			want:      []string{"KRI-POD-056", "KRI-POD-068", "KRI-POD-069", "KRI-POD-070"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {

@@ -52,7 +52,7 @@ func init() {
 }
 
 func hostBenignVariants() []hostBenign {
-	return []hostBenign{
+	return append([]hostBenign{
 		{
 			name:    "host-image-pull-backoff",
 			freedom: "after the first failed pull, a provider backs off and reports ImagePullBackOff, as the kubelet's image manager does",
@@ -138,7 +138,7 @@ func hostBenignVariants() []hostBenign {
 				}
 			},
 		},
-	}
+	}, sidecarBenignVariants()...)
 }
 
 // TestHostBenignVariantsPass runs the pod suite against each benign

@@ -34,6 +34,7 @@ var hostCapabilities = []conformance.Capability{
 	conformance.CapInitContainers, conformance.CapRestartPolicies, conformance.CapGracePeriod,
 	conformance.CapStartFailures, conformance.CapOrphanCleanup,
 	conformance.CapImagePullPolicy, conformance.CapEnvExpansion, conformance.CapTerminationMessage,
+	conformance.CapSidecars,
 	conformance.CapLifecycleHooks,
 }
 
@@ -116,6 +117,13 @@ func (p *intercepted) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontai
 		return p.ic.GetPodStatus(ctx, p.PodProvider, pod)
 	}
 	return p.PodProvider.GetPodStatus(ctx, pod)
+}
+
+func (p *intercepted) KillPod(ctx context.Context, pod *v1.Pod, running pkgcontainer.Pod, grace *int64) error {
+	if p.ic.KillPod != nil {
+		return p.ic.KillPod(ctx, p.PodProvider, pod, running, grace)
+	}
+	return p.PodProvider.KillPod(ctx, pod, running, grace)
 }
 
 func (p *intercepted) RefreshPodStatus(pod *v1.Pod, ps *v1.PodStatus) {

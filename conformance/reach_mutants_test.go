@@ -23,7 +23,7 @@ func reachMutants() []*mutant {
 		{
 			name:      "restart-counts-shared",
 			violation: "GetPodStatus reports the pod's highest RestartCount for every container",
-			want:      []string{"KRI-POD-051"},
+			want:      []string{"KRI-POD-051", "KRI-POD-067"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					highest := 0
@@ -124,7 +124,7 @@ func reachMutants() []*mutant {
 		{
 			name:      "kill-spares-init-containers",
 			violation: "KillPod returns nil and stops nothing while an init container runs",
-			want:      []string{"KRI-POD-055"},
+			want:      []string{"KRI-POD-055", "KRI-POD-069", "KRI-POD-070"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					if pod != nil && slices.ContainsFunc(rp.Containers, func(c *pkgcontainer.Container) bool {

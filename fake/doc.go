@@ -67,7 +67,8 @@
 // In both modes the fake does what the pod spec asks of the runtime, as the
 // kubelet's runtime manager does (see "What the pod spec asks" below). Even
 // WithKubeletSemantics does not simulate ephemeral containers,
-// container-level restart policies, OOM kills, resource limits, a restart
+// container-level restart policies (but for restartable init containers),
+// OOM kills, resource limits, a restart
 // of a running container whose image changed, pull time, or garbage
 // collection (each container keeps its current instance and the one
 // before; DeletePod forgets at once).
@@ -88,6 +89,15 @@
 //     workload.MissingImageDomain) is never created; every start fails
 //     with ErrImageNeverPull and the image manager's message, with no
 //     back-off;
+//   - native sidecars (init containers with restartPolicy Always): each
+//     starts in spec order and the next init container once it runs; it
+//     is started again whenever it exits, whatever the pod's policy; once
+//     every app container has exited for good the pod is stopped (sidecars
+//     get SIGTERM, the sandbox stops) and nothing starts again; KillPod
+//     (and CleanupPods) stops the sidecars after every other container, the
+//     last first, each waiting for its turn within the grace period, as the
+//     kubelet's terminationOrdering does. A running sidecar is started and
+//     ready in RefreshPodStatus;
 //   - lifecycle hooks (hooks.go): a postStart hook runs for as long as its
 //     exec command says (workload.OfHandler) once its container runs, and
 //     the containers SyncPod starts after it run once it has ended; one
@@ -113,8 +123,11 @@
 //	sh -c "SCRIPT"          SCRIPT: statements separated by ';' or newlines
 //	                        among sleep N, sleep infinity, sleep N & wait,
 //	                        exit N, true, false, ':', trap '' TERM (ignore
-//	                        SIGTERM) and trap 'exit N' TERM (exit N on
-//	                        SIGTERM), each optionally prefixed by exec
+//	                        SIGTERM), trap 'exit N' TERM (exit N on
+//	                        SIGTERM) and trap 'sleep S; exit N' TERM (exit N
+//	                        S seconds after SIGTERM, or SIGKILL when the
+//	                        grace period is shorter), each optionally
+//	                        prefixed by exec
 //	/nonexistent/...        an executable that is missing: every start fails
 //	                        with pkgcontainer.ErrRunContainer
 //	anything else           runs until killed (no command at all, too)

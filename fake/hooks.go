@@ -152,26 +152,28 @@ func (s *syncer) reportHookFailure(c *v1.Container) bool {
 	return true
 }
 
-// preStop starts the preStop hook of the running instance in of the
-// container named in the pod's spec (pod as handed to KillPod, else as last
-// synced), for a stop with grace, and returns when the container will have
-// exited at the latest. ok is false when there is no hook to run: the
-// caller stops the container at once.
-func (p *PodProvider) preStop(ps *podState, pod *v1.Pod, in *instance, now time.Time, grace time.Duration) (deadline time.Time, ok bool) {
-	if in.stopping {
-		// Already stopping (a hook runs): the earlier plan stands.
-		return in.termAt.Add(in.stopGrace), true
+// preStop runs the preStop hook of the running instance in (as the spec
+// last synced says: a container's hooks cannot change) when KillPod sends
+// it SIGTERM at at with grace before SIGKILL, and returns when SIGTERM
+// comes instead (once the hook has ended, at most grace later) and what is
+// left of grace then (at least 2s under WithMinimumGracePeriod). A hook
+// runs once per instance: a later kill keeps its SIGTERM after the hook's
+// end. The caller holds p.mu.
+func (p *PodProvider) preStop(ps *podState, in *instance, now, at time.Time, grace time.Duration) (time.Time, time.Duration) {
+	if grace <= 0 {
+		return at, grace
 	}
-	if in.state != pkgcontainer.ContainerStateRunning || grace <= 0 {
-		return now, false
-	}
-	if pod == nil {
-		pod = ps.pod
+	if in.preStopRan {
+		if in.preStopEnd.After(at) {
+			grace = max(grace-in.preStopEnd.Sub(at), 0)
+			at = in.preStopEnd
+		}
+		return at, grace
 	}
 	script := p.scripts.containers[containerKey{pod: ps.key, name: in.name}]
-	run, ok := hookOf(script, specOf(pod, in.name), false)
+	run, ok := hookOf(script, specOf(ps.pod, in.name), false)
 	if !ok {
-		return now, false
+		return at, grace
 	}
 	d := run.d
 	if run.forever {
@@ -182,13 +184,11 @@ func (p *PodProvider) preStop(ps *podState, pod *v1.Pod, in *instance, now time.
 	if p.minimumGracePeriod {
 		left = max(left, minimumGracePeriod)
 	}
-	in.stopping, in.termAt, in.stopGrace = true, now.Add(d), left
-	in.recordWrites(run, now, in.termAt)
-	p.schedule(in, in.termAt)
-	p.schedule(in, in.termAt.Add(left))
+	in.preStopRan, in.preStopEnd = true, at.Add(d)
+	in.recordWrites(run, at, in.preStopEnd)
 	p.publish(Event{At: now, Type: EventPreStopHook, Pod: ps.ref, Container: in.name, ContainerID: in.id,
-		Message: fmt.Sprintf("%s hook runs %s of the grace period %s", run.how, d, grace)})
-	return in.termAt.Add(left), true
+		Message: fmt.Sprintf("%s hook runs %s of the grace period %s from %s", run.how, d, grace, at.Format(time.RFC3339Nano))})
+	return in.preStopEnd, left
 }
 
 // specOf returns the container of pod named name, or nil.

@@ -46,7 +46,7 @@ func (c *core) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer
 		return nil
 	}
 	pickContainer, pickSandbox := p.runningPodPicks(runningPod)
-	deadline := p.terminate(ps, pod, now, p.gracePeriod(pod, ps.pod, gracePeriodOverride), pickContainer)
+	deadline := p.terminate(ps, now, p.gracePeriod(pod, ps.pod, gracePeriodOverride), pickContainer)
 	p.stopSandboxes(ps, now, pickSandbox)
 	if err := p.waitLocked(ctx, deadline); err != nil {
 		return fmt.Errorf("fake: KillPod of pod %q: containers still terminating: %w", podKey(ns, name), err)
@@ -76,50 +76,8 @@ func (p *PodProvider) runningPodPicks(runningPod pkgcontainer.Pod) (func(*instan
 		func(sb *sandboxState) bool { return listed(runningPod.Sandboxes, sb.id) }
 }
 
-// terminate sends SIGTERM to every active instance of the pod that pick
-// selects (every one when pick is nil): a container that honours it exits
-// at once with 143 (or its handler's code); one that ignores it gets
-// SIGKILL when grace ends (at once for a grace of 0). A running container
-// with a preStop hook (in pod's spec, else the spec last synced) gets
-// SIGTERM once the hook has run, and what is left of grace (hooks.go). It
-// returns when the last of them will have exited (now if none is left
-// running). The caller holds p.mu.
-func (p *PodProvider) terminate(ps *podState, pod *v1.Pod, now time.Time, grace time.Duration, pick func(*instance) bool) time.Time {
-	deadline := now
-	for _, h := range ps.order {
-		script := p.scripts.containers[containerKey{pod: ps.key, name: h.name}]
-		for _, in := range h.instances {
-			if !in.active() || (pick != nil && !pick(in)) {
-				continue
-			}
-			p.publish(Event{At: now, Type: EventContainerKilling, Pod: ps.ref, Container: in.name, ContainerID: in.id})
-			if script != nil && script.ignoreTERM {
-				in.ignoresSIGTERM = true
-			}
-			if end, ok := p.preStop(ps, pod, in, now, grace); ok {
-				if in.ignoresSIGTERM || in.stopGrace <= 0 {
-					deadline = maxTime(deadline, end)
-				} else {
-					deadline = maxTime(deadline, in.termAt)
-				}
-				continue
-			}
-			switch {
-			case in.state == pkgcontainer.ContainerStateRunning && in.ignoresSIGTERM && grace > 0:
-				if !in.terminating || in.killAt.After(now.Add(grace)) {
-					in.terminating, in.killAt = true, now.Add(grace)
-					p.schedule(in, in.killAt)
-				}
-				deadline = maxTime(deadline, in.killAt)
-			case in.state == pkgcontainer.ContainerStateRunning && in.ignoresSIGTERM:
-				p.exitNow(ps, in, now, exitCodeSIGKILL)
-			default:
-				p.exitNow(ps, in, now, in.termCode)
-			}
-		}
-	}
-	return deadline
-}
+// terminate is in sidecar.go: it orders the stop of restartable init
+// containers after the other containers.
 
 // stopSandboxes stops the ready sandboxes of the pod that pick selects
 // (every one when pick is nil). The caller holds p.mu.
@@ -268,7 +226,7 @@ func (c *core) CleanupPods(ctx context.Context, pods []*v1.Pod, runningPods []*p
 		// As the kubelet's pod workers kill a pod no longer desired, with
 		// the grace period of its spec (killContainer in
 		// pkg/kubelet/kuberuntime/kuberuntime_container.go), then forget it.
-		p.terminate(ps, nil, now, p.gracePeriod(nil, ps.pod, nil), nil)
+		p.terminate(ps, now, p.gracePeriod(nil, ps.pod, nil), nil)
 		p.stopSandboxes(ps, now, nil)
 		ps.orphan = true
 		p.advancePod(ps, now)

@@ -107,6 +107,12 @@ func (s *syncer) sync() {
 	// Init containers: one at a time, in order, each to success.
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
+		if isSidecar(c) {
+			if !s.syncSidecar(c) {
+				return
+			}
+			continue
+		}
 		cur := s.ps.containers[c.Name].current()
 		switch {
 		case cur == nil:
@@ -136,6 +142,7 @@ func (s *syncer) sync() {
 		}
 		s.start(c, false)
 	}
+	s.stopSidecarsIfDone()
 }
 
 // shouldRestart reports whether a container whose current instance is cur
@@ -222,6 +229,7 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 	in.runsForever, in.plannedCode = b.RunsUntilKilled, b.ExitCode
 	in.termination = terminationSourceOf(c, b)
 	in.ignoresSIGTERM, in.termCode = b.OnSIGTERM(p.pid1Signals)
+	in.termDelay = b.SIGTERMDelay
 	if in.ignoresSIGTERM {
 		in.termCode = exitCodeSIGTERM // stopped while still created
 	}

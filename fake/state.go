@@ -159,9 +159,16 @@ type instance struct {
 	termCode       int // the exit code SIGTERM ends it with (while created, also if it ignores SIGTERM)
 	termination    terminationSource
 
-	// Set once KillPod sent SIGTERM to a container that ignores it.
+	// termDelay is how long its SIGTERM handler runs before it exits
+	// (trap 'sleep N; exit M' TERM).
+	termDelay time.Duration
+
+	// Set once KillPod sent SIGTERM to a container that ignores it or
+	// takes a while to exit, or scheduled a sidecar's SIGTERM after the
+	// app containers: it exits at killAt with killCode.
 	terminating bool
 	killAt      time.Time
+	killCode    int
 
 	// Lifecycle hooks (hooks.go). stopping: SIGTERM is due at termAt,
 	// after a preStop hook or a failed postStart hook, and the container
@@ -174,6 +181,9 @@ type instance struct {
 	hookFailPending bool
 	hookFailure     string
 	hookWrites      []timedWrite
+	// preStopRan: its preStop hook ran, until preStopEnd.
+	preStopRan bool
+	preStopEnd time.Time
 
 	timers []clock.Timer
 }
@@ -210,7 +220,7 @@ func (in *instance) advance(now time.Time) (started, exited bool) {
 	case natural && (!killed || !in.exitAt.After(in.killAt)):
 		in.exit(in.exitAt, in.plannedCode)
 	case killed:
-		in.exit(in.killAt, exitCodeSIGKILL)
+		in.exit(in.killAt, in.killCode)
 	default:
 		return started, false
 	}

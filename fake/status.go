@@ -198,7 +198,12 @@ func (c *core) RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus) {
 	podStatus.InitContainerStatuses = nil
 	for _, c := range pod.Spec.InitContainers {
 		st := ps.containerStatus(c, "PodInitializing")
-		if st.State.Terminated == nil || st.State.Terminated.ExitCode != 0 {
+		if isSidecar(&c) {
+			// A sidecar has done its part of initialisation once it runs.
+			if st.State.Running == nil && st.State.Terminated == nil {
+				initDone = false
+			}
+		} else if st.State.Terminated == nil || st.State.Terminated.ExitCode != 0 {
 			initDone = false
 		}
 		podStatus.InitContainerStatuses = append(podStatus.InitContainerStatuses, st)

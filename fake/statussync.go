@@ -3,6 +3,7 @@ package fake
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -13,8 +14,7 @@ import (
 // syncFromStatus reconciles the pod from s.status, as the kubelet's runtime
 // does (computePodActions, then SyncPod, in
 // pkg/kubelet/kuberuntime/kuberuntime_manager.go), for what the fake
-// simulates: no ephemeral or restartable init containers, probes or
-// resizes. Effects land on the fake's real state: a container the status
+// simulates: no ephemeral containers, probes or resizes. Effects land on the fake's real state: a container the status
 // wrongly shows exited is started once more, next to the instance still
 // running. The caller holds p.mu; killing with a grace period releases it
 // while waiting.
@@ -51,11 +51,12 @@ func (s *syncer) syncFromStatus(ctx context.Context) error {
 		return nil
 	}
 
-	initialized, failed := s.initFromStatus(logger)
+	initToStart, initialized, failed := s.initFromStatus(logger)
 	if failed {
 		return s.killShown(ctx) // an init container failed for good
 	}
 	if !initialized {
+		s.startAll(initToStart, true)
 		return nil
 	}
 	keep := 0
@@ -72,48 +73,82 @@ func (s *syncer) syncFromStatus(ctx context.Context) error {
 		}
 	}
 	if keep == 0 && len(toStart) == 0 {
-		return s.killShown(ctx) // nothing left to run: stop the sandbox
+		// Nothing left to run: stop the sandbox, and the sidecars with
+		// it, which are not started again.
+		return s.killShown(ctx)
 	}
-	for _, c := range toStart {
-		s.start(c, false)
-	}
+	s.startAll(initToStart, true)
+	s.startAll(toStart, false)
 	return nil
 }
 
-// initFromStatus starts the next init container the status calls for, as
-// computeInitContainerActions (kuberuntime_container.go) does for init
-// containers that are not restartable: the last one the status shows in
-// the active sandbox decides. It reports whether initialisation is done,
-// and whether an init container failed for good.
-func (s *syncer) initFromStatus(logger klog.Logger) (initialized, failed bool) {
-	st, spec := s.status, &s.pod.Spec
-	if len(spec.InitContainers) == 0 || pkgcontainer.HasAnyActiveRegularContainerStarted(spec, st) {
-		return true, false
+// startAll makes one start attempt of each container, in order.
+func (s *syncer) startAll(cs []*v1.Container, init bool) {
+	for _, c := range cs {
+		s.start(c, init)
 	}
+}
+
+// initFromStatus computes what computeInitContainerActions
+// (kuberuntime_container.go) does: the last init container the status
+// shows in the active sandbox decides which comes next, and a restartable
+// init container (sidecar) lets the next one start once it runs and is
+// started again whenever it has exited. It returns the init containers to
+// start, in spec order, and reports whether initialisation is done, and
+// whether an init container failed for good. (The fake has no probes: a
+// running sidecar has started; a created one is a start in flight, waited
+// for.)
+func (s *syncer) initFromStatus(logger klog.Logger) (toStart []*v1.Container, initialized, failed bool) {
+	st, spec := s.status, &s.pod.Spec
+	if len(spec.InitContainers) == 0 {
+		return nil, true, false
+	}
+	initialized = pkgcontainer.HasAnyActiveRegularContainerStarted(spec, st)
+	before := initialized // every init container before this one is done
+	var rev []*v1.Container
 	for i := len(spec.InitContainers) - 1; i >= 0; i-- {
 		c := &spec.InitContainers[i]
 		cs := findStatus(st.ActiveContainerStatuses, c.Name)
 		if cs == nil {
+			if before && isSidecar(c) {
+				rev = append(rev, c)
+			}
+			continue
+		}
+		if before && !isSidecar(c) {
 			continue
 		}
 		switch {
-		case cs.State == pkgcontainer.ContainerStateCreated || cs.State == pkgcontainer.ContainerStateRunning:
-			return false, false // wait for it
-		case cs.State == pkgcontainer.ContainerStateExited && cs.ExitCode == 0 && cs.Reason != "OOMKilled":
-			if i == len(spec.InitContainers)-1 {
-				return true, false
+		case cs.State == pkgcontainer.ContainerStateCreated:
+			// wait for it
+		case cs.State == pkgcontainer.ContainerStateRunning:
+			if isSidecar(c) {
+				if i == len(spec.InitContainers)-1 {
+					initialized = true
+				} else if !before {
+					rev = append(rev, &spec.InitContainers[i+1])
+				}
 			}
-			s.start(&spec.InitContainers[i+1], true)
-			return false, false
+		case isSidecar(c):
+			rev = append(rev, c) // exited: always started again
+		case cs.ExitCode == 0 && cs.Reason != "OOMKilled":
+			if i == len(spec.InitContainers)-1 {
+				initialized = true
+			} else {
+				rev = append(rev, &spec.InitContainers[i+1])
+			}
 		case !pkgcontainer.ShouldContainerBeRestarted(logger, c, s.pod, st):
-			return false, true
+			return nil, false, true
 		default:
-			s.start(c, true)
-			return false, false
+			rev = append(rev, c)
 		}
+		before = true
 	}
-	s.start(&spec.InitContainers[0], true)
-	return false, false
+	if !before {
+		rev = append(rev, &spec.InitContainers[0])
+	}
+	slices.Reverse(rev)
+	return rev, initialized, false
 }
 
 // killShown kills what the status shows — its running containers, with the
@@ -122,7 +157,7 @@ func (s *syncer) initFromStatus(logger klog.Logger) (initialized, failed bool) {
 // p.mu; it is released while waiting.
 func (s *syncer) killShown(ctx context.Context) error {
 	p, st := s.p, s.status
-	deadline := p.terminate(s.ps, s.pod, s.now, p.gracePeriod(s.pod, s.ps.pod, nil), func(in *instance) bool {
+	deadline := p.terminate(s.ps, s.now, p.gracePeriod(s.pod, s.ps.pod, nil), func(in *instance) bool {
 		for _, cs := range st.ContainerStatuses {
 			if cs.ID.ID == in.id && cs.State == pkgcontainer.ContainerStateRunning {
 				return true

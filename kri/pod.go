@@ -66,6 +66,14 @@ type PodLifecycleHandler interface {
 	// with terminationMessagePolicy FallbackToLogsOnError, a container that
 	// exits non-zero without writing it gets the tail of its log instead.
 	//
+	// A restartable init container (restartPolicy Always, a native sidecar)
+	// starts in spec order, the next init container and the app containers
+	// start only once it has started, and it keeps running beside them. A
+	// sidecar that exits is started again, with a higher restart count,
+	// whatever the pod's RestartPolicy. Once every app container has exited
+	// and will not be restarted, the pod's sidecars are stopped and not
+	// started again.
+	//
 	// A container's postStart hook runs once the container has started and
 	// before the next container of the pod starts; when it fails, the
 	// container is killed, its start fails with the kubelet's
@@ -96,6 +104,10 @@ type PodLifecycleHandler interface {
 	// runningPod's containers (no commands, restart policy, init containers
 	// or grace period): KillPod stops the containers runningPod lists.
 	//
+	// The restartable init containers of pod are stopped only once its app
+	// containers have exited, one at a time in reverse spec order, as the
+	// kubelet's runtime orders them within the grace period.
+	//
 	// After KillPod returns nil, GetPodStatus reports no running container
 	// and no ready sandbox for the pod, and no container of the pod starts
 	// again until SyncPod is called for it. Killing a pod the provider does
@@ -107,7 +119,8 @@ type PodLifecycleHandler interface {
 	// unknown and GetPods leaves it out, which the agent takes as every
 	// container gone. What it still reports of the pod is stopped: each
 	// instance it reports that had started is exited, one that KillPod
-	// stopped with a non-zero exit code, and GetPods(true) lists the same
+	// stopped with the exit code the signal gave it (non-zero, unless its
+	// own SIGTERM handler exits 0), and GetPods(true) lists the same
 	// containers as GetPodStatus.
 	KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error
 	// DeletePod releases what the provider keeps for a pod that KillPod has
@@ -144,7 +157,9 @@ type PodLifecycleHandler interface {
 	// current one, with its exit code. Image should stay the spec's image or
 	// the runtime's name for it. For a pod the provider does not know it
 	// leaves podStatus unchanged, but for the Ready and Started of its
-	// containers, which it may set as the kubelet's prober does.
+	// containers, which it may set as the kubelet's prober does. A running
+	// restartable init container is reported in InitContainerStatuses as
+	// Running, started and, without a readiness probe, ready.
 	RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus)
 	// GetPodStatus returns the runtime status of pod: its UID, name and
 	// namespace, its sandboxes and a status per container instance it

@@ -22,8 +22,10 @@
 //	                        among sleep N, sleep infinity, sleep N & wait,
 //	                        sleep infinity & wait, exit N, true, false, ':',
 //	                        trap '' TERM (ignore SIGTERM: only SIGKILL ends
-//	                        the container) and trap 'exit N' TERM (exit N on
-//	                        SIGTERM), each optionally prefixed by exec; the
+//	                        the container), trap 'exit N' TERM (exit N on
+//	                        SIGTERM) and trap 'sleep S; exit N' TERM (exit N
+//	                        S seconds after SIGTERM: a shutdown that takes a
+//	                        while), each optionally prefixed by exec; the
 //	                        first exit or sleep infinity ends it
 //	echo [-n] WORD...       print the words (and a newline unless -n) on
 //	                        stdout, exit status 0

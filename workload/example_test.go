@@ -66,6 +66,15 @@ func ExampleBehaviour_OnSIGTERM() {
 	// trap '' TERM; sleep infinity                 host: ignores it PID 1: ignores it
 }
 
+// A container whose shutdown takes a while: its SIGTERM handler sleeps,
+// then exits (the app container of the sidecar KillPod specs).
+func ExampleBehaviour_slowShutdown() {
+	b := workload.Parse([]string{"sh", "-c", "trap 'sleep 1.5; exit 64' TERM; sleep infinity & wait"}, nil)
+	_, code := b.OnSIGTERM(true)
+	fmt.Println("runs until killed:", b.RunsUntilKilled, "| on SIGTERM exits", code, "after", b.SIGTERMDelay)
+	// Output: runs until killed: true | on SIGTERM exits 64 after 1.5s
+}
+
 // The kubelet expands $(VAR) in Command and Args before the runtime runs
 // them; sh then reads $VAR from the environment.
 func ExampleOfEnv() {

@@ -93,6 +93,10 @@ type Behaviour struct {
 	// it on SIGTERM with SIGTERMExitCode (trap 'exit N' TERM).
 	TrapsSIGTERM    bool
 	SIGTERMExitCode int
+	// SIGTERMDelay is how long the handler runs before it exits, for a
+	// handler that sleeps first (trap 'sleep N; exit M' TERM): a container
+	// whose shutdown takes a while.
+	SIGTERMDelay time.Duration
 	// TrapDeferred is true when the handler is installed before a
 	// foreground sleep: a shell runs a trap only once the foreground
 	// command has ended, so SIGTERM sent to the shell alone (PID 1 of a
@@ -219,7 +223,7 @@ type parser struct {
 // script interprets the script of sh -c.
 func (p parser) script(s string) Behaviour {
 	var stmts [][]string
-	for _, line := range strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == '\n' }) {
+	for _, line := range splitStatements(s) {
 		f := strings.Fields(line)
 		if len(f) > 0 && f[0] == "exec" {
 			f = f[1:]
@@ -282,12 +286,13 @@ func (p parser) statements(stmts [][]string) Behaviour {
 			b.ExitCode = 1
 		case name == "trap" && len(f) == 3 && (f[1] == "''" || f[1] == `""`) && isTERM(f[2]):
 			b.IgnoresSIGTERM, b.TrapsSIGTERM, b.SIGTERMExitCode, b.TrapDeferred = true, false, 0, false
-		case name == "trap" && len(f) == 4 && isTERM(f[3]):
-			code, ok := exitHandler(f[1], f[2])
+		case name == "trap" && len(f) >= 4 && isTERM(f[len(f)-1]):
+			delay, code, ok := termHandler(f[1 : len(f)-1])
 			if !ok {
 				return unknown
 			}
 			b.IgnoresSIGTERM, b.TrapsSIGTERM, b.SIGTERMExitCode, b.TrapDeferred = false, true, code, false
+			b.SIGTERMDelay = delay
 		case name == "echo":
 			w, ok := echo(f[1:])
 			if !ok {
@@ -308,17 +313,60 @@ func (p parser) statements(stmts [][]string) Behaviour {
 
 func isTERM(s string) bool { return s == "TERM" || s == "SIGTERM" || s == "15" }
 
-// exitHandler reads the handler of trap 'exit N' (split in two words,
-// 'exit and N', quoted with ' or ") and returns N & 0xff.
-func exitHandler(a, b string) (int, bool) {
-	if len(a) < 2 || len(b) < 2 || a[1:] != "exit" || (a[0] != '\'' && a[0] != '"') || b[len(b)-1] != a[0] {
-		return 0, false
+// splitStatements splits a script into statements at ';' and newlines
+// outside quotes, so that the handler of trap 'sleep N; exit M' TERM stays
+// one word list.
+func splitStatements(s string) []string {
+	var out []string
+	var quote rune
+	start := 0
+	for i, r := range s {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '\'' || r == '"':
+			quote = r
+		case r == ';' || r == '\n':
+			out = append(out, s[start:i])
+			start = i + 1
+		}
 	}
-	code, err := strconv.Atoi(b[:len(b)-1])
+	return append(out, s[start:])
+}
+
+// termHandler reads the handler of a trap on TERM, given as the words
+// between trap and TERM: 'exit N' or 'sleep N; exit M', quoted with ' or
+// ". It returns how long the handler sleeps and the code it exits with
+// (& 0xff).
+func termHandler(words []string) (time.Duration, int, bool) {
+	h := strings.Join(words, " ")
+	if len(h) < 2 || (h[0] != '\'' && h[0] != '"') || h[len(h)-1] != h[0] || strings.ContainsRune(h[1:len(h)-1], rune(h[0])) {
+		return 0, 0, false
+	}
+	stmts := strings.Split(h[1:len(h)-1], ";")
+	var delay time.Duration
+	if len(stmts) == 2 {
+		f := strings.Fields(stmts[0])
+		if len(f) != 2 || f[0] != "sleep" {
+			return 0, 0, false
+		}
+		secs, err := strconv.ParseFloat(f[1], 64)
+		if err != nil || !(secs >= 0) || secs >= maxRun.Seconds() {
+			return 0, 0, false
+		}
+		delay, stmts = time.Duration(secs*float64(time.Second)), stmts[1:]
+	}
+	f := strings.Fields(stmts[0])
+	if len(stmts) != 1 || len(f) != 2 || f[0] != "exit" {
+		return 0, 0, false
+	}
+	code, err := strconv.Atoi(f[1])
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
-	return code & 0xff, true
+	return delay, code & 0xff, true
 }
 
 // word returns the value of an argument of exit: a literal, or $VAR /

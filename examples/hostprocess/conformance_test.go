@@ -48,6 +48,7 @@ func TestConformance(t *testing.T) {
 			conformance.CapImagePullPolicy,
 			conformance.CapEnvExpansion,
 			conformance.CapTerminationMessage,
+			conformance.CapSidecars,
 			conformance.CapLifecycleHooks,
 		},
 		Workloads:   workloads,

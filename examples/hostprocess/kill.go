@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,7 +43,13 @@ func (h *host) killPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer
 		sb.ready = false
 	}
 	h.mu.Unlock()
-	if err := h.stopContainers(ctx, ps, pod, grace); err != nil {
+	h.mu.Lock()
+	sidecars := ps.sidecars
+	h.mu.Unlock()
+	if pod != nil {
+		sidecars = sidecarNames(pod)
+	}
+	if err := h.stopContainers(ctx, ps, pod, sidecars, grace); err != nil {
 		return fmt.Errorf("kill pod %s: %w", uid, err)
 	}
 	return nil
@@ -67,22 +74,45 @@ func gracePeriod(pod *v1.Pod, override *int64) time.Duration {
 
 // stopContainers stops every running container of ps, each as the
 // kubelet's killContainer does (stopInstance: its preStop hook, then
-// SIGTERM, then SIGKILL once the rest of grace is over; SIGKILL at once for
-// grace <= 0), all at the same time. pod gives the preStop hooks (nil: those
-// the containers started with). It returns nil once all of them have been
-// reaped, or ctx's error. The caller holds ps's operation lock, so no
-// container starts meanwhile.
-func (h *host) stopContainers(ctx context.Context, ps *podState, pod *v1.Pod, grace time.Duration) error {
+// SIGTERM, then SIGKILL once the rest of its grace period is over; SIGKILL
+// at once for grace <= 0). pod gives the preStop hooks (nil: those the
+// containers started with). The containers named in sidecars (restartable
+// init containers, in spec order) stop after all the others, one at a
+// time, the last first, as the kubelet's termination ordering does: each
+// gets what is left of the grace period when its turn comes, and one whose
+// turn comes after the grace period still gets minimumSidecarGrace; their
+// preStop hooks run when their turn comes. It returns nil once all of them
+// have been reaped, or ctx's error. The caller holds ps's operation lock,
+// so no container starts meanwhile.
+func (h *host) stopContainers(ctx context.Context, ps *podState, pod *v1.Pod, sidecars []string, grace time.Duration) error {
 	h.mu.Lock()
-	var running []*instance
-	for _, cs := range ps.containers {
-		for _, inst := range cs.instances {
-			if !inst.exited {
-				running = append(running, inst)
-			}
-		}
+	stages := ps.stopStages(sidecars)
+	if grace <= 0 {
+		// SIGKILL at once, whatever the order.
+		all := slices.Concat(stages...)
+		stages = [][]*instance{all}
 	}
 	h.mu.Unlock()
+	deadline := time.Now().Add(grace)
+	for i, stage := range stages {
+		wait := grace
+		if grace > 0 {
+			wait = time.Until(deadline)
+			if i > 0 {
+				wait = max(wait, minimumSidecarGrace)
+			}
+		}
+		if err := h.stopStage(ctx, pod, stage, wait); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stopStage stops the instances at the same time, each with stopInstance
+// and the grace period grace, and returns once every one has been reaped,
+// or with ctx's error.
+func (h *host) stopStage(ctx context.Context, pod *v1.Pod, running []*instance, grace time.Duration) error {
 	errs := make([]error, len(running))
 	var wg sync.WaitGroup
 	for i, inst := range running {
@@ -117,7 +147,7 @@ func (h *host) forget(ctx context.Context, uid types.UID) error {
 		return err
 	}
 	defer release()
-	if err := h.stopContainers(ctx, ps, nil, cleanupGracePeriod); err != nil {
+	if err := h.stopContainers(ctx, ps, nil, nil, cleanupGracePeriod); err != nil {
 		return err
 	}
 	// Every process has been reaped, so no log file is open any more.

@@ -138,10 +138,15 @@ func (p *Provider) PodDir(uid types.UID) (string, error) { return p.h.podDir(uid
 //   - runs the init containers one at a time, each to exit 0 before the next
 //     (a failed one is started again unless RestartPolicy is Never; a
 //     running one makes SyncPod return, to be called again). Init containers
-//     with RestartPolicy Always (sidecars) are started and kept running, and
+//     with RestartPolicy Always (sidecars) are started and kept running,
+//     restarted whenever they exit whatever the pod's RestartPolicy, and
 //     the next init container follows as soon as the sidecar runs;
 //   - starts the app containers that never ran, and restarts exited ones
-//     when RestartPolicy allows it (Always; OnFailure for a non-zero exit).
+//     when RestartPolicy allows it (Always; OnFailure for a non-zero exit);
+//   - once every app container has exited for good while sidecars run,
+//     stops the pod as KillPod does (sandbox NOTREADY, sidecars stopped
+//     with the pod's grace period, the last first), as the kubelet's
+//     runtime manager does; such a pod is not started again.
 //
 // There is no back-off between restarts: a crash-looping container is
 // restarted at every SyncPod, and pacing the calls is the agent's job.
@@ -158,7 +163,11 @@ func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgconta
 // process group of every running container of the pod (whatever
 // runningPod lists), SIGKILL to those still running when the grace period
 // is over, and returns nil once all of them have exited and been reaped. It
-// marks the pod's sandbox NOTREADY.
+// marks the pod's sandbox NOTREADY. Sidecars (restartable init containers
+// of pod, or of the pod of the last SyncPod when pod is nil) are stopped
+// after all the other containers have exited, one at a time, the last in
+// spec order first, as the kubelet orders them; one whose turn comes after
+// the grace period still gets two seconds before SIGKILL.
 func (p *Provider) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error {
 	return p.h.killPod(ctx, pod, runningPod, gracePeriodOverride)
 }
@@ -392,6 +401,10 @@ type podState struct {
 	sandboxes  []*sandbox // newest first, at most 2
 	containers map[string]*containerState
 	deleted    bool // forgotten by DeletePod/CleanupPods
+	// sidecars names the restartable init containers of the spec of the
+	// last SyncPod, in spec order: KillPod stops them last when it is
+	// given no pod.
+	sidecars []string
 }
 
 // currentSandbox returns the newest sandbox, or nil. host.mu must be held.

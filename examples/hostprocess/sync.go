@@ -35,6 +35,7 @@ func (h *host) syncPod(ctx context.Context, pod *v1.Pod, reasonCache *kri.Reason
 
 	h.mu.Lock()
 	ps.name, ps.namespace = pod.Name, pod.Namespace
+	ps.sidecars = sidecarNames(pod)
 	h.mu.Unlock()
 
 	var result pkgcontainer.PodSyncResult
@@ -60,8 +61,9 @@ func (h *host) reconcile(ctx context.Context, ps *podState, pod *v1.Pod, result 
 	h.mu.Lock()
 	sb := ps.currentSandbox()
 	needSandbox := sb == nil || !sb.ready
-	if needSandbox && sb != nil && policy == v1.RestartPolicyNever && ps.hasInstances() {
-		// KillPod stopped a pod that must not restart: it is done.
+	if needSandbox && sb != nil && (policy == v1.RestartPolicyNever && ps.hasInstances() || ps.appsDone(pod, policy)) {
+		// KillPod stopped a pod that must not restart, or one whose app
+		// containers are done for good: it is done.
 		h.mu.Unlock()
 		return nil
 	}
@@ -159,7 +161,9 @@ func (h *host) reconcile(ctx context.Context, ps *podState, pod *v1.Pod, result 
 			return err
 		}
 	}
-	return nil
+	// Sidecars keep a pod alive only while an app container runs or
+	// will run again.
+	return h.stopSidecarsIfDone(ctx, ps, pod, policy)
 }
 
 // createSandbox makes a new sandbox for ps, replacing old (nil for the

@@ -43,6 +43,8 @@ func TestConformance(t *testing.T) {
 			conformance.CapImagePullPolicy,
 			conformance.CapEnvExpansion,
 			conformance.CapTerminationMessage,
+			// Not CapSidecars: the simulated kubelet runs every init
+			// container to completion (no restartable init containers).
 			// Not lifecycle-hooks: hooks are the backend kubelet's business,
 			// and the simulated one does not run them.
 		},

@@ -48,6 +48,7 @@ func conformanceConfig(t *testing.T, normalize bool) conformance.Config {
 			conformance.CapImagePullPolicy,
 			conformance.CapEnvExpansion,
 			conformance.CapTerminationMessage,
+			conformance.CapSidecars,
 			conformance.CapLifecycleHooks,
 		},
 		RuntimeName: critest.FakeRuntimeName,

@@ -34,6 +34,8 @@ func TestConformance(t *testing.T) {
 			// no imagePullPolicy Never) and reports no termination
 			// messages.
 			conformance.CapEnvExpansion,
+			// Not CapSidecars: the simulated service runs every init
+			// container to completion (no restartable init containers).
 			// Not lifecycle-hooks: the Service's API has no exec, so its
 			// containers cannot run postStart or preStop hooks.
 		},

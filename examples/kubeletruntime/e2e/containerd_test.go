@@ -51,6 +51,7 @@ func TestConformanceContainerd(t *testing.T) {
 			conformance.CapImagePullPolicy,
 			conformance.CapEnvExpansion,
 			conformance.CapTerminationMessage,
+			conformance.CapSidecars,
 			conformance.CapLifecycleHooks,
 		},
 		Workloads: conformance.Workloads{

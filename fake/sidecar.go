@@ -1,0 +1,168 @@
+package fake
+
+import (
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+)
+
+// Native sidecars: restartable init containers (restartPolicy Always), as
+// the kubelet's runtime manager runs them. computeInitContainerActions
+// (kuberuntime_container.go) starts one in spec order and the next init
+// container once it runs, and restarts it whenever it exits, whatever the
+// pod's restart policy; computePodActions (kuberuntime_manager.go) kills
+// the pod, sidecars included, once no app container is left to keep or
+// start; killContainersWithSyncResult stops the sidecars after the app
+// containers, the last first (kuberuntime_termination_order.go).
+
+// isSidecar reports whether c is a restartable init container.
+func isSidecar(c *v1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+}
+
+// sidecarNames returns the names of the restartable init containers of the
+// pod's spec as last synced, in spec order.
+func (ps *podState) sidecarNames() []string {
+	if ps.pod == nil {
+		return nil
+	}
+	var names []string
+	for i := range ps.pod.Spec.InitContainers {
+		if c := &ps.pod.Spec.InitContainers[i]; isSidecar(c) {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// appsDone reports whether every app container has run and exited for
+// good: none is active and none is to be restarted under the pod's policy.
+func (ps *podState) appsDone() bool {
+	spec := &ps.pod.Spec
+	for i := range spec.Containers {
+		cur := ps.containers[spec.Containers[i].Name].current()
+		if cur == nil || cur.active() || shouldRestart(cur, spec.RestartPolicy) {
+			return false
+		}
+	}
+	return len(spec.Containers) > 0
+}
+
+// syncSidecar does what sync does for restartable init container c: it
+// starts it unless it is active or the app containers are done, and
+// reports whether the next init container may follow (c runs).
+func (s *syncer) syncSidecar(c *v1.Container) bool {
+	cur := s.ps.containers[c.Name].current()
+	switch {
+	case cur != nil && cur.state == pkgcontainer.ContainerStateRunning:
+		return true
+	case cur != nil && cur.active():
+		return false // created: wait for it to run
+	case s.ps.appsDone():
+		return true // not restarted: the pod is done
+	}
+	if !s.start(c, true) {
+		return false
+	}
+	return s.ps.containers[c.Name].current().state == pkgcontainer.ContainerStateRunning
+}
+
+// stopSidecarsIfDone stops the pod once its app containers are done for
+// good while a sidecar is active, as the kubelet's runtime kills such a pod:
+// its sidecars get SIGTERM in the order of KillPod, with the pod's grace
+// period, and its sandbox stops. SyncPod does not wait for them.
+func (s *syncer) stopSidecarsIfDone() {
+	ps := s.ps
+	active := slices.ContainsFunc(ps.sidecarNames(), func(name string) bool {
+		cur := ps.containers[name].current()
+		return cur != nil && cur.active()
+	})
+	if !active || !ps.appsDone() {
+		return
+	}
+	s.p.terminate(ps, s.now, s.p.gracePeriod(s.pod, ps.pod, nil), nil)
+	s.p.stopSandboxes(ps, s.now, nil)
+}
+
+// terminate sends SIGTERM to every active instance of the pod that pick
+// selects (every one when pick is nil): a container that honours it exits
+// at once with 143 (or its handler's code, after its handler's sleep); one
+// that ignores it gets SIGKILL when grace ends (at once for a grace of 0).
+// Restartable init containers get it only once every other container has
+// exited, one at a time, the last in spec order first, each waiting for its
+// turn no longer than grace and then given what is left of it (at least
+// minimumGracePeriod under WithMinimumGracePeriod), as the kubelet's
+// terminationOrdering does. It returns when the last of them will have
+// exited (now if none is left running). The caller holds p.mu.
+func (p *PodProvider) terminate(ps *podState, now time.Time, grace time.Duration, pick func(*instance) bool) time.Time {
+	sidecars := ps.sidecarNames()
+	deadline := now
+	for _, h := range ps.order {
+		if !slices.Contains(sidecars, h.name) {
+			for _, in := range h.instances {
+				if in.active() && (pick == nil || pick(in)) {
+					deadline = maxTime(deadline, p.sigterm(ps, h, in, now, now, grace))
+				}
+			}
+		}
+	}
+	end := now.Add(grace)
+	for i := len(sidecars) - 1; i >= 0; i-- {
+		h := ps.containers[sidecars[i]]
+		if h == nil {
+			continue
+		}
+		for _, in := range h.instances {
+			if !in.active() || (pick != nil && !pick(in)) {
+				continue
+			}
+			turn := deadline
+			if turn.After(end) {
+				turn = end
+			}
+			left := end.Sub(turn)
+			if p.minimumGracePeriod {
+				left = max(left, minimumGracePeriod)
+			}
+			deadline = maxTime(deadline, p.sigterm(ps, h, in, now, turn, left))
+		}
+	}
+	return deadline
+}
+
+// sigterm sends SIGTERM at time at (now or later) to active instance in of
+// container h and gives it grace before SIGKILL. It returns when in will
+// have exited.
+func (p *PodProvider) sigterm(ps *podState, h *containerHistory, in *instance, now, at time.Time, grace time.Duration) time.Time {
+	p.publish(Event{At: now, Type: EventContainerKilling, Pod: ps.ref, Container: in.name, ContainerID: in.id})
+	if script := p.scripts.containers[containerKey{pod: ps.key, name: h.name}]; script != nil && script.ignoreTERM {
+		in.ignoresSIGTERM = true
+	}
+	running := in.state == pkgcontainer.ContainerStateRunning
+	if running {
+		// Its preStop hook runs first, its time taken from grace (hooks.go).
+		at, grace = p.preStop(ps, in, now, at, grace)
+	}
+	code, exitAt := in.termCode, at
+	switch {
+	case running && in.ignoresSIGTERM && grace > 0:
+		code, exitAt = exitCodeSIGKILL, at.Add(grace)
+	case running && in.ignoresSIGTERM:
+		code = exitCodeSIGKILL
+	case running && in.termDelay > 0 && in.termDelay < grace:
+		exitAt = at.Add(in.termDelay)
+	case running && in.termDelay > 0:
+		code, exitAt = exitCodeSIGKILL, at.Add(max(grace, 0))
+	}
+	if !exitAt.After(now) || !running {
+		p.exitNow(ps, in, now, code)
+		return now
+	}
+	if !in.terminating || in.killAt.After(exitAt) {
+		in.terminating, in.killAt, in.killCode = true, exitAt, code
+		p.schedule(in, in.killAt)
+	}
+	return in.killAt
+}
