@@ -71,6 +71,11 @@ const (
 	// the message of the exited container, and FallbackToLogsOnError uses
 	// the tail of its log when it failed without writing the file.
 	CapTerminationMessage Capability = "termination-message"
+	// CapLifecycleHooks: a container's postStart exec hook runs once it
+	// has started and before the next container starts, and a failing one
+	// kills it (PostStartHookError, restarted per policy); its preStop
+	// exec hook runs before SIGTERM, its time taken from the grace period.
+	CapLifecycleHooks Capability = "lifecycle-hooks"
 	// CapSidecars: restartable init containers (restartPolicy Always) start
 	// in order and keep running beside the app containers, are restarted
 	// whatever the pod's restart policy, stop once the app containers are
@@ -83,7 +88,7 @@ const (
 func AllCapabilities() []Capability {
 	return []Capability{
 		CapBackendFailures, CapEnvExpansion, CapGracePeriod,
-		CapImagePullPolicy, CapInitContainers, CapNodeStatusUpdates,
+		CapImagePullPolicy, CapInitContainers, CapLifecycleHooks, CapNodeStatusUpdates,
 		CapOrphanCleanup, CapRestartPolicies, CapSidecars, CapStartFailures,
 		CapTerminationMessage,
 	}

@@ -35,6 +35,7 @@ var hostCapabilities = []conformance.Capability{
 	conformance.CapStartFailures, conformance.CapOrphanCleanup,
 	conformance.CapImagePullPolicy, conformance.CapEnvExpansion, conformance.CapTerminationMessage,
 	conformance.CapSidecars,
+	conformance.CapLifecycleHooks,
 }
 
 // hostConfig runs the suite against hostprocess providers decorated with

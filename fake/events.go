@@ -21,6 +21,8 @@ const (
 	EventContainerKilling     EventType = "ContainerKilling" // KillPod sent SIGTERM
 	EventContainerExited      EventType = "ContainerExited"
 	EventPodDeleted           EventType = "PodDeleted"
+	EventPostStartHook        EventType = "PostStartHook" // a postStart hook started: Message says how long it runs, ExitCode how it ends
+	EventPreStopHook          EventType = "PreStopHook"   // KillPod started a preStop hook: Message says how long it runs
 )
 
 // Event is one state transition. Events are numbered in the order they

@@ -96,6 +96,9 @@ type syncer struct {
 	sandbox *sandboxState
 	now     time.Time
 	result  pkgcontainer.PodSyncResult
+	// cursor is when the next container started may run: the end of the
+	// postStart hooks of those started before it (hooks.go).
+	cursor time.Time
 }
 
 // sync reconciles from the fake's own state.
@@ -130,6 +133,9 @@ func (s *syncer) sync() {
 	// App containers: start what is missing, restart per policy.
 	for i := range spec.Containers {
 		c := &spec.Containers[i]
+		if s.reportHookFailure(c) {
+			continue
+		}
 		cur := s.ps.containers[c.Name].current()
 		if cur != nil && !shouldRestart(cur, spec.RestartPolicy) {
 			continue
@@ -190,6 +196,9 @@ func (s *syncer) newSandbox(attempt uint32) *sandboxState {
 func (s *syncer) start(c *v1.Container, init bool) bool {
 	p, ps := s.p, s.ps
 	sb := s.ensureSandbox()
+	if s.reportHookFailure(c) {
+		return false
+	}
 	res := pkgcontainer.NewSyncResult(pkgcontainer.StartContainer, c.Name)
 	s.result.AddSyncResult(res)
 	if s.inBackOff(res, c) || s.inImageBackOff(res, c) {
@@ -234,6 +243,9 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 		}
 		in.ignoresSIGTERM = in.ignoresSIGTERM || script.ignoreTERM
 	}
+	// The postStart hooks of the containers started before it in this
+	// sync have ended (hooks.go).
+	in.runningAt = maxTime(in.runningAt, s.cursor)
 	if !in.runsForever {
 		in.exitAt = in.runningAt.Add(runFor)
 	}
@@ -242,7 +254,7 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 		p.schedule(in, in.exitAt)
 	}
 	p.advanceInstance(ps, in, s.now)
-	return true
+	return s.postStart(c, in, script, res)
 }
 
 // newInstance creates an instance of c in sandbox sb, the container's

@@ -33,7 +33,9 @@ var (
 	ErrCreateContainerConfig = errors.New("CreateContainerConfigError")
 	ErrCreateContainer       = errors.New("CreateContainerError")
 	ErrPreStartHook          = errors.New("PreStartHookError")
-	ErrPostStartHook         = errors.New("PostStartHookError")
+	// ErrPostStartHook is workload.ErrPostStartHook, the error the fake
+	// also reports for a container whose postStart hook failed.
+	ErrPostStartHook = workload.ErrPostStartHook
 )
 
 // scenarioStartErrors maps the names a scenario's failStarts.error may use
@@ -94,6 +96,8 @@ type scenarioScript struct {
 	exitRuns      []exitRun
 	startLatency  *time.Duration
 	ignoreSIGTERM bool
+	postStartHook *scriptedHook
+	preStopHook   *time.Duration
 
 	method    Method
 	times     int
@@ -180,6 +184,12 @@ func (s *Scenario) Apply(p *PodProvider) error {
 			if sc.ignoreSIGTERM {
 				cs.IgnoreSIGTERM()
 			}
+			if h := sc.postStartHook; h != nil {
+				cs.PostStartHook(h.d, h.code)
+			}
+			if sc.preStopHook != nil {
+				cs.PreStopHook(*sc.preStopHook)
+			}
 			continue
 		}
 		var err error
@@ -260,6 +270,8 @@ func LoadScenario(path string) (*Scenario, error) {
 //	    - {times: 1, after: 1s, code: 0}
 //	    startLatency: 2s
 //	    ignoreSIGTERM: true
+//	    postStartHook: {after: 1s, code: 3}  # the postStart hook runs 1s, exits 3 (PostStartHook)
+//	    preStopHook: 5s                # the preStop hook runs 5s (PreStopHook)
 //	- pod: default/web                 # omit pod to script the method for every pod
 //	  fail: {method: KillPod, times: 1, message: "..."}
 //

@@ -62,6 +62,8 @@ type containerDoc struct {
 	ExitRuns      []exitRunDoc   `json:"exitRuns,omitempty"`
 	StartLatency  *string        `json:"startLatency,omitempty"`
 	IgnoreSIGTERM *bool          `json:"ignoreSIGTERM,omitempty"`
+	PostStartHook *exitAfterDoc  `json:"postStartHook,omitempty"`
+	PreStopHook   *string        `json:"preStopHook,omitempty"`
 }
 
 type failStartsDoc struct {

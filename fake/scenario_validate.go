@@ -148,8 +148,9 @@ func (f *scnFile) container(d *containerDoc, path scnPath, pod *v1.Pod, sc *scen
 		return f.fail(path.key("name"), nil, "pod %q has no container %q", podKey(pod.Namespace, pod.Name), d.Name)
 	}
 	sc.container = d.Name
-	if d.FailStarts == nil && d.ExitAfter == nil && d.ExitRuns == nil && d.StartLatency == nil && d.IgnoreSIGTERM == nil {
-		return f.fail(path, nil, "nothing scripted: want failStarts, exitAfter, exitRuns, startLatency or ignoreSIGTERM")
+	if d.FailStarts == nil && d.ExitAfter == nil && d.ExitRuns == nil && d.StartLatency == nil && d.IgnoreSIGTERM == nil &&
+		d.PostStartHook == nil && d.PreStopHook == nil {
+		return f.fail(path, nil, "nothing scripted: want failStarts, exitAfter, exitRuns, startLatency, ignoreSIGTERM, postStartHook or preStopHook")
 	}
 	if fs := d.FailStarts; fs != nil {
 		p := path.key("failStarts")
@@ -221,6 +222,31 @@ func (f *scnFile) container(d *containerDoc, path scnPath, pod *v1.Pod, sc *scen
 		sc.startLatency = &latency
 	}
 	sc.ignoreSIGTERM = d.IgnoreSIGTERM != nil && *d.IgnoreSIGTERM
+	if h := d.PostStartHook; h != nil {
+		p := path.key("postStartHook")
+		if h.After == "" {
+			return f.fail(p.key("after"), nil, "required")
+		}
+		after, err := f.duration(h.After, p.key("after"))
+		if err != nil {
+			return err
+		}
+		code := 0
+		if h.Code != nil {
+			code = *h.Code
+		}
+		if code < 0 || code > 255 {
+			return f.fail(p.key("code"), nil, "exit code %d out of range 0 to 255", code)
+		}
+		sc.postStartHook = &scriptedHook{d: after, code: code}
+	}
+	if d.PreStopHook != nil {
+		d, err := f.duration(*d.PreStopHook, path.key("preStopHook"))
+		if err != nil {
+			return err
+		}
+		sc.preStopHook = &d
+	}
 	return nil
 }
 

@@ -48,6 +48,8 @@ type containerScript struct {
 	exit        *scriptedExit
 	latency     time.Duration
 	ignoreTERM  bool
+	postStart   *scriptedHook
+	preStop     *scriptedHook
 }
 
 type startFault struct {
@@ -295,4 +297,30 @@ func (s *ContainerScript) Reset() {
 	s.p.mu.Lock()
 	defer s.p.mu.Unlock()
 	delete(s.p.scripts.containers, s.key)
+}
+
+// PostStartHook makes the container's postStart hook, from its next start
+// on, run for d and exit with code, whatever its spec says (a container
+// whose spec has no postStart hook gets one): the containers SyncPod starts
+// after it run once it has ended, and a code other than 0 fails it, so that
+// the container is killed when it ends and its start is reported to the
+// ReasonCache as workload.ErrPostStartHook (PostStartHookError). code keeps
+// its low byte, as a shell does.
+func (s *ContainerScript) PostStartHook(d time.Duration, code int) *ContainerScript {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	s.p.scripts.container(s.key).postStart = &scriptedHook{d: max(d, 0), code: code & 0xff}
+	return s
+}
+
+// PreStopHook makes the container's preStop hook run for d, whatever its
+// spec says (a container whose spec has none gets one), from the next
+// KillPod on: SIGTERM comes once it has ended, or once the grace period is
+// over if that comes first, and the container gets what is left of the
+// grace period.
+func (s *ContainerScript) PreStopHook(d time.Duration) *ContainerScript {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	s.p.scripts.container(s.key).preStop = &scriptedHook{d: max(d, 0)}
+	return s
 }

@@ -141,6 +141,10 @@ func (p *PodProvider) sigterm(ps *podState, h *containerHistory, in *instance, n
 		in.ignoresSIGTERM = true
 	}
 	running := in.state == pkgcontainer.ContainerStateRunning
+	if running {
+		// Its preStop hook runs first, its time taken from grace (hooks.go).
+		at, grace = p.preStop(ps, in, now, at, grace)
+	}
 	code, exitAt := in.termCode, at
 	switch {
 	case running && in.ignoresSIGTERM && grace > 0:

@@ -170,6 +170,21 @@ type instance struct {
 	killAt      time.Time
 	killCode    int
 
+	// Lifecycle hooks (hooks.go). stopping: SIGTERM is due at termAt,
+	// after a preStop hook or a failed postStart hook, and the container
+	// then gets stopGrace before SIGKILL. hookFailPending: the failure of
+	// its postStart hook (hookFailure) is still to be reported to the
+	// ReasonCache. hookWrites: what its hooks wrote.
+	stopping        bool
+	termAt          time.Time
+	stopGrace       time.Duration
+	hookFailPending bool
+	hookFailure     string
+	hookWrites      []timedWrite
+	// preStopRan: its preStop hook ran, until preStopEnd.
+	preStopRan bool
+	preStopEnd time.Time
+
 	timers []clock.Timer
 }
 
@@ -194,6 +209,10 @@ func (in *instance) advance(now time.Time) (started, exited bool) {
 	}
 	if in.state != pkgcontainer.ContainerStateRunning {
 		return started, false
+	}
+	if in.advanceStop(now) {
+		in.stopTimers()
+		return started, true
 	}
 	natural := !in.runsForever && !in.exitAt.After(now)
 	killed := in.terminating && !in.killAt.After(now)
@@ -225,7 +244,9 @@ func (in *instance) exit(at time.Time, code int) {
 	in.terminating = false
 	in.reason = workload.ExitReason(code)
 	if !in.startedAt.IsZero() {
-		in.message = in.termination.message(at.Sub(in.startedAt), code)
+		src := in.termination
+		src.b = withHookWrites(src.b, in.startedAt, in.hookWrites)
+		in.message = src.message(at.Sub(in.startedAt), code)
 	}
 }
 

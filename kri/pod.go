@@ -73,6 +73,12 @@ type PodLifecycleHandler interface {
 	// whatever the pod's RestartPolicy. Once every app container has exited
 	// and will not be restarted, the pod's sidecars are stopped and not
 	// started again.
+	//
+	// A container's postStart hook runs once the container has started and
+	// before the next container of the pod starts; when it fails, the
+	// container is killed, its start fails with the kubelet's
+	// ErrPostStartHook (PostStartHookError), and it is started again only
+	// as the pod's RestartPolicy allows.
 	SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer.PodStatus, reasonCache *ReasonCache) error
 	// KillPod stops every container of runningPod, and its sandboxes. It
 	// sends each running container SIGTERM and kills it once
@@ -87,6 +93,11 @@ type PodLifecycleHandler interface {
 	// TerminationGracePeriodSeconds, as the kubelet's runtime does. pod
 	// should not be nil; a provider should still stop runningPod's
 	// containers when it is.
+	//
+	// KillPod runs a container's preStop hook before it sends SIGTERM, and
+	// the hook's time counts against the grace period: the container gets
+	// what is left of it (at least the provider's minimum) once the hook
+	// has ended or the grace period is over, whichever comes first.
 	//
 	// When the agent knows only the running pod (an orphan), pod is
 	// runningPod.ToAPIPod(), whose spec has only the names and images of

@@ -132,3 +132,16 @@ func ExampleBehaviour_FileAt() {
 	fmt.Printf("%v %v %q\n", before, after, out)
 	// Output: true false "started\n"
 }
+
+// A simulated runtime reports a container whose postStart hook failed with
+// ErrPostStartHook, as the kubelet's runtime manager does.
+func ExampleErrPostStartHook() {
+	c := v1.Container{Name: "app", Command: []string{"sleep", "infinity"}, Lifecycle: &v1.Lifecycle{
+		PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", "exit 3"}}},
+	}}
+	hook, _ := workload.OfHandler(&c, c.Lifecycle.PostStart)
+	if hook.ExitCode != 0 {
+		fmt.Println(workload.ErrPostStartHook)
+	}
+	// Output: PostStartHookError
+}

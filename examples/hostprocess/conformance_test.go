@@ -49,6 +49,7 @@ func TestConformance(t *testing.T) {
 			conformance.CapEnvExpansion,
 			conformance.CapTerminationMessage,
 			conformance.CapSidecars,
+			conformance.CapLifecycleHooks,
 		},
 		Workloads:   workloads,
 		RuntimeName: hostprocess.RuntimeName,

@@ -56,6 +56,18 @@
 //     started with SIGKILL as its parent-death signal, so that it dies with
 //     the provider's process even when that is killed outright (children a
 //     main process started itself are only covered by the first two).
+//   - Lifecycle hooks: an exec hook is a host process like the container
+//     (its Command as it is, the container's environment and directory, a
+//     process group of its own, killed when the container exits); a sleep
+//     hook sleeps; HTTP and TCP hooks are rejected with ErrInvalidPod. The
+//     postStart hook runs right after the start and SyncPod waits for it, so
+//     the next container starts after it; when it fails, the container is
+//     stopped as KillPod stops it (the pod's grace period, at least 2s) and
+//     the start is reported as workload.ErrPostStartHook
+//     ("PostStartHookError"), and it is started again only as the restart
+//     policy allows. KillPod runs each running container's preStop hook for
+//     at most the grace period, then sends SIGTERM and gives what is left of
+//     the grace period (at least 2s, or the whole grace period if shorter).
 //
 // # What it does not do
 //

@@ -49,7 +49,7 @@ func (h *host) killPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer
 	if pod != nil {
 		sidecars = sidecarNames(pod)
 	}
-	if err := h.stopContainers(ctx, ps, sidecars, grace); err != nil {
+	if err := h.stopContainers(ctx, ps, pod, sidecars, grace); err != nil {
 		return fmt.Errorf("kill pod %s: %w", uid, err)
 	}
 	return nil
@@ -72,16 +72,19 @@ func gracePeriod(pod *v1.Pod, override *int64) time.Duration {
 	return defaultGracePeriod
 }
 
-// stopContainers stops every running container of ps: SIGTERM to its
-// process group, SIGKILL when grace is over (at once for grace <= 0). The
-// containers named in sidecars (restartable init containers, in spec
-// order) stop after all the others, one at a time, the last first, as the
-// kubelet's termination ordering does: each waits for its turn within the
-// grace period, and one whose turn comes after the grace period still gets
-// minimumSidecarGrace. It returns nil once all of them have been reaped, or
-// ctx's error. The caller holds ps's operation lock, so no container starts
-// meanwhile.
-func (h *host) stopContainers(ctx context.Context, ps *podState, sidecars []string, grace time.Duration) error {
+// stopContainers stops every running container of ps, each as the
+// kubelet's killContainer does (stopInstance: its preStop hook, then
+// SIGTERM, then SIGKILL once the rest of its grace period is over; SIGKILL
+// at once for grace <= 0). pod gives the preStop hooks (nil: those the
+// containers started with). The containers named in sidecars (restartable
+// init containers, in spec order) stop after all the others, one at a
+// time, the last first, as the kubelet's termination ordering does: each
+// gets what is left of the grace period when its turn comes, and one whose
+// turn comes after the grace period still gets minimumSidecarGrace; their
+// preStop hooks run when their turn comes. It returns nil once all of them
+// have been reaped, or ctx's error. The caller holds ps's operation lock,
+// so no container starts meanwhile.
+func (h *host) stopContainers(ctx context.Context, ps *podState, pod *v1.Pod, sidecars []string, grace time.Duration) error {
 	h.mu.Lock()
 	stages := ps.stopStages(sidecars)
 	if grace <= 0 {
@@ -92,62 +95,32 @@ func (h *host) stopContainers(ctx context.Context, ps *podState, sidecars []stri
 	h.mu.Unlock()
 	deadline := time.Now().Add(grace)
 	for i, stage := range stages {
-		wait := time.Until(deadline)
-		if i > 0 {
-			wait = max(wait, minimumSidecarGrace)
+		wait := grace
+		if grace > 0 {
+			wait = time.Until(deadline)
+			if i > 0 {
+				wait = max(wait, minimumSidecarGrace)
+			}
 		}
-		if err := h.stopStage(ctx, stage, grace > 0, wait); err != nil {
+		if err := h.stopStage(ctx, pod, stage, wait); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// stopStage sends SIGTERM (term) or SIGKILL to the instances, SIGKILL to
-// those still running after wait, and waits until every one has been
-// reaped or ctx is done.
-func (h *host) stopStage(ctx context.Context, running []*instance, term bool, wait time.Duration) error {
-	if len(running) == 0 {
-		return nil
+// stopStage stops the instances at the same time, each with stopInstance
+// and the grace period grace, and returns once every one has been reaped,
+// or with ctx's error.
+func (h *host) stopStage(ctx context.Context, pod *v1.Pod, running []*instance, grace time.Duration) error {
+	errs := make([]error, len(running))
+	var wg sync.WaitGroup
+	for i, inst := range running {
+		hook, ok := preStopOf(pod, inst)
+		wg.Go(func() { errs[i] = h.stopInstance(ctx, inst, hook, ok, grace) })
 	}
-	sig := sigKill
-	if term {
-		sig = sigTerm
-	}
-	h.mu.Lock()
-	for _, inst := range running {
-		h.signalLocked(inst, sig)
-	}
-	h.mu.Unlock()
-
-	// waitAll waits for every process to be reaped; it reports false when
-	// expired fires first.
-	waitAll := func(expired <-chan time.Time) (bool, error) {
-		for _, inst := range running {
-			select {
-			case <-inst.done:
-			case <-expired:
-				return false, nil
-			case <-ctx.Done():
-				return false, ctx.Err()
-			}
-		}
-		return true, nil
-	}
-	if term {
-		timer := time.NewTimer(wait)
-		defer timer.Stop()
-		if all, err := waitAll(timer.C); all || err != nil {
-			return err
-		}
-		h.mu.Lock()
-		for _, inst := range running {
-			h.signalLocked(inst, sigKill)
-		}
-		h.mu.Unlock()
-	}
-	_, err := waitAll(nil)
-	return err
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func (h *host) deletePod(ctx context.Context, pod *v1.Pod) error {
@@ -174,7 +147,7 @@ func (h *host) forget(ctx context.Context, uid types.UID) error {
 		return err
 	}
 	defer release()
-	if err := h.stopContainers(ctx, ps, nil, cleanupGracePeriod); err != nil {
+	if err := h.stopContainers(ctx, ps, nil, nil, cleanupGracePeriod); err != nil {
 		return err
 	}
 	// Every process has been reaped, so no log file is open any more.

@@ -463,6 +463,7 @@ type instance struct {
 	pid          int // also the process group ID
 	logPath      string
 	termination  terminationSource
+	preStop      hookSpec // the preStop hook it started with (handler nil: none)
 	createdAt    time.Time
 	startedAt    time.Time
 	done         chan struct{} // closed once the process has been reaped

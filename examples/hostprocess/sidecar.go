@@ -68,7 +68,7 @@ func (h *host) stopSidecarsIfDone(ctx context.Context, ps *podState, pod *v1.Pod
 	if !done {
 		return nil
 	}
-	return h.stopContainers(ctx, ps, sidecarNames(pod), gracePeriod(pod, nil))
+	return h.stopContainers(ctx, ps, pod, sidecarNames(pod), gracePeriod(pod, nil))
 }
 
 // stopStages returns the running instances of ps in the order KillPod

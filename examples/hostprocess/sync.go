@@ -86,6 +86,9 @@ func (h *host) reconcile(ctx context.Context, ps *podState, pod *v1.Pod, result 
 		}
 		r := pkgcontainer.NewSyncResult(pkgcontainer.StartContainer, c.Name)
 		err := h.startContainer(ps, sb, c, sidecar)
+		if err == nil {
+			err = h.postStart(ctx, ps, pod, c)
+		}
 		if errors.Is(err, ErrStopped) {
 			return false, err
 		}
@@ -96,10 +99,14 @@ func (h *host) reconcile(ctx context.Context, ps *podState, pod *v1.Pod, result 
 				reason = workload.ErrImagePull
 			case errors.Is(err, workload.ErrImageNeverPull):
 				reason = workload.ErrImageNeverPull
+			case errors.Is(err, workload.ErrPostStartHook):
+				reason = workload.ErrPostStartHook
 			}
 			r.Fail(reason, err.Error())
 			h.mu.Lock()
-			ps.containers[c.Name].startErr = &kri.ReasonItem{Err: reason, Message: err.Error()}
+			if cs := ps.containers[c.Name]; reason != workload.ErrPostStartHook || restartsAfterHook(cs, policy, sidecar) {
+				cs.startErr = &kri.ReasonItem{Err: reason, Message: err.Error()}
+			}
 			h.mu.Unlock()
 		}
 		result.AddSyncResult(r)

@@ -74,7 +74,7 @@ func validatePod(pod *v1.Pod) error {
 		if c.WorkingDir != "" && !filepath.IsAbs(c.WorkingDir) {
 			return fmt.Errorf("%s %q: workingDir %q is not an absolute path", kind, c.Name, c.WorkingDir)
 		}
-		return nil
+		return validateHooks(kind, c)
 	}
 	for i := range pod.Spec.InitContainers {
 		if err := check("init container", &pod.Spec.InitContainers[i]); err != nil {

@@ -45,6 +45,8 @@ func TestConformance(t *testing.T) {
 			conformance.CapTerminationMessage,
 			// Not CapSidecars: the simulated kubelet runs every init
 			// container to completion (no restartable init containers).
+			// Not lifecycle-hooks: hooks are the backend kubelet's business,
+			// and the simulated one does not run them.
 		},
 		// The backend reacts within milliseconds; only the grace periods
 		// (1s) and the back-off take time. Calls get the suite's default

@@ -36,6 +36,8 @@ func TestConformance(t *testing.T) {
 			conformance.CapEnvExpansion,
 			// Not CapSidecars: the simulated service runs every init
 			// container to completion (no restartable init containers).
+			// Not lifecycle-hooks: the Service's API has no exec, so its
+			// containers cannot run postStart or preStop hooks.
 		},
 		RuntimeName: remotebackend.RuntimeName,
 		// The Service reacts at once; only the grace periods (1s) and

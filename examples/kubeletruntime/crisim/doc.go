@@ -30,7 +30,14 @@
 //     terminationMessagePath holds what echo -n MSG > PATH wrote), and its
 //     standard output to its CRI log (the sandbox's LogDirectory joined with
 //     the request's LogPath, reported as the status's LogPath), in the CRI
-//     log format the kubelet's log reader parses.
+//     log format the kubelet's log reader parses;
+//   - ExecSync runs a command in a running container as the kubelet runs an
+//     exec lifecycle hook: read with the vocabulary in the container's
+//     environment, taking the time its sleeps add up to, its writes to the
+//     container's files reaching the host with the container's own at exit,
+//     a non-zero exit reported as a utilexec.CodeExitError, as the CRI client
+//     reports it; the kubelet's own hook runner (kuberuntime) so runs
+//     postStart and preStop hooks over the simulator.
 //
 // It also answers as real runtimes do where the kubelet relies on it:
 // unknown IDs give gRPC NotFound errors from ContainerStatus,

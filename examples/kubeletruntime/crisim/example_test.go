@@ -45,3 +45,27 @@ func ExampleRuntimeService() {
 	// CONTAINER_EXITED 128 StartError
 	// CONTAINER_EXITED 143 docker.io/library/busybox:1.36
 }
+
+// The kubelet runs an exec lifecycle hook with ExecSync: a hook that fails
+// reports its exit code as the CRI client does.
+func ExampleRuntimeService_ExecSync() {
+	ctx := context.Background()
+	r := crisim.NewRuntimeService(crisim.Options{})
+	sandbox, _ := r.RunPodSandbox(ctx, &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "pod", Namespace: "default", Uid: "uid-1"},
+	}, "")
+	id, _ := r.CreateContainer(ctx, sandbox, &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: "app"},
+		Image:    &runtimeapi.ImageSpec{Image: "busybox:1.36"},
+		Command:  []string{"sleep", "infinity"},
+	}, nil)
+	_ = r.StartContainer(ctx, id)
+
+	out, _, err := r.ExecSync(ctx, id, []string{"echo", "ready"}, 0)
+	fmt.Printf("%q %v\n", out, err)
+	_, _, err = r.ExecSync(ctx, id, []string{"sh", "-c", "exit 3"}, 0)
+	fmt.Println(err)
+	// Output:
+	// "ready\n" <nil>
+	// command 'sh -c exit 3' exited with 3:
+}

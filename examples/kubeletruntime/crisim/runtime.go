@@ -67,6 +67,12 @@ type process struct {
 	logPath string
 	// flushed is set once the files of the run have been written.
 	flushed bool
+	// env is the environment of the container's process, which the
+	// commands of ExecSync see too.
+	env map[string]string
+	// execWrites are the writes of the commands ExecSync ran in the
+	// container (a lifecycle hook's), at the times they happened.
+	execWrites []execWrite
 }
 
 var (
@@ -154,30 +160,25 @@ func (r *RuntimeService) settleAll() {
 	}
 }
 
-// flush writes what the container's command wrote during its run, now
-// that it has exited: each file under a mount to the host path mounted
-// there (the termination message file the kubelet reads), and its standard
-// output to its CRI log. Writes to paths under no mount stay in the
-// container. Errors are ignored: a runtime does not fail an exit over a
-// log. The caller holds the lock.
+// flush writes what the container's command, and the commands ExecSync
+// ran in it, wrote during its run, now that it has exited: each file under
+// a mount to the host path mounted there (the termination message file the
+// kubelet reads), and its command's standard output to its CRI log. Writes
+// to paths under no mount stay in the container. Errors are ignored: a
+// runtime does not fail an exit over a log. The caller holds the lock.
 func (p *process) flush(c *critest.FakeContainer) {
 	if p == nil || p.flushed {
 		return
 	}
 	p.flushed = true
 	ran := time.Duration(c.FinishedAt - c.StartedAt)
-	written := map[string]bool{}
-	for _, w := range p.b.Writes {
-		if w.Path == workload.Stdout || written[w.Path] {
-			continue
-		}
-		written[w.Path] = true
-		host, ok := p.mounts[w.Path]
+	for path, f := range p.files(c.StartedAt, c.FinishedAt) {
+		host, ok := p.mounts[path]
 		if !ok {
 			continue
 		}
-		if data, exists := p.b.FileAt(w.Path, ran); exists {
-			_ = os.WriteFile(host, []byte(data), 0o644)
+		if f.exists {
+			_ = os.WriteFile(host, []byte(f.data), 0o644)
 		} else {
 			_ = os.Remove(host)
 		}
@@ -337,7 +338,7 @@ func (r *RuntimeService) CreateContainer(ctx context.Context, podSandboxID strin
 		SandboxID:      podSandboxID,
 		LinuxResources: config.GetLinux().GetResources(),
 	}
-	r.procs[id] = &process{b: workload.ParseEnv(config.Command, config.Args, env), mounts: mounts, logPath: logPath}
+	r.procs[id] = &process{b: workload.ParseEnv(config.Command, config.Args, env), mounts: mounts, logPath: logPath, env: env}
 	return id, nil
 }
 

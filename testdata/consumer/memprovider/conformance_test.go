@@ -25,6 +25,7 @@ func TestConformance(t *testing.T) {
 			conformance.CapOrphanCleanup,
 			// Not CapSidecars: the in-memory provider has no init
 			// containers at all.
+			// Not lifecycle-hooks: there is no process to run a hook in.
 		},
 		// An in-memory provider answers at once: short waits keep the
 		// test fast.

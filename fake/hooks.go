@@ -1,0 +1,255 @@
+package fake
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/workload"
+)
+
+// Lifecycle hooks, simulated on the provider's clock as the kubelet's
+// runtime manager runs them (k8s.io/kubernetes/pkg/kubelet/kuberuntime/
+// kuberuntime_container.go: startContainer step 4, killContainer,
+// executePreStopHook):
+//
+//   - postStart runs from the moment the container runs, for as long as its
+//     command says (workload.OfHandler; a sleep action for its seconds).
+//     The containers SyncPod starts after it in the same call run only once
+//     it has ended, as the kubelet starts them one after another. When it
+//     fails, the container gets SIGTERM at its end (SIGKILL after the pod's
+//     grace period if it ignores SIGTERM) and the start is reported to the
+//     ReasonCache as workload.ErrPostStartHook: by the SyncPod that started
+//     it when the hook fails at once, else by the first SyncPod after its end.
+//   - preStop runs when KillPod (or CleanupPods) stops a running container
+//     with a grace period above 0, for as long as its command says but at
+//     most the grace period; SIGTERM comes when it ends, and the container
+//     gets what is left of the grace period (at least 2s under
+//     WithMinimumGracePeriod).
+//
+// HTTP and TCP actions, and exec commands outside the vocabulary, succeed at
+// once; a command that runs until killed takes the whole grace period as a
+// preStop hook and, as a postStart hook, succeeds at once (the kubelet would
+// block for ever). What a hook writes is kept with the instance, at the
+// times it writes it (instance.hookWrites).
+
+// hookRun is what one run of a hook does.
+type hookRun struct {
+	d       time.Duration
+	code    int
+	forever bool
+	writes  []workload.Write
+	how     string // for events
+}
+
+// scriptedHook is a hook a ContainerScript imposes.
+type scriptedHook struct {
+	d    time.Duration
+	code int
+}
+
+// timedWrite is a write of a hook at the simulated time it happened.
+type timedWrite struct {
+	At time.Time
+	workload.Write
+}
+
+// hookOf returns the run of the postStart (post) or preStop hook of c, as
+// script imposes it or its spec says, and whether there is one.
+func hookOf(script *containerScript, c *v1.Container, post bool) (hookRun, bool) {
+	if script != nil {
+		if sh := script.postStart; post && sh != nil {
+			return hookRun{d: sh.d, code: sh.code, how: "scripted"}, true
+		}
+		if sh := script.preStop; !post && sh != nil {
+			return hookRun{d: sh.d, how: "scripted"}, true
+		}
+	}
+	if c == nil || c.Lifecycle == nil {
+		return hookRun{}, false
+	}
+	h := c.Lifecycle.PreStop
+	if post {
+		h = c.Lifecycle.PostStart
+	}
+	switch {
+	case h == nil:
+		return hookRun{}, false
+	case h.Sleep != nil:
+		return hookRun{d: time.Duration(max(h.Sleep.Seconds, 0)) * time.Second, how: "sleep"}, true
+	case h.Exec != nil:
+		b, ok := workload.OfHandler(c, h)
+		if !ok || b.Unknown {
+			return hookRun{how: "exec (not simulated)"}, true
+		}
+		if b.RunsUntilKilled {
+			return hookRun{forever: true, writes: b.Writes, how: "exec"}, true
+		}
+		return hookRun{d: b.RunFor, code: b.ExitCode, writes: b.Writes, how: "exec"}, true
+	}
+	return hookRun{how: "http/tcp (not simulated)"}, true
+}
+
+// recordWrites keeps the writes of a hook run from start until end.
+func (in *instance) recordWrites(run hookRun, start, end time.Time) {
+	for _, w := range run.writes {
+		if at := start.Add(w.At); !at.After(end) {
+			in.hookWrites = append(in.hookWrites, timedWrite{At: at, Write: w})
+		}
+	}
+}
+
+// postStart simulates the postStart hook of c, whose instance in has just
+// been created, and reports whether the start still counts as a success.
+// The caller holds p.mu.
+func (s *syncer) postStart(c *v1.Container, in *instance, script *containerScript, res *pkgcontainer.SyncResult) bool {
+	run, ok := hookOf(script, c, true)
+	if !ok {
+		return true
+	}
+	if run.forever {
+		run.d, run.code = 0, 0
+	}
+	end := in.runningAt.Add(run.d)
+	s.cursor = maxTime(s.cursor, end)
+	in.recordWrites(run, in.runningAt, end)
+	s.p.publish(Event{At: s.now, Type: EventPostStartHook, Pod: s.ps.ref, Container: c.Name, ContainerID: in.id, ExitCode: run.code,
+		Message: fmt.Sprintf("%s hook runs %s from %s, exits %d", run.how, run.d, in.runningAt.Format(time.RFC3339Nano), run.code)})
+	if run.code == 0 {
+		return true
+	}
+	// killContainer with the pod's grace period (setTerminationGracePeriod).
+	in.stopping, in.termAt, in.stopGrace = true, end, s.p.gracePeriod(nil, s.ps.pod, nil)
+	s.p.schedule(in, in.termAt)
+	s.p.schedule(in, in.termAt.Add(in.stopGrace))
+	in.hookFailure = fmt.Sprintf("PostStartHook %s failed with exit code %d", run.how, run.code)
+	if end.After(s.now) {
+		in.hookFailPending = true
+		return true
+	}
+	res.Fail(workload.ErrPostStartHook, in.hookFailure)
+	s.p.advanceInstance(s.ps, in, s.now)
+	return false
+}
+
+// reportHookFailure reports to the ReasonCache the failed postStart hook of
+// container c's current instance, once its end has come, and reports
+// whether it did: the container is then not started again in this sync.
+// The caller holds p.mu.
+func (s *syncer) reportHookFailure(c *v1.Container) bool {
+	cur := s.ps.containers[c.Name].current()
+	if cur == nil || !cur.hookFailPending || cur.termAt.After(s.now) {
+		return false
+	}
+	cur.hookFailPending = false
+	res := pkgcontainer.NewSyncResult(pkgcontainer.StartContainer, c.Name)
+	res.Fail(workload.ErrPostStartHook, cur.hookFailure)
+	s.result.AddSyncResult(res)
+	return true
+}
+
+// preStop runs the preStop hook of the running instance in (as the spec
+// last synced says: a container's hooks cannot change) when KillPod sends
+// it SIGTERM at at with grace before SIGKILL, and returns when SIGTERM
+// comes instead (once the hook has ended, at most grace later) and what is
+// left of grace then (at least 2s under WithMinimumGracePeriod). A hook
+// runs once per instance: a later kill keeps its SIGTERM after the hook's
+// end. The caller holds p.mu.
+func (p *PodProvider) preStop(ps *podState, in *instance, now, at time.Time, grace time.Duration) (time.Time, time.Duration) {
+	if grace <= 0 {
+		return at, grace
+	}
+	if in.preStopRan {
+		if in.preStopEnd.After(at) {
+			grace = max(grace-in.preStopEnd.Sub(at), 0)
+			at = in.preStopEnd
+		}
+		return at, grace
+	}
+	script := p.scripts.containers[containerKey{pod: ps.key, name: in.name}]
+	run, ok := hookOf(script, specOf(ps.pod, in.name), false)
+	if !ok {
+		return at, grace
+	}
+	d := run.d
+	if run.forever {
+		d = grace
+	}
+	d = min(d, grace)
+	left := grace - d
+	if p.minimumGracePeriod {
+		left = max(left, minimumGracePeriod)
+	}
+	in.preStopRan, in.preStopEnd = true, at.Add(d)
+	in.recordWrites(run, at, in.preStopEnd)
+	p.publish(Event{At: now, Type: EventPreStopHook, Pod: ps.ref, Container: in.name, ContainerID: in.id,
+		Message: fmt.Sprintf("%s hook runs %s of the grace period %s from %s", run.how, d, grace, at.Format(time.RFC3339Nano))})
+	return in.preStopEnd, left
+}
+
+// specOf returns the container of pod named name, or nil.
+func specOf(pod *v1.Pod, name string) *v1.Container {
+	if pod == nil {
+		return nil
+	}
+	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+// advanceStop applies the SIGTERM of a stop planned for termAt (after a
+// hook), if due at now and the container has not exited on its own before.
+// It reports whether the container exited. The caller is advance.
+func (in *instance) advanceStop(now time.Time) bool {
+	if !in.stopping || in.termAt.After(now) {
+		return false
+	}
+	if !in.runsForever && in.exitAt.Before(in.termAt) {
+		return false // it exits on its own first
+	}
+	in.stopping = false
+	switch {
+	case !in.ignoresSIGTERM:
+		in.exit(in.termAt, in.termCode)
+		return true
+	case in.stopGrace <= 0:
+		in.exit(in.termAt, exitCodeSIGKILL)
+		return true
+	case !in.terminating || in.killAt.After(in.termAt.Add(in.stopGrace)):
+		in.terminating, in.killAt = true, in.termAt.Add(in.stopGrace)
+	}
+	return false
+}
+
+// withHookWrites returns b with the file writes of its instance's hooks
+// (writes, at their times; started is when the instance started) among its
+// own, in the order they happened, so that the instance's files, and its
+// termination message, hold what the hooks wrote too. What a hook prints
+// is not the container's output (the kubelet returns it to the hook's
+// caller) and is left out.
+func withHookWrites(b workload.Behaviour, started time.Time, writes []timedWrite) workload.Behaviour {
+	if len(writes) == 0 {
+		return b
+	}
+	all := slices.Clone(b.Writes)
+	for _, w := range writes {
+		if w.Path == workload.Stdout {
+			continue
+		}
+		hw := w.Write
+		hw.At = max(w.At.Sub(started), 0)
+		all = append(all, hw)
+	}
+	slices.SortStableFunc(all, func(x, y workload.Write) int { return cmp.Compare(x.At, y.At) })
+	b.Writes = all
+	return b
+}
