@@ -73,6 +73,18 @@ type PodLifecycleHandler interface {
 	// whatever the pod's RestartPolicy. Once every app container has exited
 	// and will not be restarted, the pod's sidecars are stopped and not
 	// started again.
+	//
+	// A pod handed in again with other CPU or memory requests or limits
+	// for a running app container (an in-place resize: the same UID, the
+	// resources the agent allocated) has them applied to that container,
+	// as the kubelet's runtime manager applies them, where the provider
+	// declares the resize capability. A container whose resize policy is
+	// NotRequired for every resource that changed keeps running, with the
+	// same ID and restart count. One whose resize policy is
+	// RestartContainer for a resource that changed is stopped and started
+	// again as a new instance with one more restart, whatever the pod's
+	// RestartPolicy. A provider may apply a resize at a later SyncPod than
+	// the first that hands it in.
 	SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer.PodStatus, reasonCache *ReasonCache) error
 	// KillPod stops every container of runningPod, and its sandboxes. It
 	// sends each running container SIGTERM and kills it once
@@ -183,6 +195,10 @@ type PodLifecycleHandler interface {
 	// "Completed" for exit code 0 and "Error" otherwise, or a more specific
 	// one such as "OOMKilled"). Once an instance has exited, its ID, exit
 	// code and timestamps stay as they are for as long as it is reported.
+	// A provider that resizes containers (see SyncPod) reports in the
+	// Resources of each instance the CPU and memory it runs with: at least
+	// its CPU request or limit and its memory request or limit, the new
+	// ones once it has been resized.
 	//
 	// A runtime provider reports the pod's sandboxes, one of them ready
 	// while a container of the pod runs; a remote provider may report none.
