@@ -2,6 +2,8 @@ package conformance_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -70,6 +72,31 @@ func editStatuses(edit func(*pkgcontainer.Status)) func(context.Context, kri.Pod
 		}
 		return st, err
 	}
+}
+
+// resizeAlsoFailed are the resize specs that mutants of other specs fail
+// too, by name: their violations break what the resize specs check as
+// well (a SyncPod that hangs, container IDs that change, a restart count
+// that never grows, a running container duplicated next to itself).
+var resizeAlsoFailed = map[string][]string{
+	"syncpod-blocks-forever":             {"KRI-POD-080", "KRI-POD-081"},
+	"container-ids-unstable":             {"KRI-POD-080", "KRI-POD-081"},
+	"sync-duplicates-running-containers": {"KRI-POD-080"},
+	"restart-count-stuck-at-zero":        {"KRI-POD-081"},
+}
+
+// alsoFailing adds to the want list of each mutant of zoo named in also
+// the specs listed there, and returns zoo. A name that is no mutant's
+// panics: the list is stale.
+func alsoFailing(zoo []*mutant, also map[string][]string) []*mutant {
+	for name, ids := range also {
+		i := slices.IndexFunc(zoo, func(m *mutant) bool { return m.name == name })
+		if i < 0 {
+			panic(fmt.Sprintf("alsoFailing: no mutant is named %q", name))
+		}
+		zoo[i].want = append(slices.Clone(zoo[i].want), ids...)
+	}
+	return zoo
 }
 
 func resizeMutants() []*mutant {

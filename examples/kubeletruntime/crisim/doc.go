@@ -30,7 +30,11 @@
 //     terminationMessagePath holds what echo -n MSG > PATH wrote), and its
 //     standard output to its CRI log (the sandbox's LogDirectory joined with
 //     the request's LogPath, reported as the status's LogPath), in the CRI
-//     log format the kubelet's log reader parses.
+//     log format the kubelet's log reader parses;
+//   - a container's status reports the linux resources it was created
+//     with, and UpdateContainerResources changes them in place (the
+//     kubelet's in-place resize), as containerd reports those of the
+//     container's spec.
 //
 // It also answers as real runtimes do where the kubelet relies on it:
 // unknown IDs give gRPC NotFound errors from ContainerStatus,
