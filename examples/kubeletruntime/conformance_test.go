@@ -49,6 +49,7 @@ func conformanceConfig(t *testing.T, normalize bool) conformance.Config {
 			conformance.CapEnvExpansion,
 			conformance.CapTerminationMessage,
 			conformance.CapSidecars,
+			conformance.CapResize,
 		},
 		RuntimeName: critest.FakeRuntimeName,
 		Timeouts: conformance.Timeouts{
