@@ -52,6 +52,7 @@ func TestConformanceContainerd(t *testing.T) {
 			conformance.CapEnvExpansion,
 			conformance.CapTerminationMessage,
 			conformance.CapSidecars,
+			conformance.CapResize,
 		},
 		Workloads: conformance.Workloads{
 			Pod: func(pod *v1.Pod) { pod.Spec.HostNetwork = true },
