@@ -52,8 +52,8 @@ func TestConvertToAPIContainerStatusesForResources(t *testing.T) {
 	for name, tc := range map[string]struct {
 		state     pkgcontainer.State // Running when empty
 		resources v1.ResourceRequirements
-		allocated *v1.ResourceRequirements             // resources when nil
-		actual    *pkgcontainer.ContainerResources     // resources' when nil
+		allocated *v1.ResourceRequirements         // resources when nil
+		actual    *pkgcontainer.ContainerResources // resources' when nil
 		old       v1.ContainerStatus
 		want      *v1.ResourceRequirements
 		wantAlloc v1.ResourceList
