@@ -100,7 +100,7 @@ func alsoFailing(zoo []*mutant, also map[string][]string) []*mutant {
 }
 
 func resizeMutants() []*mutant {
-	return []*mutant{
+	return append([]*mutant{
 		{
 			name:      "resize-ignored",
 			violation: "SyncPod ignores changed resources: a running container keeps those it started with",
@@ -148,5 +148,22 @@ func resizeMutants() []*mutant {
 				})}
 			},
 		},
-	}
+	}, resizeRefreshMutants()...)
+}
+
+// resizeRefreshMutants are the mutants of KRI-POD-082.
+func resizeRefreshMutants() []*mutant {
+	return []*mutant{{
+		name:      "refresh-drops-resources",
+		violation: "RefreshPodStatus leaves container statuses without Resources",
+		want:      []string{"KRI-POD-082"},
+		pod: func(*fake.PodProvider) fake.Interceptors {
+			return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+				next.RefreshPodStatus(pod, ps)
+				for i := range ps.ContainerStatuses {
+					ps.ContainerStatuses[i].Resources = nil
+				}
+			}}
+		},
+	}}
 }

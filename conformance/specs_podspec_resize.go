@@ -11,7 +11,7 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 )
 
-// The in-place resize specs (KRI-POD-080, 081). A node agent hands SyncPod
+// The in-place resize specs (KRI-POD-080 to 082). A node agent hands SyncPod
 // the pod with the resources it allocated (the kubelet's pod worker hands
 // its runtime the allocated pod, pod_workers.go); the provider resizes
 // what runs, as the kubelet's runtime manager does (computePodResizeAction,
@@ -26,6 +26,8 @@ func init() {
 			text: "SyncPod of a pod whose running container's CPU and memory changed, with resize policy NotRequired, resizes it in place: it keeps running with the same ID and restart count, and GetPodStatus reports in its Resources the resources it runs with, the new ones once resized"},
 		{id: "KRI-POD-081", level: Must, kind: kindPod, groups: []string{"pod-spec", "resize"}, caps: []Capability{CapResize}, pod: podResizeRestart,
 			text: "SyncPod of a pod whose running container's memory changed, with resize policy RestartContainer for memory, restarts it whatever the pod's restart policy: a new instance with one more restart, which reports the new resources"},
+		{id: "KRI-POD-082", level: Should, kind: kindPod, groups: []string{"pod-spec", "resize"}, caps: []Capability{CapResize}, pod: podResizeAPIStatus,
+			text: "RefreshPodStatus keeps the Resources of a running container that the agent computed from GetPodStatus: the API status of a container resized in place shows the CPU and memory it now runs with"},
 	}...)
 }
 
@@ -167,4 +169,41 @@ func podResizeRestart(e *podEnv) {
 		g.Expect(r).NotTo(gomega.BeNil(), "container app (%s) stopped running: %s", next.ID, describeStatus(st))
 		g.Expect(r.ID).To(gomega.Equal(next.ID), "container app was restarted again (%s, was %s): %s", r.ID, next.ID, describeStatus(st))
 	})
+}
+
+func podResizeAPIStatus(e *podEnv) {
+	pod := e.resizePod("api", v1.RestartPolicyAlways, v1.NotRequired, v1.NotRequired)
+	ginkgo.By("syncing a pod whose container runs with " + describeResources(resizeBefore) + ", then the same pod with " + describeResources(resizeAfter))
+	e.syncUntilRunning(pod)
+	resized := withResources(pod, resizeAfter)
+	st := e.syncUntil(resized, "container app running with the new resources", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		r := runningOf(st, "app")
+		g.Expect(r).NotTo(gomega.BeNil(), "container app is not running: %s", describeStatus(st))
+		expectResources(g, r, resizeAfter, "after the resize")
+	})
+	ginkgo.By("building the API status as the agent does (the kubelet's conversion, then RefreshPodStatus)")
+	ps := e.agentRefresh(resized, st)
+	var cs *v1.ContainerStatus
+	for i := range ps.ContainerStatuses {
+		if ps.ContainerStatuses[i].Name == "app" {
+			cs = &ps.ContainerStatuses[i]
+		}
+	}
+	if cs == nil {
+		e.failf("RefreshPodStatus left no API status of container app: %+v", ps.ContainerStatuses)
+	}
+	if cs.Resources == nil {
+		e.failf("RefreshPodStatus left container app (%s) without Resources; want %s, the resources GetPodStatus reports it runs with", cs.ContainerID, describeResources(resizeAfter))
+	}
+	for _, l := range []struct {
+		what      string
+		got, want v1.ResourceList
+	}{{"requests", cs.Resources.Requests, resizeAfter.Requests}, {"limits", cs.Resources.Limits, resizeAfter.Limits}} {
+		for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+			got, ok := l.got[name]
+			if want := l.want[name]; !ok || got.Cmp(want) != 0 {
+				e.failf("the API status of container app (%s) after RefreshPodStatus shows %s %s %s; want %s (%s)", cs.ContainerID, name, l.what, got.String(), want.String(), describeResources(resizeAfter))
+			}
+		}
+	}
 }

@@ -156,11 +156,13 @@ type PodLifecycleHandler interface {
 	// newest instance's, and once the container has restarted
 	// LastTerminationState.Terminated is its last finished run before the
 	// current one, with its exit code. Image should stay the spec's image or
-	// the runtime's name for it. For a pod the provider does not know it
-	// leaves podStatus unchanged, but for the Ready and Started of its
-	// containers, which it may set as the kubelet's prober does. A running
-	// restartable init container is reported in InitContainerStatuses as
-	// Running, started and, without a readiness probe, ready.
+	// the runtime's name for it. Resources of a running container should
+	// stay true to GetPodStatus: the CPU and memory it runs with. For a
+	// pod the provider does not know it leaves podStatus unchanged, but for
+	// the Ready and Started of its containers, which it may set as the
+	// kubelet's prober does. A running restartable init container is
+	// reported in InitContainerStatuses as Running, started and, without a
+	// readiness probe, ready.
 	RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus)
 	// GetPodStatus returns the runtime status of pod: its UID, name and
 	// namespace, its sandboxes and a status per container instance it
