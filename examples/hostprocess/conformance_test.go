@@ -49,6 +49,9 @@ func TestConformance(t *testing.T) {
 			conformance.CapEnvExpansion,
 			conformance.CapTerminationMessage,
 			conformance.CapSidecars,
+			// Not CapResize: a host process runs in the provider's own
+			// cgroup, with no CPU or memory limits of its own to change
+			// in place, so it reports no Resources.
 		},
 		Workloads:   workloads,
 		RuntimeName: hostprocess.RuntimeName,

@@ -45,6 +45,9 @@ func TestConformance(t *testing.T) {
 			conformance.CapTerminationMessage,
 			// Not CapSidecars: the simulated kubelet runs every init
 			// container to completion (no restartable init containers).
+			// Not CapResize: SyncPod does not patch the backend pod's
+			// resources (its resize subresource), and the simulated
+			// kubelet of the backend would not resize it.
 		},
 		// The backend reacts within milliseconds; only the grace periods
 		// (1s) and the back-off take time. Calls get the suite's default

@@ -36,6 +36,8 @@ func TestConformance(t *testing.T) {
 			conformance.CapEnvExpansion,
 			// Not CapSidecars: the simulated service runs every init
 			// container to completion (no restartable init containers).
+			// Not CapResize: the simulated service cannot change the
+			// resources of a running container.
 		},
 		RuntimeName: remotebackend.RuntimeName,
 		// The Service reacts at once; only the grace periods (1s) and

@@ -25,6 +25,8 @@ func TestConformance(t *testing.T) {
 			conformance.CapOrphanCleanup,
 			// Not CapSidecars: the in-memory provider has no init
 			// containers at all.
+			// Not CapResize: the in-memory provider applies no
+			// resources it could change.
 		},
 		// An in-memory provider answers at once: short waits keep the
 		// test fast.
