@@ -79,7 +79,7 @@ func editStatuses(edit func(*pkgcontainer.Status)) func(context.Context, kri.Pod
 // well (a SyncPod that hangs, container IDs that change, a restart count
 // that never grows, a running container duplicated next to itself).
 var resizeAlsoFailed = map[string][]string{
-	"syncpod-blocks-forever":             {"KRI-POD-080", "KRI-POD-081"},
+	"syncpod-blocks-forever":             {"KRI-POD-080", "KRI-POD-081", "KRI-POD-082"},
 	"container-ids-unstable":             {"KRI-POD-080", "KRI-POD-081"},
 	"sync-duplicates-running-containers": {"KRI-POD-080"},
 	"restart-count-stuck-at-zero":        {"KRI-POD-081"},

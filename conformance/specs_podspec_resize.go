@@ -9,6 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/kri/podstatus"
 )
 
 // The in-place resize specs (KRI-POD-080 to 082). A node agent hands SyncPod
@@ -27,7 +29,7 @@ func init() {
 		{id: "KRI-POD-081", level: Must, kind: kindPod, groups: []string{"pod-spec", "resize"}, caps: []Capability{CapResize}, pod: podResizeRestart,
 			text: "SyncPod of a pod whose running container's memory changed, with resize policy RestartContainer for memory, restarts it whatever the pod's restart policy: a new instance with one more restart, which reports the new resources"},
 		{id: "KRI-POD-082", level: Should, kind: kindPod, groups: []string{"pod-spec", "resize"}, caps: []Capability{CapResize}, pod: podResizeAPIStatus,
-			text: "RefreshPodStatus keeps the Resources of a running container that the agent computed from GetPodStatus: the API status of a container resized in place shows the CPU and memory it now runs with"},
+			text: "RefreshPodStatus keeps the CPU and memory Resources the agent computed from GetPodStatus for a running container resized in place"},
 	}...)
 }
 
@@ -176,33 +178,33 @@ func podResizeAPIStatus(e *podEnv) {
 	ginkgo.By("syncing a pod whose container runs with " + describeResources(resizeBefore) + ", then the same pod with " + describeResources(resizeAfter))
 	e.syncUntilRunning(pod)
 	resized := withResources(pod, resizeAfter)
-	st := e.syncUntil(resized, "container app running with the new resources", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
-		r := runningOf(st, "app")
-		g.Expect(r).NotTo(gomega.BeNil(), "container app is not running: %s", describeStatus(st))
-		expectResources(g, r, resizeAfter, "after the resize")
-	})
-	ginkgo.By("building the API status as the agent does (the kubelet's conversion, then RefreshPodStatus)")
-	ps := e.agentRefresh(resized, st)
-	var cs *v1.ContainerStatus
-	for i := range ps.ContainerStatuses {
-		if ps.ContainerStatuses[i].Name == "app" {
-			cs = &ps.ContainerStatuses[i]
-		}
+	e.syncOnce(resized, false)
+	st := e.syncUntilRunning(resized)
+	ginkgo.By("building the API status as the agent does (the kubelet's conversion), then handing it to RefreshPodStatus")
+	computed := podstatus.Generate(resized, st, e.rc)
+	want := apiStatusOf(computed.ContainerStatuses, "app")
+	if want == nil || want.Resources == nil {
+		e.failf("the agent's conversion of GetPodStatus gave container app no Resources: %+v", computed.ContainerStatuses)
 	}
-	if cs == nil {
+	ps := *computed.DeepCopy()
+	e.refresh(resized, &ps)
+	got := apiStatusOf(ps.ContainerStatuses, "app")
+	if got == nil {
 		e.failf("RefreshPodStatus left no API status of container app: %+v", ps.ContainerStatuses)
 	}
-	if cs.Resources == nil {
-		e.failf("RefreshPodStatus left container app (%s) without Resources; want %s, the resources GetPodStatus reports it runs with", cs.ContainerID, describeResources(resizeAfter))
+	if got.Resources == nil {
+		e.failf("RefreshPodStatus left container app (%s) without Resources; the agent computed %s from GetPodStatus", got.ContainerID, describeResources(*want.Resources))
 	}
 	for _, l := range []struct {
 		what      string
 		got, want v1.ResourceList
-	}{{"requests", cs.Resources.Requests, resizeAfter.Requests}, {"limits", cs.Resources.Limits, resizeAfter.Limits}} {
+	}{{"requests", got.Resources.Requests, want.Resources.Requests}, {"limits", got.Resources.Limits, want.Resources.Limits}} {
 		for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
-			got, ok := l.got[name]
-			if want := l.want[name]; !ok || got.Cmp(want) != 0 {
-				e.failf("the API status of container app (%s) after RefreshPodStatus shows %s %s %s; want %s (%s)", cs.ContainerID, name, l.what, got.String(), want.String(), describeResources(resizeAfter))
+			g, gok := l.got[name]
+			w, wok := l.want[name]
+			if gok != wok || g.Cmp(w) != 0 {
+				e.failf("RefreshPodStatus changed the %s %s of running container app (%s) to %s; the agent computed %s from GetPodStatus (%s)",
+					name, l.what, got.ContainerID, g.String(), w.String(), describeResources(*want.Resources))
 			}
 		}
 	}
