@@ -72,7 +72,7 @@ const callLatency = 25 * time.Millisecond
 const startSetup = 300 * time.Millisecond
 
 func benignVariants() []*benign {
-	return slices.Concat(fakeFreedoms(), agentFreedoms(), backendFreedoms())
+	return slices.Concat(fakeFreedoms(), agentFreedoms(), backendFreedoms(), resizeFreedoms())
 }
 
 // fakeFreedoms are the variants of the fake's own freedoms: orders, IDs,
@@ -132,7 +132,7 @@ func fakeFreedoms() []*benign {
 		},
 		{
 			name:    "extra-fields",
-			freedom: "fields the contract does not constrain: IPs, hashes, image IDs, resources, mounts, users, sandbox network and labels, a stale sandbox, Ready/Started and pod IPs from RefreshPodStatus",
+			freedom: "fields the contract does not constrain: IPs, hashes, image IDs, resources of containers without any, mounts, users, sandbox network and labels, a stale sandbox, Ready/Started and pod IPs from RefreshPodStatus",
 			pod:     extraFields,
 		},
 	}
@@ -443,7 +443,9 @@ func extraFields(*fake.PodProvider) fake.Interceptors {
 				c.ImageRuntimeHandler = "benign"
 				if c.State == pkgcontainer.ContainerStateRunning {
 					c.Message = "running as the benign variant"
-					c.Resources = &pkgcontainer.ContainerResources{CPURequest: &cpu, MemoryLimit: &mem}
+					if c.Resources == nil { // resize: those of a container with resources are constrained
+						c.Resources = &pkgcontainer.ContainerResources{CPURequest: &cpu, MemoryLimit: &mem}
+					}
 				}
 				c.User = &pkgcontainer.ContainerUser{Linux: &pkgcontainer.LinuxContainerUser{UID: 1000, GID: 1000}}
 				c.Mounts = []pkgcontainer.Mount{{Name: "data", ContainerPath: "/data", HostPath: "/var/lib/benign"}}
@@ -487,8 +489,10 @@ func extraFields(*fake.PodProvider) fake.Interceptors {
 					cs.Ready = running
 					cs.Started = &running
 					cs.ImageID = "sha256:" + digestID(cs.Image)
-					cs.AllocatedResources = v1.ResourceList{v1.ResourceCPU: cpu}
-					cs.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: cpu}}
+					if cs.Resources == nil { // resize: those of a container with resources are constrained
+						cs.AllocatedResources = v1.ResourceList{v1.ResourceCPU: cpu}
+						cs.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: cpu}}
+					}
 					cs.VolumeMounts = []v1.VolumeMountStatus{{Name: "data", MountPath: "/data"}}
 					cs.User = &v1.ContainerUser{Linux: &v1.LinuxContainerUser{UID: 1000, GID: 1000}}
 					cs.StopSignal = &signal

@@ -82,6 +82,12 @@ const (
 	// done for good and, on KillPod, after the app containers, the last
 	// first; RefreshPodStatus reports them started and ready while they run.
 	CapSidecars Capability = "sidecars"
+	// CapResize: SyncPod of a pod whose containers' CPU or memory
+	// resources changed resizes its running containers in place, as the
+	// kubelet's runtime manager does (in-place pod resize), restarting
+	// only those whose resize policy asks for it, and GetPodStatus reports
+	// the resources each container runs with.
+	CapResize Capability = "resize"
 )
 
 // AllCapabilities returns every capability the suite knows, sorted.
@@ -89,7 +95,8 @@ func AllCapabilities() []Capability {
 	return []Capability{
 		CapBackendFailures, CapEnvExpansion, CapGracePeriod,
 		CapImagePullPolicy, CapInitContainers, CapLifecycleHooks, CapNodeStatusUpdates,
-		CapOrphanCleanup, CapRestartPolicies, CapSidecars, CapStartFailures,
+		CapOrphanCleanup, CapResize, CapRestartPolicies, CapSidecars,
+		CapStartFailures,
 		CapTerminationMessage,
 	}
 }

@@ -68,10 +68,10 @@
 // kubelet's runtime manager does (see "What the pod spec asks" below). Even
 // WithKubeletSemantics does not simulate ephemeral containers,
 // container-level restart policies (but for restartable init containers),
-// OOM kills, resource limits, a restart
-// of a running container whose image changed, pull time, or garbage
-// collection (each container keeps its current instance and the one
-// before; DeletePod forgets at once).
+// OOM kills, the enforcement of resource limits, a restart of a running
+// container whose image changed, pull time, or garbage collection (each
+// container keeps its current instance and the one before; DeletePod
+// forgets at once).
 //
 // # What the pod spec asks
 //
@@ -109,6 +109,18 @@
 //     it writes it. ContainerScript.PostStartHook and PreStopHook (scenario
 //     keys postStartHook, preStopHook) impose hooks whatever the spec says;
 //     EventPostStartHook and EventPreStopHook show each run.
+//
+// # In-place resize
+//
+// In both modes SyncPod applies changed CPU and memory requests and limits
+// of a running app container as the kubelet's runtime manager does: in
+// place when the container's resize policy is NotRequired for every
+// changed resource (EventContainerResized; same ID), else by killing it
+// with the pod's grace period and starting it again at once, whatever the
+// pod's restart policy. GetPodStatus reports what each instance runs with
+// in its Resources, and RefreshPodStatus the API's Resources and
+// AllocatedResources. Every resize can be applied (the fake has no node
+// capacity and no memory usage); init containers are not resized.
 //
 // # Command vocabulary
 //

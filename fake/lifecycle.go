@@ -48,6 +48,11 @@ func (c *core) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer
 		if s.status == nil {
 			s.status = &pkgcontainer.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
 		}
+	}
+	if err := s.resize(ctx); err != nil {
+		return err
+	}
+	if p.statusDriven {
 		if err := s.syncFromStatus(ctx); err != nil {
 			return err
 		}
@@ -281,6 +286,7 @@ func (s *syncer) newInstance(c *v1.Container, init bool, sb *sandboxState) *inst
 		createdAt:    s.now,
 		runningAt:    s.now,
 		restartCount: s.restartCount(h, c.Name),
+		resources:    s.resourcesOf(c.Name),
 	}
 	h.instances = append(h.instances, in)
 	if len(h.instances) > maxInstancesPerContainer {

@@ -150,6 +150,7 @@ type instance struct {
 	exitCode   int
 	reason     string
 	message    string
+	resources  v1.ResourceRequirements // CPU and memory it runs with (resize.go)
 
 	// What the container does on its own.
 	runsForever    bool

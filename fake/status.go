@@ -83,6 +83,7 @@ func (in *instance) status() *pkgcontainer.Status {
 		RestartCount: in.restartCount,
 		Reason:       in.reason,
 		Message:      in.message,
+		Resources:    containerResources(in.resources),
 	}
 }
 
@@ -227,6 +228,7 @@ func (ps *podState) containerStatus(c v1.Container, waiting string) v1.Container
 		st.LastTerminationState.Terminated = prev.terminated()
 	}
 	cur := h.current()
+	st.Resources, st.AllocatedResources = apiResources(c, cur)
 	if cur != nil {
 		st.ContainerID = (&pkgcontainer.ContainerID{Type: RuntimeName, ID: cur.id}).String()
 		st.ImageID = cur.imageID

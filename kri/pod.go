@@ -79,6 +79,18 @@ type PodLifecycleHandler interface {
 	// container is killed, its start fails with the kubelet's
 	// ErrPostStartHook (PostStartHookError), and it is started again only
 	// as the pod's RestartPolicy allows.
+	//
+	// A pod handed in again with other CPU or memory requests or limits
+	// for a running app container (an in-place resize: the same UID, the
+	// resources the agent allocated) has them applied to that container,
+	// as the kubelet's runtime manager applies them, where the provider
+	// declares the resize capability. A container whose resize policy is
+	// NotRequired for every resource that changed keeps running, with the
+	// same ID and restart count. One whose resize policy is
+	// RestartContainer for a resource that changed is stopped and started
+	// again as a new instance with one more restart, whatever the pod's
+	// RestartPolicy. A provider may apply a resize at a later SyncPod than
+	// the first that hands it in.
 	SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer.PodStatus, reasonCache *ReasonCache) error
 	// KillPod stops every container of runningPod, and its sandboxes. It
 	// sends each running container SIGTERM and kills it once
@@ -155,11 +167,13 @@ type PodLifecycleHandler interface {
 	// newest instance's, and once the container has restarted
 	// LastTerminationState.Terminated is its last finished run before the
 	// current one, with its exit code. Image should stay the spec's image or
-	// the runtime's name for it. For a pod the provider does not know it
-	// leaves podStatus unchanged, but for the Ready and Started of its
-	// containers, which it may set as the kubelet's prober does. A running
-	// restartable init container is reported in InitContainerStatuses as
-	// Running, started and, without a readiness probe, ready.
+	// the runtime's name for it. Resources of a running container should
+	// stay true to GetPodStatus: the CPU and memory it runs with. For a
+	// pod the provider does not know it leaves podStatus unchanged, but for
+	// the Ready and Started of its containers, which it may set as the
+	// kubelet's prober does. A running restartable init container is
+	// reported in InitContainerStatuses as Running, started and, without a
+	// readiness probe, ready.
 	RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus)
 	// GetPodStatus returns the runtime status of pod: its UID, name and
 	// namespace, its sandboxes and a status per container instance it
@@ -194,6 +208,10 @@ type PodLifecycleHandler interface {
 	// "Completed" for exit code 0 and "Error" otherwise, or a more specific
 	// one such as "OOMKilled"). Once an instance has exited, its ID, exit
 	// code and timestamps stay as they are for as long as it is reported.
+	// A provider that resizes containers (see SyncPod) reports in the
+	// Resources of each instance the CPU and memory it runs with: at least
+	// its CPU request or limit and its memory request or limit, the new
+	// ones once it has been resized.
 	//
 	// A runtime provider reports the pod's sandboxes, one of them ready
 	// while a container of the pod runs; a remote provider may report none.

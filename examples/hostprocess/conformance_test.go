@@ -50,6 +50,9 @@ func TestConformance(t *testing.T) {
 			conformance.CapTerminationMessage,
 			conformance.CapSidecars,
 			conformance.CapLifecycleHooks,
+			// Not CapResize: a host process runs in the provider's own
+			// cgroup, with no CPU or memory limits of its own to change
+			// in place, so it reports no Resources.
 		},
 		Workloads:   workloads,
 		RuntimeName: hostprocess.RuntimeName,

@@ -47,6 +47,9 @@ func TestConformance(t *testing.T) {
 			// container to completion (no restartable init containers).
 			// Not lifecycle-hooks: hooks are the backend kubelet's business,
 			// and the simulated one does not run them.
+			// Not CapResize: SyncPod does not patch the backend pod's
+			// resources (its resize subresource), and the simulated
+			// kubelet of the backend would not resize it.
 		},
 		// The backend reacts within milliseconds; only the grace periods
 		// (1s) and the back-off take time. Calls get the suite's default

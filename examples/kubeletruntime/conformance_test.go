@@ -50,6 +50,7 @@ func conformanceConfig(t *testing.T, normalize bool) conformance.Config {
 			conformance.CapTerminationMessage,
 			conformance.CapSidecars,
 			conformance.CapLifecycleHooks,
+			conformance.CapResize,
 		},
 		RuntimeName: critest.FakeRuntimeName,
 		Timeouts: conformance.Timeouts{

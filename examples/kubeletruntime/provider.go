@@ -19,7 +19,6 @@ import (
 	internalapi "k8s.io/cri-api/pkg/apis"
 	"k8s.io/klog/v2"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
-	"k8s.io/kubernetes/pkg/kubelet/cm"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	"k8s.io/kubernetes/pkg/kubelet/kuberuntime"
 	"k8s.io/kubernetes/pkg/kubelet/logs"
@@ -41,6 +40,8 @@ const (
 	DefaultGCPeriod = time.Minute
 	// DefaultMaxPods is the kubelet's default maxPods.
 	DefaultMaxPods = 110
+	// cpuCFSQuotaPeriod is the kubelet's default CFS period.
+	cpuCFSQuotaPeriod = 100 * time.Millisecond
 )
 
 // DefaultGCPolicy is the kubelet's default container GC policy (the
@@ -92,6 +93,7 @@ type Provider struct {
 	runtimeName string
 	backOff     *flowcontrol.Backoff
 	pods        *podStates
+	cgroups     *podCgroups
 	gcPeriod    time.Duration
 	gcPolicy    pkgcontainer.GCPolicy
 
@@ -107,7 +109,8 @@ var _ kri.PodProvider = (*Provider)(nil)
 // New builds the runtime manager with kuberuntime.NewKubeGenericRuntimeManager
 // over the CRI services of opts, with the stubs the kubelet's own tests hand
 // it where a node would have real managers (cm.NewStubContainerManager,
-// logs.NewStubContainerLogManager, no runtime classes, events dropped). ctx
+// with pod cgroups kept in memory, see resize.go;
+// logs.NewStubContainerLogManager; no runtime classes; events dropped). ctx
 // carries the logger the runtime manager logs to (klog.FromContext).
 func New(ctx context.Context, opts Options) (*Provider, error) {
 	if opts.RootDir == "" {
@@ -154,6 +157,7 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 		v1.ResourcePods:   *resource.NewQuantity(int64(maxPods), resource.DecimalSI),
 	}
 	pods := newPodStates()
+	containers := newContainerManager()
 	logsDir := filepath.Join(root, "pod-logs")
 	if err := os.MkdirAll(logsDir, 0o755); err != nil {
 		return nil, fmt.Errorf("kubeletruntime: %w", err)
@@ -181,10 +185,10 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 		"", "", // no credential provider plugins
 		nil,   // singleProcessOOMKill: the runtime's default
 		false, // no CFS quota
-		metav1.Duration{Duration: 100 * time.Millisecond}, // the kubelet's default CFS period
+		metav1.Duration{Duration: cpuCFSQuotaPeriod}, // the kubelet's default CFS period
 		nil, // no default sysctls
 		rs, is,
-		cm.NewStubContainerManager(),
+		containers, // cm's stub, with pod cgroups kept in memory (resize.go)
 		logs.NewStubContainerLogManager(),
 		nil,   // no runtime classes
 		false, // no seccomp default
@@ -209,6 +213,7 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 		runtimeName: runtime.Type(),
 		backOff:     flowcontrol.NewBackOff(initial, maxBackOff),
 		pods:        pods,
+		cgroups:     containers.pods,
 		gcPeriod:    cmp(opts.GCPeriod, DefaultGCPeriod),
 		gcPolicy:    gcPolicy,
 		stop:        make(chan struct{}),
@@ -273,6 +278,7 @@ func (p *Provider) collectGarbage(ctx context.Context) {
 		logger.Error(err, "kubeletruntime: listing pods after garbage collection failed")
 		return
 	}
+	p.cgroups.prune(all, p.pods.isRemoved)
 	p.pods.prune(all)
 }
 

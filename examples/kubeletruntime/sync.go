@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	"k8s.io/kubernetes/pkg/kubelet/images"
 
@@ -34,6 +35,11 @@ func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgconta
 		podStatus = &pkgcontainer.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
 	}
 	p.pods.revive(pod.UID)
+	// The pod's cgroup, as the kubelet's SyncPod ensures it before the
+	// runtime's: the configuration a resize starts from.
+	if err := p.cgroups.EnsureExists(klog.FromContext(ctx), pod); err != nil {
+		return fmt.Errorf("kubeletruntime: SyncPod of pod %s: %w", podRef(pod), err)
+	}
 	result := p.runtime.SyncPod(ctx, pod.DeepCopy(), podStatus, nil, p.backOff, false)
 	reasonCache.Update(pod.UID, result)
 	if result.Error() == nil || onlyBackOff(result) {

@@ -38,6 +38,8 @@ func TestConformance(t *testing.T) {
 			// container to completion (no restartable init containers).
 			// Not lifecycle-hooks: the Service's API has no exec, so its
 			// containers cannot run postStart or preStop hooks.
+			// Not CapResize: the simulated service cannot change the
+			// resources of a running container.
 		},
 		RuntimeName: remotebackend.RuntimeName,
 		// The Service reacts at once; only the grace periods (1s) and

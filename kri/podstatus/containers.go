@@ -147,6 +147,7 @@ func instanceStatus(c *v1.Container, cs *pkgcontainer.Status, old *v1.ContainerS
 	if st.ImageID == "" {
 		st.ImageID = cs.ImageID
 	}
+	st.Resources, st.AllocatedResources = instanceResources(c, cs, &st, old)
 	if old != nil {
 		// The restart count never goes back, and the termination the
 		// previous status showed is the last termination of a new

@@ -41,6 +41,13 @@
 //     do not count. Instances with equal CreatedAt keep the provider's order.
 //   - Running is Running since StartedAt; Exited is Terminated with exit
 //     code, reason, message, times and ContainerID; Created is Waiting.
+//   - The newest instance also gives Resources and AllocatedResources, as
+//     the kubelet reports an in-place resize: AllocatedResources are the
+//     spec's requests; Resources are the spec's resources with, for a
+//     running instance, each CPU and memory request and limit the spec
+//     sets taken from the instance's Resources (what the runtime applied),
+//     or, when it reports none, from the previous status of the same
+//     running instance.
 //   - Without an instance a container is Waiting with reason
 //     ReasonContainerCreating, or ReasonPodInitializing in a pod with init
 //     containers, keeping the restart count and last termination of the
@@ -142,8 +149,13 @@
 //
 //   - The kubelet reads the newest instance as the first one the runtime
 //     lists; KRI lists come in any order, so Generate sorts by CreatedAt.
-//   - Not computed: container and pod Resources and AllocatedResources (they
-//     need the agent's resource allocation), resource health, image-volume
+//   - The pod's spec stands for the agent's resource allocation (the
+//     kubelet's allocation manager): a container's AllocatedResources are
+//     its spec's requests, and its Resources start from its spec's.
+//   - A container whose spec has no resources gets no Resources; the
+//     kubelet reports an empty ResourceRequirements.
+//   - Not computed: the pod-level Resources and AllocatedResources
+//     (pod-level resources resize), resource health, image-volume
 //     digests, StopSignal (an alpha feature), the AllContainersRestarting
 //     condition and the in-place restart of all containers, and the status
 //     manager's normalisation (RFC 3339 timestamps, truncated messages).

@@ -74,6 +74,7 @@ func TestConformanceAPIServer(t *testing.T) {
 			conformance.CapImagePullPolicy,
 			conformance.CapEnvExpansion,
 			conformance.CapTerminationMessage,
+			// Not CapResize: see ../conformance_test.go.
 		},
 		Timeouts: conformance.Timeouts{
 			Call:        30 * time.Second,

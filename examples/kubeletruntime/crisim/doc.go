@@ -38,6 +38,10 @@
 //     a non-zero exit reported as a utilexec.CodeExitError, as the CRI client
 //     reports it; the kubelet's own hook runner (kuberuntime) so runs
 //     postStart and preStop hooks over the simulator.
+//   - a container's status reports the linux resources it was created
+//     with, and UpdateContainerResources changes them in place (the
+//     kubelet's in-place resize), as containerd reports those of the
+//     container's spec.
 //
 // It also answers as real runtimes do where the kubelet relies on it:
 // unknown IDs give gRPC NotFound errors from ContainerStatus,

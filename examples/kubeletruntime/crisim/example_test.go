@@ -69,3 +69,31 @@ func ExampleRuntimeService_ExecSync() {
 	// "ready\n" <nil>
 	// command 'sh -c exit 3' exited with 3:
 }
+
+// The kubelet's in-place resize of a running container: the status reports
+// the resources the container was created with, then those of the update.
+func ExampleRuntimeService_UpdateContainerResources() {
+	ctx := context.Background()
+	r := crisim.NewRuntimeService(crisim.Options{})
+	sandbox, _ := r.RunPodSandbox(ctx, &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "pod", Namespace: "default", Uid: "uid-1"},
+	}, "")
+	id, _ := r.CreateContainer(ctx, sandbox, &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: "app"},
+		Image:    &runtimeapi.ImageSpec{Image: "busybox:1.36"},
+		Command:  []string{"sleep", "infinity"},
+		Linux:    &runtimeapi.LinuxContainerConfig{Resources: &runtimeapi.LinuxContainerResources{CpuShares: 256, MemoryLimitInBytes: 128 << 20}},
+	}, nil)
+	_ = r.StartContainer(ctx, id)
+	st, _ := r.ContainerStatus(ctx, id, false)
+	fmt.Println(st.Status.Resources.Linux.CpuShares, st.Status.Resources.Linux.MemoryLimitInBytes>>20)
+
+	_ = r.UpdateContainerResources(ctx, id, &runtimeapi.ContainerResources{
+		Linux: &runtimeapi.LinuxContainerResources{CpuShares: 512, MemoryLimitInBytes: 256 << 20},
+	})
+	st, _ = r.ContainerStatus(ctx, id, false)
+	fmt.Println(st.Status.State, st.Status.Resources.Linux.CpuShares, st.Status.Resources.Linux.MemoryLimitInBytes>>20)
+	// Output:
+	// 256 128
+	// CONTAINER_RUNNING 512 256
+}

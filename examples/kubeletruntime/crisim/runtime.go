@@ -334,6 +334,7 @@ func (r *RuntimeService) CreateContainer(ctx context.Context, podSandboxID strin
 			Annotations: config.Annotations,
 			LogPath:     cmp.Or(logPath, config.LogPath),
 			Mounts:      cloneMounts(config.Mounts),
+			Resources:   statusResources(config.GetLinux().GetResources()),
 		},
 		SandboxID:      podSandboxID,
 		LinuxResources: config.GetLinux().GetResources(),

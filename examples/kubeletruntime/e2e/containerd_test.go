@@ -53,6 +53,7 @@ func TestConformanceContainerd(t *testing.T) {
 			conformance.CapTerminationMessage,
 			conformance.CapSidecars,
 			conformance.CapLifecycleHooks,
+			conformance.CapResize,
 		},
 		Workloads: conformance.Workloads{
 			Pod: func(pod *v1.Pod) { pod.Spec.HostNetwork = true },

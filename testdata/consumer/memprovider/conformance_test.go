@@ -26,6 +26,8 @@ func TestConformance(t *testing.T) {
 			// Not CapSidecars: the in-memory provider has no init
 			// containers at all.
 			// Not lifecycle-hooks: there is no process to run a hook in.
+			// Not CapResize: the in-memory provider applies no
+			// resources it could change.
 		},
 		// An in-memory provider answers at once: short waits keep the
 		// test fast.
