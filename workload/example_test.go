@@ -132,3 +132,18 @@ func ExampleBehaviour_FileAt() {
 	fmt.Printf("%v %v %q\n", before, after, out)
 	// Output: true false "started\n"
 }
+
+// A readiness probe that tests for a file the container writes and later
+// removes: ready while the file exists, not after.
+func ExampleOfProbe() {
+	c := &v1.Container{Name: "web", Command: []string{"sh", "-c", "echo ok > /tmp/health; sleep 10; rm -f /tmp/health; sleep infinity"}}
+	probe := &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"cat", "/tmp/health"}}}}
+	container := workload.OfEnv(c)
+	for _, d := range []time.Duration{time.Second, 12 * time.Second} {
+		b, _ := workload.OfProbe(c, probe, container.FilesAt(d))
+		fmt.Printf("after %v: succeeds %v\n", d, b.Succeeds(workload.ProbeTimeout(probe)))
+	}
+	// Output:
+	// after 1s: succeeds true
+	// after 12s: succeeds false
+}
