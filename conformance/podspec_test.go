@@ -12,7 +12,9 @@ import (
 // specs are skipped). The mutants of the pod-spec specs are built on the
 // hostprocess example (podspec_mutants_test.go), which implements them
 // with real processes; the fake's mutants run those specs too.
-var podSpecCapabilities = []conformance.Capability{}
+var podSpecCapabilities = []conformance.Capability{
+	conformance.CapProbes,
+}
 
 // fakeCapabilities are the capabilities the fake declares.
 func fakeCapabilities() []conformance.Capability {

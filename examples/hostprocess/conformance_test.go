@@ -31,6 +31,11 @@ func TestConformance(t *testing.T) {
 		TerminationMessagePath: func() string {
 			return filepath.Join(messages, fmt.Sprintf("termination-%d", n.Add(1)))
 		},
+		// The same for the file the probe specs' containers write and
+		// their exec probes test for.
+		ProbeFilePath: func() string {
+			return filepath.Join(messages, fmt.Sprintf("probe-%d", n.Add(1)))
+		},
 	}
 	conformance.Run(t, conformance.Config{
 		NewPodProvider: func(ctx context.Context) (kri.PodProvider, error) {
@@ -49,6 +54,7 @@ func TestConformance(t *testing.T) {
 			conformance.CapEnvExpansion,
 			conformance.CapTerminationMessage,
 			conformance.CapSidecars,
+			conformance.CapProbes,
 		},
 		Workloads:   workloads,
 		RuntimeName: hostprocess.RuntimeName,

@@ -120,6 +120,7 @@ func (h *host) startContainer(ps *podState, sb *sandbox, c *v1.Container, sideca
 		createdAt:    createdAt,
 		startedAt:    time.Now(),
 		done:         make(chan struct{}),
+		probes:       probesOf(c),
 	}
 	cs.starts++
 	cs.startErr = nil
@@ -134,6 +135,9 @@ func (h *host) startContainer(ps *podState, sb *sandbox, c *v1.Container, sideca
 	h.live[inst] = struct{}{}
 	h.reapers.Add(1)
 	go h.reap(inst, cmd)
+	if inst.probes != nil {
+		h.startProbesLocked(inst, c, env, dir, ps.grace)
+	}
 	h.mu.Unlock()
 
 	for _, old := range dropped {
