@@ -12,9 +12,7 @@ import (
 // specs are skipped). The mutants of the pod-spec specs are built on the
 // hostprocess example (podspec_mutants_test.go), which implements them
 // with real processes; the fake's mutants run those specs too.
-var podSpecCapabilities = []conformance.Capability{
-	conformance.CapProbes,
-}
+var podSpecCapabilities = []conformance.Capability{}
 
 // fakeCapabilities are the capabilities the fake declares.
 func fakeCapabilities() []conformance.Capability {

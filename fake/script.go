@@ -48,6 +48,7 @@ type containerScript struct {
 	exit        *scriptedExit
 	latency     time.Duration
 	ignoreTERM  bool
+	probes      map[ProbeKind]bool // scripted probe results (probe.go)
 }
 
 type startFault struct {

@@ -171,6 +171,8 @@ type instance struct {
 	killCode    int
 
 	timers []clock.Timer
+
+	probes *probeState // nil without probes (probe.go)
 }
 
 func (in *instance) active() bool {
@@ -182,6 +184,7 @@ func (in *instance) stopTimers() {
 		t.Stop()
 	}
 	in.timers = nil
+	in.stopProbeTimer() // probe.go
 }
 
 // advance moves the instance to the state it is in at now and reports
