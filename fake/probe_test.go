@@ -112,10 +112,10 @@ func TestReadinessFollowsItsProbe(t *testing.T) {
 		ready bool
 	}{
 		{0, false}, {2900 * time.Millisecond, false}, // no success yet
-		{3 * time.Second, true},              // the probe at 3s finds the file
-		{8 * time.Second, true},              // one failure (at 8s) is below failureThreshold
-		{9 * time.Second, false},             // the second in a row
-		{20 * time.Second, false},            // and it stays so
+		{3 * time.Second, true},   // the probe at 3s finds the file
+		{8 * time.Second, true},   // one failure (at 8s) is below failureThreshold
+		{9 * time.Second, false},  // the second in a row
+		{20 * time.Second, false}, // and it stays so
 	}
 	for _, s := range steps {
 		r.at(s.at)

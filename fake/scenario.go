@@ -94,6 +94,7 @@ type scenarioScript struct {
 	exitRuns      []exitRun
 	startLatency  *time.Duration
 	ignoreSIGTERM bool
+	probes        map[ProbeKind]bool // scenario_probe.go
 
 	method    Method
 	times     int
@@ -180,6 +181,7 @@ func (s *Scenario) Apply(p *PodProvider) error {
 			if sc.ignoreSIGTERM {
 				cs.IgnoreSIGTERM()
 			}
+			applyProbes(cs, sc.probes)
 			continue
 		}
 		var err error
@@ -260,6 +262,7 @@ func LoadScenario(path string) (*Scenario, error) {
 //	    - {times: 1, after: 1s, code: 0}
 //	    startLatency: 2s
 //	    ignoreSIGTERM: true
+//	    probes: {readiness: fail}    # from the start: FailProbe/PassProbe (startup, liveness, readiness: pass or fail)
 //	- pod: default/web                 # omit pod to script the method for every pod
 //	  fail: {method: KillPod, times: 1, message: "..."}
 //

@@ -62,6 +62,8 @@ type containerDoc struct {
 	ExitRuns      []exitRunDoc   `json:"exitRuns,omitempty"`
 	StartLatency  *string        `json:"startLatency,omitempty"`
 	IgnoreSIGTERM *bool          `json:"ignoreSIGTERM,omitempty"`
+	// Probes scripts probe results by kind: pass or fail (probe.go).
+	Probes map[string]string `json:"probes,omitempty"`
 }
 
 type failStartsDoc struct {

@@ -148,8 +148,11 @@ func (f *scnFile) container(d *containerDoc, path scnPath, pod *v1.Pod, sc *scen
 		return f.fail(path.key("name"), nil, "pod %q has no container %q", podKey(pod.Namespace, pod.Name), d.Name)
 	}
 	sc.container = d.Name
-	if d.FailStarts == nil && d.ExitAfter == nil && d.ExitRuns == nil && d.StartLatency == nil && d.IgnoreSIGTERM == nil {
-		return f.fail(path, nil, "nothing scripted: want failStarts, exitAfter, exitRuns, startLatency or ignoreSIGTERM")
+	if d.FailStarts == nil && d.ExitAfter == nil && d.ExitRuns == nil && d.StartLatency == nil && d.IgnoreSIGTERM == nil && d.Probes == nil {
+		return f.fail(path, nil, "nothing scripted: want failStarts, exitAfter, exitRuns, startLatency, ignoreSIGTERM or probes")
+	}
+	if err := f.probes(d.Probes, path.key("probes"), sc); err != nil {
+		return err
 	}
 	if fs := d.FailStarts; fs != nil {
 		p := path.key("failStarts")
