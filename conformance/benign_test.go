@@ -72,7 +72,8 @@ const callLatency = 25 * time.Millisecond
 const startSetup = 300 * time.Millisecond
 
 func benignVariants() []*benign {
-	return slices.Concat(fakeFreedoms(), agentFreedoms(), backendFreedoms())
+	return slices.Concat(fakeFreedoms(), agentFreedoms(), backendFreedoms(),
+		probeFreedoms())
 }
 
 // fakeFreedoms are the variants of the fake's own freedoms: orders, IDs,
