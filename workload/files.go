@@ -69,7 +69,15 @@ func OfProbe(c *v1.Container, p *v1.Probe, files Files) (b Behaviour, ok bool) {
 		return Behaviour{}, false
 	}
 	_, _, env := Expand(c)
-	return parser{env: env, files: files}.argv(p.Exec.Command), true
+	return ParseExec(p.Exec.Command, env, files), true
+}
+
+// ParseExec interprets the command line of an exec into a running
+// container (a probe's, a hook's, a CRI ExecSync's) as ParseEnv does, with
+// the container's environment env and its files at that moment: cat P and
+// test -e P read them. OfProbe is ParseExec of a probe's command.
+func ParseExec(argv []string, env map[string]string, files Files) Behaviour {
+	return parser{env: env, files: files}.argv(argv)
 }
 
 // Succeeds reports whether an exec probe whose command behaves as b

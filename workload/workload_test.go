@@ -361,3 +361,24 @@ func TestOfProbe(t *testing.T) {
 		t.Errorf("ProbeTimeout(nil) = %v, want %v", got, want)
 	}
 }
+
+func TestParseExec(t *testing.T) {
+	files := workload.Files(func(p string) (string, bool) { return "up\n", p == "/run/ok" })
+	tests := []struct {
+		argv []string
+		code int
+	}{
+		{[]string{"cat", "/run/ok"}, 0},
+		{[]string{"sh", "-c", "test -e /run/missing"}, 1},
+		{[]string{"sh", "-c", "exit $CODE"}, 4},
+	}
+	for _, tt := range tests {
+		b := workload.ParseExec(tt.argv, map[string]string{"CODE": "4"}, files)
+		if b.ExitCode != tt.code || b.Unknown {
+			t.Errorf("ParseExec(%q) = %+v, want exit code %d", tt.argv, b, tt.code)
+		}
+	}
+	if b := workload.ParseExec([]string{"cat", "/run/ok"}, nil, files); len(b.Writes) != 1 || b.Writes[0].Data != "up\n" {
+		t.Errorf("ParseExec(cat /run/ok).Writes = %+v, want the file printed on stdout", b.Writes)
+	}
+}
