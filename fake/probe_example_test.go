@@ -59,3 +59,36 @@ func ExampleContainerScript_FailProbe() {
 	// 00:00:00 ProbeSucceeded web readiness
 	// 00:00:13 ProbeFailed web readiness
 }
+
+// A liveness probe scripted to pass keeps a container whose probe command
+// fails alive; ResetProbe hands the result back to the command, and the
+// container is killed at the next probe.
+func ExampleContainerScript_PassProbe() {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	provider := fake.NewPodProvider(fake.WithClock(clk))
+	provider.Container("default/shop", "web").PassProbe(fake.LivenessProbe)
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "shop", UID: "uid-shop"},
+		Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyAlways, Containers: []v1.Container{{
+			Name: "web", Image: "nginx:1.27", Command: []string{"sleep", "infinity"},
+			LivenessProbe: &v1.Probe{
+				ProbeHandler:  v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"false"}}},
+				PeriodSeconds: 1, FailureThreshold: 1,
+			},
+		}}},
+	}
+	_ = provider.SyncPod(context.Background(), pod, nil, kri.NewReasonCache())
+	state := func() string {
+		snap, _ := provider.Snapshot("default/shop")
+		web, _ := snap.Container("web")
+		return fmt.Sprintf("%s (exit code %d)", web.State, web.ExitCode)
+	}
+	clk.Step(10 * time.Second)
+	fmt.Println("scripted to pass:", state())
+	provider.Container("default/shop", "web").ResetProbe(fake.LivenessProbe)
+	clk.Step(time.Second)
+	fmt.Println("after ResetProbe:", state())
+	// Output:
+	// scripted to pass: running (exit code 0)
+	// after ResetProbe: exited (exit code 143)
+}

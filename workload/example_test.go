@@ -147,3 +147,13 @@ func ExampleOfProbe() {
 	// after 1s: succeeds true
 	// after 12s: succeeds false
 }
+
+// A CRI simulator's ExecSync: the command runs against the container's
+// files at that moment, here 3s after a start that wrote /tmp/health.
+func ExampleParseExec() {
+	container := workload.Parse([]string{"sh", "-c", "echo ok > /tmp/health; sleep infinity"}, nil)
+	b := workload.ParseExec([]string{"cat", "/tmp/health"}, nil, container.FilesAt(3*time.Second))
+	out, _ := b.FileAt(workload.Stdout, b.RunFor)
+	fmt.Printf("exit %d, stdout %q\n", b.ExitCode, out)
+	// Output: exit 0, stdout "ok\n"
+}
