@@ -484,9 +484,10 @@ func extraFields(*fake.PodProvider) fake.Interceptors {
 			for _, list := range [][]v1.ContainerStatus{ps.ContainerStatuses, ps.InitContainerStatuses} {
 				for i := range list {
 					cs := &list[i]
-					running := cs.State.Running != nil
-					cs.Ready = running
-					cs.Started = &running
+					if running := cs.State.Running != nil; !hasProbes(pod, cs.Name) {
+						cs.Ready = running // unconstrained without probes
+						cs.Started = &running
+					}
 					cs.ImageID = "sha256:" + digestID(cs.Image)
 					cs.AllocatedResources = v1.ResourceList{v1.ResourceCPU: cpu}
 					cs.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: cpu}}

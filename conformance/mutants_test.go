@@ -230,8 +230,8 @@ func duplicator(*fake.PodProvider) fake.Interceptors {
 // mutants is the zoo: the pod mutants, then nodeMutants. Every contract the
 // suite checks should have one.
 func mutants() []*mutant {
-	return slices.Concat(podMutants(), nodeMutants(), reachMutants(), backendMutants(), podSpecMutants(), sidecarMutants(),
-		probeMutants())
+	return withProbeWants(slices.Concat(podMutants(), nodeMutants(), reachMutants(), backendMutants(), podSpecMutants(), sidecarMutants(),
+		probeMutants()))
 }
 
 func podMutants() []*mutant {

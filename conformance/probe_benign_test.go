@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -82,4 +83,45 @@ func lateResults(delay time.Duration) func(kri.PodProvider, *v1.Pod, *v1.PodStat
 			}
 		}
 	}
+}
+
+// hasProbes reports whether container name of pod has a probe: its Ready
+// and Started are the provider's probe results, not a freedom.
+func hasProbes(pod *v1.Pod, name string) bool {
+	if pod == nil {
+		return false
+	}
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
+		if c.Name == name {
+			return c.StartupProbe != nil || c.LivenessProbe != nil || c.ReadinessProbe != nil
+		}
+	}
+	return false
+}
+
+// probeResults hands a copy of ps to next's RefreshPodStatus when a
+// container of pod has probes, copies the Ready and Started it reports for
+// those containers into ps, and returns whether a status is of such a
+// container.
+func probeResults(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) func(*v1.ContainerStatus) bool {
+	probed := func(cs *v1.ContainerStatus) bool { return hasProbes(pod, cs.Name) }
+	if pod == nil || ps == nil || !slices.ContainsFunc(slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers), func(c v1.Container) bool { return hasProbes(pod, c.Name) }) {
+		return probed
+	}
+	cp := ps.DeepCopy()
+	next.RefreshPodStatus(pod, cp)
+	for _, lists := range [][2][]v1.ContainerStatus{{ps.ContainerStatuses, cp.ContainerStatuses}, {ps.InitContainerStatuses, cp.InitContainerStatuses}} {
+		for i := range lists[0] {
+			cs := &lists[0][i]
+			if !probed(cs) {
+				continue
+			}
+			for _, got := range lists[1] {
+				if got.Name == cs.Name {
+					cs.Ready, cs.Started = got.Ready, got.Started
+				}
+			}
+		}
+	}
+	return probed
 }
