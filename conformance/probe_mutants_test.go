@@ -130,7 +130,7 @@ func probeMutants() []*mutant {
 // liveness probe restarted).
 var probeWants = map[string][]string{
 	"syncpod-blocks-forever":            {"KRI-POD-072", "KRI-POD-073", "KRI-POD-074", "KRI-POD-075", "KRI-POD-076", "KRI-POD-077"},
-	"container-ids-unstable":            {"KRI-POD-072", "KRI-POD-073", "KRI-POD-074", "KRI-POD-075", "KRI-POD-076"},
+	"container-ids-unstable":            {"KRI-POD-072", "KRI-POD-073", "KRI-POD-075", "KRI-POD-076"},
 	"kill-leaves-container-running":     {"KRI-POD-077"},
 	"restart-policy-ignored":            {"KRI-POD-074"},
 	"exit-codes-lost":                   {"KRI-POD-074"},
