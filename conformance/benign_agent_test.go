@@ -161,11 +161,16 @@ func remoteView() fake.Interceptors {
 // refineOnly sets Ready and Started of the statuses the agent built, as the
 // kubelet's prober manager does for containers without probes (for every
 // pod, known or not: UpdatePodStatus looks at no runtime), and leaves
-// everything else as it was handed in.
+// everything else as it was handed in. Containers with probes get the
+// provider's probe results.
 func refineOnly() fake.Interceptors {
 	return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+		probed := probeResults(next, pod, ps) // containers with probes: the provider's results
 		for _, list := range [][]v1.ContainerStatus{ps.ContainerStatuses, ps.InitContainerStatuses} {
 			for i := range list {
+				if probed(&list[i]) {
+					continue
+				}
 				running := list[i].State.Running != nil
 				list[i].Started = &running
 				list[i].Ready = running

@@ -72,7 +72,7 @@ const callLatency = 25 * time.Millisecond
 const startSetup = 300 * time.Millisecond
 
 func benignVariants() []*benign {
-	return slices.Concat(fakeFreedoms(), agentFreedoms(), backendFreedoms(), resizeFreedoms())
+	return slices.Concat(fakeFreedoms(), agentFreedoms(), backendFreedoms(), resizeFreedoms(), probeFreedoms())
 }
 
 // fakeFreedoms are the variants of the fake's own freedoms: orders, IDs,
@@ -485,9 +485,10 @@ func extraFields(*fake.PodProvider) fake.Interceptors {
 			for _, list := range [][]v1.ContainerStatus{ps.ContainerStatuses, ps.InitContainerStatuses} {
 				for i := range list {
 					cs := &list[i]
-					running := cs.State.Running != nil
-					cs.Ready = running
-					cs.Started = &running
+					if running := cs.State.Running != nil; !hasProbes(pod, cs.Name) {
+						cs.Ready = running // unconstrained without probes
+						cs.Started = &running
+					}
 					cs.ImageID = "sha256:" + digestID(cs.Image)
 					if cs.Resources == nil { // resize: those of a container with resources are constrained
 						cs.AllocatedResources = v1.ResourceList{v1.ResourceCPU: cpu}

@@ -88,6 +88,11 @@ const (
 	// only those whose resize policy asks for it, and GetPodStatus reports
 	// the resources each container runs with.
 	CapResize Capability = "resize"
+	// CapProbes: the provider runs the exec probes of the pod spec
+	// (startup, liveness, readiness) as the kubelet's prober does: a
+	// liveness failure restarts the container, readiness and startup
+	// results set Ready and Started in RefreshPodStatus.
+	CapProbes Capability = "probes"
 )
 
 // AllCapabilities returns every capability the suite knows, sorted.
@@ -95,7 +100,7 @@ func AllCapabilities() []Capability {
 	return []Capability{
 		CapBackendFailures, CapEnvExpansion, CapGracePeriod,
 		CapImagePullPolicy, CapInitContainers, CapLifecycleHooks, CapNodeStatusUpdates,
-		CapOrphanCleanup, CapResize, CapRestartPolicies, CapSidecars,
+		CapOrphanCleanup, CapProbes, CapResize, CapRestartPolicies, CapSidecars,
 		CapStartFailures,
 		CapTerminationMessage,
 	}
@@ -244,6 +249,13 @@ type Workloads struct {
 	// default). A provider without a container file system (host
 	// processes) returns a fresh host path for every call.
 	TerminationMessagePath func() string
+	// ProbeFilePath returns the absolute path of a file that a container
+	// of the probe specs writes and removes (echo ok > PATH, rm -f PATH)
+	// and that its exec probes test for (test -e PATH) (default
+	// "/tmp/kri-probe": every container has a /tmp of its own). A provider
+	// without a container file system returns a fresh host path for
+	// every call.
+	ProbeFilePath func() string
 	// Pod, when set, adjusts every pod the suite creates (node selector,
 	// runtime class, security context, ...).
 	Pod func(*v1.Pod)
@@ -279,6 +291,7 @@ func DefaultWorkloads(image string) Workloads {
 		},
 		IgnoresSIGTERM: func() v1.Container { return c("sh", "-c", "trap '' TERM; sleep infinity") },
 		Shell:          func(script string) v1.Container { return c("sh", "-c", script) },
+		ProbeFilePath:  func() string { return "/tmp/kri-probe" },
 		TerminationMessagePath: func() string {
 			return v1.TerminationMessagePathDefault
 		},
@@ -447,6 +460,9 @@ func resolve(cfg Config) (*settings, error) {
 	}
 	if w.Shell == nil {
 		w.Shell = def.Shell
+	}
+	if w.ProbeFilePath == nil {
+		w.ProbeFilePath = def.ProbeFilePath
 	}
 	if w.TerminationMessagePath == nil {
 		w.TerminationMessagePath = def.TerminationMessagePath

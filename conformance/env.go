@@ -276,6 +276,12 @@ func (b *base) note(msg string) {
 // after N checks: <its message>"). A failure of the spec itself inside f
 // (b.fail) stops the wait at once too, with its own message.
 func (b *base) eventually(desc string, f func(g gomega.Gomega)) {
+	b.eventuallyFor(b.st.t.State, desc, f)
+}
+
+// eventuallyFor is eventually with a timeout of d instead of the state
+// timeout.
+func (b *base) eventuallyFor(d time.Duration, desc string, f func(g gomega.Gomega)) {
 	var last *recorded
 	attempts := 0
 	start := time.Now()
@@ -284,7 +290,7 @@ func (b *base) eventually(desc string, f func(g gomega.Gomega)) {
 		var err error
 		last, err = attempt(f)
 		return err
-	}).WithTimeout(b.st.t.State).WithPolling(b.st.t.Poll).Should(gomega.Succeed())
+	}).WithTimeout(d).WithPolling(b.st.t.Poll).Should(gomega.Succeed())
 	if ok || last == nil {
 		return
 	}
@@ -294,7 +300,7 @@ func (b *base) eventually(desc string, f func(g gomega.Gomega)) {
 	}
 	b.failHandler(fmt.Sprintf("%s: not reached within %s; last seen: %s\n\n"+
 		"Checked %d times, every %s, for %s; the last check failed%s:\n%s",
-		desc, b.st.t.State, gist(last.message),
+		desc, d, gist(last.message),
 		attempts, b.st.t.Poll, time.Since(start).Round(time.Millisecond), last.at(), strings.TrimSpace(last.message)), 1)
 }
 

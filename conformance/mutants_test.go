@@ -230,7 +230,8 @@ func duplicator(*fake.PodProvider) fake.Interceptors {
 // mutants is the zoo: the pod mutants, then nodeMutants. Every contract the
 // suite checks should have one.
 func mutants() []*mutant {
-	return alsoFailing(withHookCatches(slices.Concat(podMutants(), nodeMutants(), reachMutants(), backendMutants(), podSpecMutants(), sidecarMutants(), hookMutants(), resizeMutants())), resizeAlsoFailed)
+	return withProbeWants(alsoFailing(withHookCatches(slices.Concat(podMutants(), nodeMutants(), reachMutants(), backendMutants(), podSpecMutants(), sidecarMutants(),
+		hookMutants(), resizeMutants(), probeMutants())), resizeAlsoFailed))
 }
 
 func podMutants() []*mutant {

@@ -315,6 +315,7 @@ func (e *podEnv) refresh(pod *v1.Pod, st *v1.PodStatus) {
 func (e *podEnv) agentRefresh(pod *v1.Pod, st *pkgcontainer.PodStatus) v1.PodStatus {
 	ps := podstatus.Generate(pod, st, e.rc)
 	e.refresh(pod, &ps)
+	podstatus.UpdateReadiness(pod, &ps)
 	return ps
 }
 

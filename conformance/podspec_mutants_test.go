@@ -36,6 +36,7 @@ var hostCapabilities = []conformance.Capability{
 	conformance.CapImagePullPolicy, conformance.CapEnvExpansion, conformance.CapTerminationMessage,
 	conformance.CapSidecars,
 	conformance.CapLifecycleHooks,
+	conformance.CapProbes,
 }
 
 // hostConfig runs the suite against hostprocess providers decorated with
@@ -75,6 +76,13 @@ func hostConfig(ic func() fake.Interceptors) conformance.Config {
 					dir = *d
 				}
 				return filepath.Join(dir, fmt.Sprintf("termination-%d", n.Add(1)))
+			},
+			ProbeFilePath: func() string {
+				dir := os.TempDir()
+				if d := root.Load(); d != nil {
+					dir = *d
+				}
+				return filepath.Join(dir, fmt.Sprintf("probe-%d", n.Add(1)))
 			},
 		},
 	}

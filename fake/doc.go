@@ -122,6 +122,30 @@
 // AllocatedResources. Every resize can be applied (the fake has no node
 // capacity and no memory usage); init containers are not resized.
 //
+// # Probes
+//
+// The startup, liveness and readiness probes of a container run on the
+// provider's clock as the kubelet's prober workers run them: the first
+// initialDelaySeconds after the start, then every periodSeconds; a result
+// flips after successThreshold successes or failureThreshold failures in a
+// row; liveness and readiness wait for the startup probe to succeed. An exec
+// probe runs its command in the vocabulary of package workload against the
+// container's files at that moment (cat P, test -e P for a file the
+// container's command writes with echo and removes with rm -f); an HTTP, TCP
+// or gRPC probe succeeds (there is no network). Probes due since the last
+// read run at their own moments whenever the fake is read, so results do not
+// depend on when a test looks. RefreshPodStatus and Snapshot report a
+// running container Started once its startup probe has succeeded and Ready
+// while its readiness probe succeeds (from its first success); a liveness
+// or startup failure kills the container as KillPod would (its probe's
+// terminationGracePeriodSeconds, else the pod's grace period) and the next
+// SyncPod starts it again as the restart policy and back-off allow. Results
+// are published as EventProbeSucceeded and EventProbeFailed (Message: the
+// probe kind); probes stop with their container. ContainerScript.FailProbe,
+// PassProbe and ResetProbe script the results from now on ("readiness of
+// container web fails from now on"), scenario files with probes: {readiness:
+// fail}.
+//
 // # Command vocabulary
 //
 // A container behaves as its Command followed by its Args say, so the same

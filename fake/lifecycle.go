@@ -231,6 +231,7 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 	delete(ps.lastStartErr, c.Name)
 
 	in := s.newInstance(c, init, sb)
+	in.probes = newProbeState(c) // probe.go
 	in.runsForever, in.plannedCode = b.RunsUntilKilled, b.ExitCode
 	in.termination = terminationSourceOf(c, b)
 	in.ignoresSIGTERM, in.termCode = b.OnSIGTERM(p.pid1Signals)
@@ -387,6 +388,12 @@ func (p *PodProvider) advancePod(ps *podState, now time.Time) bool {
 }
 
 func (p *PodProvider) advanceInstance(ps *podState, in *instance, now time.Time) {
+	p.advanceProbes(ps, in, now) // probe.go
+	p.stepInstance(ps, in, now)
+}
+
+// stepInstance moves in to its state at now and publishes the transitions.
+func (p *PodProvider) stepInstance(ps *podState, in *instance, now time.Time) {
 	started, exited := in.advance(now)
 	if started {
 		p.publish(Event{At: in.startedAt, Type: EventContainerStarted, Pod: ps.ref, Container: in.name, ContainerID: in.id})

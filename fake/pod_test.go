@@ -96,7 +96,7 @@ func TestCommandVocabulary(t *testing.T) {
 		{name: "exec prefix", command: []string{"sh", "-c", "exec sleep 1"}, after: time.Second, state: pkgcontainer.ContainerStateExited},
 		{name: "unknown command runs on", command: []string{"nginx", "-g", "daemon off;"}, after: time.Hour, state: pkgcontainer.ContainerStateRunning},
 		{name: "no command runs on", after: time.Hour, state: pkgcontainer.ContainerStateRunning},
-		{name: "unknown script runs on", command: []string{"sh", "-c", "cat /etc/hostname; exit 1"}, after: time.Hour, state: pkgcontainer.ContainerStateRunning},
+		{name: "unknown script runs on", command: []string{"sh", "-c", "ls /etc; exit 1"}, after: time.Hour, state: pkgcontainer.ContainerStateRunning},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -98,6 +98,7 @@ type scenarioScript struct {
 	ignoreSIGTERM bool
 	postStartHook *scriptedHook
 	preStopHook   *time.Duration
+	probes        map[ProbeKind]bool // scenario_probe.go
 
 	method    Method
 	times     int
@@ -190,6 +191,7 @@ func (s *Scenario) Apply(p *PodProvider) error {
 			if sc.preStopHook != nil {
 				cs.PreStopHook(*sc.preStopHook)
 			}
+			applyProbes(cs, sc.probes)
 			continue
 		}
 		var err error
@@ -272,6 +274,7 @@ func LoadScenario(path string) (*Scenario, error) {
 //	    ignoreSIGTERM: true
 //	    postStartHook: {after: 1s, code: 3}  # the postStart hook runs 1s, exits 3 (PostStartHook)
 //	    preStopHook: 5s                # the preStop hook runs 5s (PreStopHook)
+//	    probes: {readiness: fail}    # from the start: FailProbe/PassProbe (startup, liveness, readiness: pass or fail)
 //	- pod: default/web                 # omit pod to script the method for every pod
 //	  fail: {method: KillPod, times: 1, message: "..."}
 //

@@ -149,8 +149,11 @@ func (f *scnFile) container(d *containerDoc, path scnPath, pod *v1.Pod, sc *scen
 	}
 	sc.container = d.Name
 	if d.FailStarts == nil && d.ExitAfter == nil && d.ExitRuns == nil && d.StartLatency == nil && d.IgnoreSIGTERM == nil &&
-		d.PostStartHook == nil && d.PreStopHook == nil {
-		return f.fail(path, nil, "nothing scripted: want failStarts, exitAfter, exitRuns, startLatency, ignoreSIGTERM, postStartHook or preStopHook")
+		d.PostStartHook == nil && d.PreStopHook == nil && d.Probes == nil {
+		return f.fail(path, nil, "nothing scripted: want failStarts, exitAfter, exitRuns, startLatency, ignoreSIGTERM, postStartHook, preStopHook or probes")
+	}
+	if err := f.probes(d.Probes, path.key("probes"), sc); err != nil {
+		return err
 	}
 	if fs := d.FailStarts; fs != nil {
 		p := path.key("failStarts")

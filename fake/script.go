@@ -50,6 +50,7 @@ type containerScript struct {
 	ignoreTERM  bool
 	postStart   *scriptedHook
 	preStop     *scriptedHook
+	probes      map[ProbeKind]bool // scripted probe results (probe.go)
 }
 
 type startFault struct {

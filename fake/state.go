@@ -187,6 +187,8 @@ type instance struct {
 	preStopEnd time.Time
 
 	timers []clock.Timer
+
+	probes *probeState // nil without probes (probe.go)
 }
 
 func (in *instance) active() bool {
@@ -198,6 +200,7 @@ func (in *instance) stopTimers() {
 		t.Stop()
 	}
 	in.timers = nil
+	in.stopProbeTimer() // probe.go
 }
 
 // advance moves the instance to the state it is in at now and reports

@@ -247,7 +247,7 @@ func (ps *podState) containerStatus(c v1.Container, waiting string) v1.Container
 		st.State.Waiting = &v1.ContainerStateWaiting{Reason: waiting}
 	case cur.state == pkgcontainer.ContainerStateRunning:
 		st.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cur.startedAt)}
-		st.Ready, started = true, true
+		st.Ready, started = cur.probeReady(), cur.probeStarted()
 	default:
 		st.State.Terminated = cur.terminated()
 	}
@@ -305,6 +305,11 @@ type ContainerSnapshot struct {
 	// Terminating is true while a container that ignores SIGTERM waits for
 	// its grace period to end.
 	Terminating bool
+	// Started and Ready are what RefreshPodStatus reports of a running
+	// container: started once its startup probe has succeeded, ready
+	// while its readiness probe succeeds (without those probes: whenever
+	// it runs). Both are false when it does not run.
+	Started, Ready bool
 	// LastStartError is the failure of the latest start attempt, if it
 	// failed (the container may still have an older, exited instance).
 	LastStartError error
@@ -361,6 +366,8 @@ func (ps *podState) snapshot() PodSnapshot {
 			cs.ID, cs.State, cs.ExitCode, cs.RestartCount = in.id, in.state, in.exitCode, in.restartCount
 			cs.Reason, cs.Message = in.reason, in.message
 			cs.CreatedAt, cs.StartedAt, cs.FinishedAt, cs.Terminating = in.createdAt, in.startedAt, in.finishedAt, in.terminating
+			cs.Started = in.state == pkgcontainer.ContainerStateRunning && in.probeStarted()
+			cs.Ready = in.state == pkgcontainer.ContainerStateRunning && in.probeReady()
 		}
 		if item, ok := ps.lastStartErr[c.Name]; ok {
 			cs.LastStartError = item.Err

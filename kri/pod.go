@@ -91,6 +91,17 @@ type PodLifecycleHandler interface {
 	// again as a new instance with one more restart, whatever the pod's
 	// RestartPolicy. A provider may apply a resize at a later SyncPod than
 	// the first that hands it in.
+	//
+	// A container's exec probes run while it runs, as the kubelet's prober
+	// runs them (initialDelaySeconds, periodSeconds, successThreshold,
+	// failureThreshold): RefreshPodStatus reports a container with a
+	// readiness probe Ready only from the probe's first success until it
+	// has failed failureThreshold times in a row. A liveness probe that
+	// fails failureThreshold times in a row gets the container killed and
+	// started again as its restart policy allows, and one that passes
+	// leaves it alone. A startup probe holds the liveness and readiness
+	// probes off until it succeeds, and the container is Started from then
+	// on. Once KillPod has stopped a pod, its probes stop.
 	SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer.PodStatus, reasonCache *ReasonCache) error
 	// KillPod stops every container of runningPod, and its sandboxes. It
 	// sends each running container SIGTERM and kills it once

@@ -33,6 +33,10 @@
 //	                        (>> P appends): with P the container's
 //	                        terminationMessagePath, the termination message
 //	rm -f P                 remove the file at absolute path P
+//	cat P                   print the file at absolute path P, exit 0; exit 1
+//	                        when it does not exist
+//	test -e P, test -f P,   exit 0 when the file at absolute path P exists,
+//	[ -e P ], [ -f P ]      1 otherwise
 //	exit $VAR, exit ${VAR}  exit with the value of environment variable VAR
 //	                        (ParseEnv, OfEnv and OfHandler only; unset or
 //	                        empty is a bare exit, as in sh)
@@ -59,15 +63,21 @@
 // # Hooks and probes
 //
 // The same vocabulary describes the exec action of a lifecycle hook (and,
-// in part 2 of the pod-spec work, of an exec probe): OfHandler gives its
-// Behaviour, run in the container's environment. A hook that succeeds is
+// of an exec probe): OfHandler and OfProbe give its Behaviour, run in the
+// container's environment. A hook that succeeds is
 // "true" (or exit 0), one that fails "false" or "exit N", one that takes a
 // while "sleep N" before either; the kubelet runs Exec.Command as it is,
 // with no $(VAR) expansion. The writes of a command are kept in order with
 // their times, so that a simulator can keep a table of each container's
 // files: a probe that "starts failing after a while" is a container that
 // writes a file and removes it later (echo ok > /tmp/health; sleep 10;
-// rm -f /tmp/health; sleep infinity) probed by a command that tests for it.
+// rm -f /tmp/health; sleep infinity) probed by a command that tests for it
+// (test -e /tmp/health, or cat /tmp/health). A command reads the files it
+// wrote itself; a probe also reads the container's files at the moment it
+// runs: OfProbe(c, probe, OfEnv(c).FilesAt(d)) is the probe run d after the
+// container started, and Behaviour.Succeeds(ProbeTimeout(probe)) its result
+// (exit 0 within timeoutSeconds). HTTP, TCP and gRPC probes are outside the
+// vocabulary.
 //
 // Images are not interpreted, except one registry: an image under
 // kri.invalid/ (MissingImageDomain) cannot be pulled, so its container fails

@@ -145,3 +145,28 @@ func ExampleErrPostStartHook() {
 	}
 	// Output: PostStartHookError
 }
+
+// A readiness probe that tests for a file the container writes and later
+// removes: ready while the file exists, not after.
+func ExampleOfProbe() {
+	c := &v1.Container{Name: "web", Command: []string{"sh", "-c", "echo ok > /tmp/health; sleep 10; rm -f /tmp/health; sleep infinity"}}
+	probe := &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"cat", "/tmp/health"}}}}
+	container := workload.OfEnv(c)
+	for _, d := range []time.Duration{time.Second, 12 * time.Second} {
+		b, _ := workload.OfProbe(c, probe, container.FilesAt(d))
+		fmt.Printf("after %v: succeeds %v\n", d, b.Succeeds(workload.ProbeTimeout(probe)))
+	}
+	// Output:
+	// after 1s: succeeds true
+	// after 12s: succeeds false
+}
+
+// A CRI simulator's ExecSync: the command runs against the container's
+// files at that moment, here 3s after a start that wrote /tmp/health.
+func ExampleParseExec() {
+	container := workload.Parse([]string{"sh", "-c", "echo ok > /tmp/health; sleep infinity"}, nil)
+	b := workload.ParseExec([]string{"cat", "/tmp/health"}, nil, container.FilesAt(3*time.Second))
+	out, _ := b.FileAt(workload.Stdout, b.RunFor)
+	fmt.Printf("exit %d, stdout %q\n", b.ExitCode, out)
+	// Output: exit 0, stdout "ok\n"
+}

@@ -197,13 +197,17 @@ func Parse(command, args []string) Behaviour {
 func ParseEnv(command, args []string, env map[string]string) Behaviour {
 	argv := make([]string, 0, len(command)+len(args))
 	argv = append(append(argv, command...), args...)
+	return parser{env: env}.argv(argv)
+}
+
+// argv interprets a whole command line.
+func (p parser) argv(argv []string) Behaviour {
 	if len(argv) == 0 {
 		return unknown
 	}
 	if strings.HasPrefix(argv[0], MissingExecutableDir) {
 		return Behaviour{MissingExecutable: argv[0]}
 	}
-	p := parser{env: env}
 	switch path.Base(argv[0]) {
 	case "sh", "bash", "ash", "dash":
 		if len(argv) == 3 && argv[1] == "-c" {
@@ -218,6 +222,9 @@ func ParseEnv(command, args []string, env map[string]string) Behaviour {
 // parser carries the environment of one Parse.
 type parser struct {
 	env map[string]string
+	// files are the container's files the command reads (cat, test),
+	// beside its own writes; nil: none.
+	files Files
 }
 
 // script interprets the script of sh -c.
@@ -301,6 +308,15 @@ func (p parser) statements(stmts [][]string) Behaviour {
 			w.At = b.RunFor
 			b.Writes = append(b.Writes, w)
 			b.ExitCode = 0
+		case isRead(name, f):
+			data, exists := p.read(b, f[len(f)-1-boolInt(name == "[")])
+			b.ExitCode = 1
+			if exists {
+				b.ExitCode = 0
+				if name == "cat" && data != "" {
+					b.Writes = append(b.Writes, Write{At: b.RunFor, Path: Stdout, Data: data, Append: true})
+				}
+			}
 		case name == "rm" && len(f) == 3 && f[1] == "-f" && plainPath(f[2]):
 			b.Writes = append(b.Writes, Write{At: b.RunFor, Path: f[2], Remove: true})
 			b.ExitCode = 0

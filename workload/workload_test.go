@@ -56,7 +56,7 @@ func TestParse(t *testing.T) {
 		{"a trap of another handler is outside the vocabulary", []string{"sh", "-c", "trap 'echo bye' TERM; sleep infinity & wait"}, nil, forever},
 		{"a trap with mismatched quotes is outside the vocabulary", []string{"sh", "-c", `trap 'exit 1" TERM; sleep 1`}, nil, forever},
 		{"sleep & without wait is outside the vocabulary", []string{"sh", "-c", "sleep 1 & true"}, nil, forever},
-		{"one unknown statement spoils the script", []string{"sh", "-c", "sleep 1; cat /x; exit 3"}, nil, forever},
+		{"one unknown statement spoils the script", []string{"sh", "-c", "sleep 1; ls /x; exit 3"}, nil, forever},
 		{"sh without -c runs until killed", []string{"sh", "script.sh"}, nil, forever},
 		{"missing executable", []string{"/nonexistent/app", "--flag"}, nil, workload.Behaviour{MissingExecutable: "/nonexistent/app"}},
 		{"missing executable in args", nil, []string{"/nonexistent/x"}, workload.Behaviour{MissingExecutable: "/nonexistent/x"}},
@@ -233,7 +233,7 @@ func TestOnSIGTERM(t *testing.T) {
 		{"trap '' TERM; sleep infinity", ignores, ignores},
 		{"trap 'exit 0' TERM; sleep infinity & wait", effect{code: 0}, effect{code: 0}},
 		{"trap 'exit 143' TERM; sleep infinity", effect{code: 143}, ignores},
-		{"sleep 1; cat /x", effect{code: 143}, effect{code: 143}}, // unknown: taken to handle SIGTERM
+		{"sleep 1; ls /x", effect{code: 143}, effect{code: 143}}, // unknown: taken to handle SIGTERM
 	}
 	for _, tt := range tests {
 		b := workload.Parse([]string{"sh", "-c", tt.script}, nil)
@@ -279,4 +279,106 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(%q, -c, %q) = %+v: a container that fails to start has no run", exe, script, b)
 		}
 	})
+}
+
+func TestReads(t *testing.T) {
+	tests := []struct {
+		name   string
+		script string
+		want   workload.Behaviour
+	}{
+		{"cat of a missing file fails", "cat /tmp/x", workload.Behaviour{ExitCode: 1}},
+		{"test -e of a missing file fails", "test -e /tmp/x", workload.Behaviour{ExitCode: 1}},
+		{"[ -f ] of a file written before succeeds", "echo ok > /tmp/x; [ -f /tmp/x ]",
+			workload.Behaviour{Writes: []workload.Write{{Path: "/tmp/x", Data: "ok\n"}}}},
+		{"cat prints what was written", "echo -n hi > /tmp/x; cat /tmp/x",
+			workload.Behaviour{Writes: []workload.Write{{Path: "/tmp/x", Data: "hi"}, {Path: workload.Stdout, Data: "hi", Append: true}}}},
+		{"a removed file is gone", "echo ok > /tmp/x; rm -f /tmp/x; test -e /tmp/x",
+			workload.Behaviour{ExitCode: 1, Writes: []workload.Write{{Path: "/tmp/x", Data: "ok\n"}, {Path: "/tmp/x", Remove: true}}}},
+		{"a failed read does not end the script", "test -e /tmp/x; sleep 1",
+			workload.Behaviour{RunFor: time.Second}},
+		{"a relative path is outside the vocabulary", "test -e tmp/x", workload.Behaviour{RunsUntilKilled: true, Unknown: true}},
+		{"test -d is outside the vocabulary", "test -d /tmp", workload.Behaviour{RunsUntilKilled: true, Unknown: true}},
+		{"[ without ] is outside the vocabulary", "[ -e /tmp/x", workload.Behaviour{RunsUntilKilled: true, Unknown: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := workload.Parse([]string{"sh", "-c", tt.script}, nil)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Parse(sh -c %q) differs (-want +got):\n%s", tt.script, diff)
+			}
+		})
+	}
+}
+
+func TestOfProbe(t *testing.T) {
+	c := &v1.Container{Name: "web", Command: []string{"sh", "-c", "echo ok > /tmp/health; sleep 10; rm -f /tmp/health; sleep infinity"},
+		Env: []v1.EnvVar{{Name: "F", Value: "/tmp/health"}}}
+	files := workload.OfEnv(c).FilesAt
+	exec := func(cmd ...string) *v1.Probe {
+		return &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: cmd}}}
+	}
+	tests := []struct {
+		name  string
+		probe *v1.Probe
+		at    time.Duration
+		want  bool
+	}{
+		{"cat while the file exists", exec("cat", "/tmp/health"), 5 * time.Second, true},
+		{"cat after it was removed", exec("cat", "/tmp/health"), 10 * time.Second, false},
+		{"test -e under sh while it exists", exec("sh", "-c", "test -e /tmp/health"), 0, true},
+		{"test -e under sh after it was removed", exec("sh", "-c", "test -e /tmp/health"), 11 * time.Second, false},
+		{"a file the container never wrote", exec("test", "-e", "/tmp/other"), time.Second, false},
+		{"true", exec("true"), 0, true},
+		{"false", exec("false"), 0, false},
+		{"exit 3", exec("sh", "-c", "exit 3"), 0, false},
+		{"a probe that outlives its timeout fails", exec("sleep", "2"), 0, false},
+		{"a probe within its timeout", exec("sh", "-c", "sleep 0.5; true"), 0, true},
+		{"a command outside the vocabulary fails (timeout)", exec("wget", "-q", "localhost"), 0, false},
+		{"the probe reads the container's environment", exec("sh", "-c", "exit $CODE"), 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, ok := workload.OfProbe(c, tt.probe, files(tt.at))
+			if !ok {
+				t.Fatalf("OfProbe(%v) = _, false; want an exec probe", tt.probe.Exec.Command)
+			}
+			if got := b.Succeeds(workload.ProbeTimeout(tt.probe)); got != tt.want {
+				t.Errorf("probe %v run %v after start: Succeeds = %v (behaviour %+v), want %v", tt.probe.Exec.Command, tt.at, got, b, tt.want)
+			}
+		})
+	}
+	if _, ok := workload.OfProbe(c, &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{}}}, nil); ok {
+		t.Error("OfProbe of a TCP probe = _, true; want false (outside the vocabulary)")
+	}
+	if _, ok := workload.OfProbe(c, nil, nil); ok {
+		t.Error("OfProbe(nil probe) = _, true; want false")
+	}
+	if got, want := workload.ProbeTimeout(&v1.Probe{TimeoutSeconds: 3}), 3*time.Second; got != want {
+		t.Errorf("ProbeTimeout(timeoutSeconds 3) = %v, want %v", got, want)
+	}
+	if got, want := workload.ProbeTimeout(nil), time.Second; got != want {
+		t.Errorf("ProbeTimeout(nil) = %v, want %v", got, want)
+	}
+}
+
+func TestParseExec(t *testing.T) {
+	files := workload.Files(func(p string) (string, bool) { return "up\n", p == "/run/ok" })
+	tests := []struct {
+		argv []string
+		code int
+	}{
+		{[]string{"cat", "/run/ok"}, 0},
+		{[]string{"sh", "-c", "test -e /run/missing"}, 1},
+		{[]string{"sh", "-c", "exit $CODE"}, 4},
+	}
+	for _, tt := range tests {
+		b := workload.ParseExec(tt.argv, map[string]string{"CODE": "4"}, files)
+		if b.ExitCode != tt.code || b.Unknown {
+			t.Errorf("ParseExec(%q) = %+v, want exit code %d", tt.argv, b, tt.code)
+		}
+	}
+	if b := workload.ParseExec([]string{"cat", "/run/ok"}, nil, files); len(b.Writes) != 1 || b.Writes[0].Data != "up\n" {
+		t.Errorf("ParseExec(cat /run/ok).Writes = %+v, want the file printed on stdout", b.Writes)
+	}
 }

@@ -31,6 +31,11 @@ func TestConformance(t *testing.T) {
 		TerminationMessagePath: func() string {
 			return filepath.Join(messages, fmt.Sprintf("termination-%d", n.Add(1)))
 		},
+		// The same for the file the probe specs' containers write and
+		// their exec probes test for.
+		ProbeFilePath: func() string {
+			return filepath.Join(messages, fmt.Sprintf("probe-%d", n.Add(1)))
+		},
 	}
 	conformance.Run(t, conformance.Config{
 		NewPodProvider: func(ctx context.Context) (kri.PodProvider, error) {
@@ -53,6 +58,7 @@ func TestConformance(t *testing.T) {
 			// Not CapResize: a host process runs in the provider's own
 			// cgroup, with no CPU or memory limits of its own to change
 			// in place, so it reports no Resources.
+			conformance.CapProbes,
 		},
 		Workloads:   workloads,
 		RuntimeName: hostprocess.RuntimeName,

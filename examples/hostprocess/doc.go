@@ -48,6 +48,16 @@
 //     for SIGKILL). When the main process exits, what is left of its
 //     process group is killed, as a container's processes die with its init
 //     process.
+//   - Probes: exec probes run as host processes in the container's
+//     environment and directory, one worker per probe as the kubelet's
+//     prober runs them (initialDelaySeconds, periodSeconds, timeoutSeconds,
+//     successThreshold, failureThreshold; liveness and readiness wait for
+//     the startup probe). RefreshPodStatus reports Started and Ready from
+//     their results; a liveness or startup failure stops the process
+//     (SIGTERM, SIGKILL after the probe's or the pod's grace period), and
+//     the next SyncPod starts it again as the restart policy allows. A
+//     probe of another kind always fails. The probes of an instance stop
+//     with its process.
 //   - Stop: KillPod sends SIGTERM to each container's process group and
 //     SIGKILL once the grace period is over; Provider.Stop sends SIGKILL to
 //     everything still running and reaps it. No process outlives the
@@ -71,7 +81,7 @@
 //
 // # What it does not do
 //
-// No resource limits, no volumes, no probes, no networking (every pod
+// No resource limits, no volumes, no HTTP, TCP or gRPC probes, no networking (every pod
 // shares the host's network), no user or filesystem isolation, no image, no
 // restart back-off (pacing SyncPod is the agent's job). A process that
 // leaves its process group (setsid, setpgid) escapes the provider. Env

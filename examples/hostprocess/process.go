@@ -121,6 +121,7 @@ func (h *host) startContainer(ps *podState, sb *sandbox, c *v1.Container, sideca
 		createdAt:    createdAt,
 		startedAt:    time.Now(),
 		done:         make(chan struct{}),
+		probes:       probesOf(c),
 	}
 	cs.starts++
 	cs.startErr = nil
@@ -135,6 +136,9 @@ func (h *host) startContainer(ps *podState, sb *sandbox, c *v1.Container, sideca
 	h.live[inst] = struct{}{}
 	h.reapers.Add(1)
 	go h.reap(inst, cmd)
+	if inst.probes != nil {
+		h.startProbesLocked(inst, c, env, dir, ps.grace)
+	}
 	h.mu.Unlock()
 
 	for _, old := range dropped {

@@ -405,6 +405,9 @@ type podState struct {
 	// last SyncPod, in spec order: KillPod stops them last when it is
 	// given no pod.
 	sidecars []string
+	// grace is the termination grace period of the pod's spec, as of its
+	// latest SyncPod: a liveness kill gives it (probe.go).
+	grace time.Duration
 }
 
 // currentSandbox returns the newest sandbox, or nil. host.mu must be held.
@@ -460,7 +463,8 @@ type instance struct {
 	hash         uint64
 	restartCount int
 	sidecar      bool
-	pid          int // also the process group ID
+	pid          int           // also the process group ID
+	probes       *probeResults // nil without probes; fields guarded by host.mu
 	logPath      string
 	termination  terminationSource
 	preStop      hookSpec // the preStop hook it started with (handler nil: none)

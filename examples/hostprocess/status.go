@@ -200,7 +200,7 @@ func apiStatusLocked(cs *containerState, c *v1.Container, isInit bool, waiting s
 	case running:
 		st.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cur.startedAt)}
 		st.LastTerminationState = terminatedState(prev)
-		st.Ready = !isInit || cur.sidecar
+		st.Ready = (!isInit || cur.sidecar) && cur.readyLocked()
 	case cs != nil && cs.startErr != nil:
 		st.State.Waiting = &v1.ContainerStateWaiting{Reason: cs.startErr.Err.Error(), Message: cs.startErr.Message}
 		st.LastTerminationState = terminatedState(cur)
@@ -211,7 +211,8 @@ func apiStatusLocked(cs *containerState, c *v1.Container, isInit bool, waiting s
 	default:
 		st.State.Waiting = &v1.ContainerStateWaiting{Reason: waiting}
 	}
-	st.Started = &running
+	started := running && cur.startedLocked()
+	st.Started = &started
 	return st
 }
 

@@ -59,6 +59,7 @@ func (h *host) reconcile(ctx context.Context, ps *podState, pod *v1.Pod, result 
 	}
 
 	h.mu.Lock()
+	ps.grace = gracePeriod(pod, nil)
 	sb := ps.currentSandbox()
 	needSandbox := sb == nil || !sb.ready
 	if needSandbox && sb != nil && (policy == v1.RestartPolicyNever && ps.hasInstances() || ps.appsDone(pod, policy)) {

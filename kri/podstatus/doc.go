@@ -10,6 +10,7 @@
 //	...
 //	apiStatus := podstatus.Generate(pod, status, reasons) // pod.Status: the previous status
 //	provider.RefreshPodStatus(pod, &apiStatus)            // provider-specific details
+//	podstatus.UpdateReadiness(pod, &apiStatus)            // Ready conditions after the provider's probes
 //	podstatus.StampTimes(&pod.Status, &apiStatus, now)    // new transition times
 //	// ... send apiStatus to the API server ...
 //	err = provider.SyncPod(ctx, pod, status, reasons)
@@ -85,8 +86,11 @@
 // the kubelet does (so a completed init container whose instance is gone
 // stays ready while it waits to run again in a new sandbox). Ephemeral
 // containers are left alone (no Started, not ready). Probes in the spec are
-// not run; a node agent that runs them overrides these fields and the
-// Ready and ContainersReady conditions.
+// not run: in KRI the provider runs them and sets Started and Ready of the
+// containers that have them in RefreshPodStatus (a provider without probes
+// leaves these values, the kubelet's for containers without probes), after
+// which UpdateReadiness brings the Ready and ContainersReady conditions up
+// to date, as kuscia's agent generates them after RefreshPodStatus.
 //
 // # Phase
 //

@@ -1,0 +1,35 @@
+package podstatus
+
+import (
+	v1 "k8s.io/api/core/v1"
+	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
+)
+
+// UpdateReadiness brings the ContainersReady and Ready conditions of s up to
+// date with the Ready of its container statuses. A node agent calls it after
+// RefreshPodStatus when the provider runs probes and so changes Ready:
+// kuscia's generateAPIPodStatus (pkg/agent/framework/pod.go) generates these
+// two conditions after the provider's RefreshPodStatus, as the kubelet
+// generates them after its prober manager's UpdatePodStatus. Each keeps the
+// LastTransitionTime of pod.Status's condition while its status is
+// unchanged; a changed one has none, for StampTimes. Conditions of other
+// types are left alone, and so is everything else of s. A nil pod or s
+// changes nothing.
+func UpdateReadiness(pod *v1.Pod, s *v1.PodStatus) {
+	if pod == nil || s == nil {
+		return
+	}
+	cr := containersReady(pod, s.ContainerStatuses, s.InitContainerStatuses, s.Phase)
+	ready := podReady(pod, s.Conditions, cr)
+	for _, c := range []v1.PodCondition{ready, cr} {
+		c.ObservedGeneration = pod.Generation
+		if _, prev := podutil.GetPodConditionFromList(pod.Status.Conditions, c.Type); prev != nil && prev.Status == c.Status {
+			c.LastTransitionTime = prev.LastTransitionTime
+		}
+		if i, _ := podutil.GetPodConditionFromList(s.Conditions, c.Type); i >= 0 {
+			s.Conditions[i] = c
+		} else {
+			s.Conditions = append(s.Conditions, c)
+		}
+	}
+}
