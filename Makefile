@@ -24,7 +24,7 @@ all: lint test
 # once, not twice.
 test:
 	$(GO) vet -race $(PKGS)
-	KRI_E2E_KUBECONFIG= $(GO) test -race $(PKGS)
+	KRI_E2E_KUBECONFIG= $(GO) test -race -timeout 20m $(PKGS)
 	cd testdata/consumer && $(GO) vet -race ./... && $(GO) test -race ./...
 	cd examples/kubeletruntime && $(GO) vet -race ./... && KRI_E2E_CRI_ENDPOINT= $(GO) test -race ./...
 	cd hack/e2e/apiserver && $(GO) vet -race . ./e2ectl && KRI_E2E_KUBECONFIG= $(GO) test -race . ./e2ectl

@@ -176,10 +176,11 @@ func runHelper(t *testing.T, mode string, timeout time.Duration, flags ...string
 const passedState = types.SpecStatePassed
 
 // helperSlots bounds the helper processes running at once, across the tests
-// that run the suite many times. The children mostly wait on timers (a few
-// seconds of wall time for well under a second of CPU each): run several per
-// CPU.
-var helperSlots = make(chan struct{}, min(8, 4*runtime.NumCPU()))
+// that run the suite many times. The children mostly wait on timers (the
+// probe specs alone wait about 19 s per run, for a second or two of CPU
+// under -race): run many per CPU. With 8 at a time on two cores the
+// package took over 10 minutes under -race using a quarter of the CPU.
+var helperSlots = make(chan struct{}, min(24, 12*runtime.NumCPU()))
 
 // runHelpers runs one helper process per mode, as many at once as
 // helperSlots allows, the highest rank first (rank nil: in order). The
