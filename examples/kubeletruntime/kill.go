@@ -30,6 +30,11 @@ func (p *Provider) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgconta
 	if pod == nil {
 		pod = runningPod.ToAPIPod()
 	}
+	// A pod that is being stopped is no longer probed for liveness and
+	// startup (its readiness probes run on until DeletePod), as the
+	// kubelet's SyncTerminatingPod stops them before killing the pod
+	// (pkg/kubelet/kubelet.go, probeManager.StopLivenessAndStartup).
+	p.probes.StopLivenessAndStartup(pod)
 	return p.runtime.KillPod(ctx, pod, runningPod, gracePeriodOverride)
 }
 
@@ -59,6 +64,10 @@ func (p *Provider) DeletePod(ctx context.Context, pod *v1.Pod) error {
 			p.backOff.Reset(kuberuntime.GetBackoffKey(pod, &cs[i]))
 		}
 	}
+	// Its probe workers end, as the kubelet's SyncTerminatedPod removes
+	// them (probeManager.RemovePod) and kuscia's CRIProvider.DeletePod.
+	p.probes.RemovePod(pod)
+	p.statuses.remove(pod.UID)
 	p.pods.markRemoved(pod.UID)
 	return nil
 }
@@ -90,6 +99,15 @@ func activePart(st *pkgcontainer.PodStatus) pkgcontainer.Pod {
 func (p *Provider) CleanupPods(ctx context.Context, pods []*v1.Pod, runningPods []*pkgcontainer.Pod, possiblyRunningPods map[types.UID]sets.Empty) error {
 	p.backOff.GC()
 	known := kri.PodsToKeep(pods, runningPods, possiblyRunningPods)
+	// The probe workers of every other pod end, as the kubelet's
+	// HandlePodCleanups calls probeManager.CleanupPods with the pods it
+	// keeps.
+	desired := make(map[types.UID]sets.Empty, len(known))
+	for uid := range known {
+		desired[uid] = sets.Empty{}
+	}
+	p.probes.CleanupPods(desired)
+	p.statuses.retain(known)
 	running, err := p.runtime.GetPods(ctx, false)
 	if err != nil {
 		return err

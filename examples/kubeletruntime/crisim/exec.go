@@ -115,13 +115,22 @@ func (r *RuntimeService) ExecSync(ctx context.Context, containerID string, cmd [
 		return nil, nil, status.Errorf(codes.FailedPrecondition, "container %q is in %s state, not running", containerID, c.State)
 	}
 	p := r.procs[containerID]
-	var env map[string]string
+	var (
+		env   map[string]string
+		files map[string]file
+	)
 	if p != nil {
 		env = p.env
+		files = p.files(c.StartedAt, start.UnixNano())
 	}
 	r.Unlock()
 
-	b := workload.ParseEnv(cmd, nil, env)
+	// cat P and test -e P read the container's files as they are now:
+	// those its command and earlier execs wrote.
+	b := workload.ParseExec(cmd, env, func(path string) (string, bool) {
+		f := files[path]
+		return f.data, f.exists
+	})
 	if b.FailsToStart() {
 		return nil, nil, status.Errorf(codes.Unknown, "failed to exec in container: exec: %q: stat %s: no such file or directory", b.MissingExecutable, b.MissingExecutable)
 	}
