@@ -79,7 +79,9 @@ func (p *process) files(startedAt, finishedAt int64) map[string]file {
 
 // ExecSync runs cmd in a running container, as the kubelet runs an exec
 // lifecycle hook (and an exec probe) through the CRI: cmd is read with the
-// vocabulary of package workload in the container's environment, takes the
+// vocabulary of package workload in the container's environment and with
+// its files as they are when the call starts (workload.ParseExec: cat P and
+// test -e P read what the container and earlier execs wrote), takes the
 // time its sleeps add up to (the call blocks meanwhile) and writes to the
 // container's files as it goes (what it writes to a mounted path reaches the
 // host when the container exits, as the container's own writes do); what it
