@@ -24,7 +24,7 @@
 //     neither the context's error nor the gRPC status);
 //   - the pods' exec probes run in the kubelet's own prober manager
 //     (k8s.io/kubernetes/pkg/kubelet/prober.NewManager, as kuscia's
-//     CRIProvider builds it), with the runtime manager as its command
+//     CRIProvider builds its copy, pkg/agent/prober), with the runtime manager as its command
 //     runner (RunInContainer, a CRI ExecSync) and the liveness, readiness
 //     and startup results managers shared with the runtime manager: SyncPod
 //     adds the pod's probe workers (probeManager.AddPod, as the kubelet's
@@ -32,8 +32,10 @@
 //     container whose liveness probe failed (computePodActions), the
 //     agent's periodic sync standing in for the kubelet's sync on
 //     livenessManager.Updates(); KillPod stops the liveness and startup
-//     probes, DeletePod, CleanupPods (for the pods it does not keep) and
-//     Stop all of a pod's;
+//     probes and, once the containers are stopped, all of the pod's (as
+//     the kubelet's SyncTerminatingPod and kuscia's CRIProvider.KillPod);
+//     DeletePod, CleanupPods (for the pods it does not keep) and Stop end
+//     any left;
 //   - RefreshPodStatus only refines the status the agent built, with the
 //     prober manager's UpdatePodStatus (Started from the startup probe,
 //     Ready from the readiness probe; running, started containers without

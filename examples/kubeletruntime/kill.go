@@ -31,11 +31,16 @@ func (p *Provider) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgconta
 		pod = runningPod.ToAPIPod()
 	}
 	// A pod that is being stopped is no longer probed for liveness and
-	// startup (its readiness probes run on until DeletePod), as the
-	// kubelet's SyncTerminatingPod stops them before killing the pod
-	// (pkg/kubelet/kubelet.go, probeManager.StopLivenessAndStartup).
+	// startup; once its containers are stopped, no longer at all: as the
+	// kubelet's SyncTerminatingPod (pkg/kubelet/kubelet.go,
+	// probeManager.StopLivenessAndStartup, then RemovePod) and kuscia's
+	// CRIProvider.KillPod (pkg/agent/provider/pod/cri_provider.go) do.
 	p.probes.StopLivenessAndStartup(pod)
-	return p.runtime.KillPod(ctx, pod, runningPod, gracePeriodOverride)
+	if err := p.runtime.KillPod(ctx, pod, runningPod, gracePeriodOverride); err != nil {
+		return err
+	}
+	p.probes.RemovePod(pod)
+	return nil
 }
 
 // DeletePod makes sure nothing of pod runs any longer (killing it with its
@@ -64,8 +69,9 @@ func (p *Provider) DeletePod(ctx context.Context, pod *v1.Pod) error {
 			p.backOff.Reset(kuberuntime.GetBackoffKey(pod, &cs[i]))
 		}
 	}
-	// Its probe workers end, as the kubelet's SyncTerminatedPod removes
-	// them (probeManager.RemovePod) and kuscia's CRIProvider.DeletePod.
+	// Its probe workers end (KillPod ended them if it ran; a pod that
+	// never ran or was killed by the agent with its own pod value may still
+	// have some).
 	p.probes.RemovePod(pod)
 	p.statuses.remove(pod.UID)
 	p.pods.markRemoved(pod.UID)
@@ -100,8 +106,10 @@ func (p *Provider) CleanupPods(ctx context.Context, pods []*v1.Pod, runningPods 
 	p.backOff.GC()
 	known := kri.PodsToKeep(pods, runningPods, possiblyRunningPods)
 	// The probe workers of every other pod end, as the kubelet's
-	// HandlePodCleanups calls probeManager.CleanupPods with the pods it
-	// keeps.
+	// HandlePodCleanups (pkg/kubelet/kubelet_pods.go) and kuscia's
+	// CRIProvider.CleanupPods call probeManager.CleanupPods with
+	// possiblyRunningPods; here with every pod the arguments name, which
+	// includes them.
 	desired := make(map[types.UID]sets.Empty, len(known))
 	for uid := range known {
 		desired[uid] = sets.Empty{}
