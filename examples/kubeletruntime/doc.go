@@ -24,8 +24,9 @@
 //     neither the context's error nor the gRPC status);
 //   - the pods' exec probes run in the kubelet's own prober manager
 //     (k8s.io/kubernetes/pkg/kubelet/prober.NewManager, as kuscia's
-//     CRIProvider builds its copy, pkg/agent/prober), with the runtime manager as its command
-//     runner (RunInContainer, a CRI ExecSync) and the liveness, readiness
+//     CRIProvider builds its copy, pkg/agent/prober), with the runtime
+//     manager as its command runner (RunInContainer, a CRI ExecSync) and
+//     the liveness, readiness
 //     and startup results managers shared with the runtime manager: SyncPod
 //     adds the pod's probe workers (probeManager.AddPod, as the kubelet's
 //     SyncPod); the runtime manager's next SyncPod kills and restarts a
