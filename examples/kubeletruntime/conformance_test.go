@@ -51,6 +51,7 @@ func conformanceConfig(t *testing.T, normalize bool) conformance.Config {
 			conformance.CapSidecars,
 			conformance.CapLifecycleHooks,
 			conformance.CapResize,
+			conformance.CapProbes,
 		},
 		RuntimeName: critest.FakeRuntimeName,
 		Timeouts: conformance.Timeouts{

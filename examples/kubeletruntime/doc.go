@@ -9,7 +9,7 @@
 // It is wrapped as secretflow/kuscia wraps the runtime manager in its
 // CRIProvider (pkg/agent/provider/pod/cri_provider.go), the provider the
 // KRI interfaces come from, minus what a simulated node has none of
-// (volumes, DNS, image credentials, probes):
+// (volumes, DNS, image credentials):
 //
 //   - SyncPod calls the runtime manager's SyncPod with a crash-loop
 //     back-off of the provider's own (flowcontrol.Backoff), records the
@@ -22,9 +22,27 @@
 //     passes them (with a cancelled context, SyncPod returns failed to
 //     "CreatePodSandbox" ... rpc error: code = Canceled, which carries
 //     neither the context's error nor the gRPC status);
-//   - RefreshPodStatus only refines the status the agent built (Started and
-//     Ready, as the kubelet's prober manager does for containers without
-//     probes); it adds no container status;
+//   - the pods' exec probes run in the kubelet's own prober manager
+//     (k8s.io/kubernetes/pkg/kubelet/prober.NewManager, as kuscia's
+//     CRIProvider builds its copy, pkg/agent/prober), with the runtime
+//     manager as its command runner (RunInContainer, a CRI ExecSync) and
+//     the liveness, readiness
+//     and startup results managers shared with the runtime manager: SyncPod
+//     adds the pod's probe workers (probeManager.AddPod, as the kubelet's
+//     SyncPod); the runtime manager's next SyncPod kills and restarts a
+//     container whose liveness probe failed (computePodActions), the
+//     agent's periodic sync standing in for the kubelet's sync on
+//     livenessManager.Updates(); KillPod stops the liveness and startup
+//     probes and, once the containers are stopped, all of the pod's (as
+//     the kubelet's SyncTerminatingPod and kuscia's CRIProvider.KillPod);
+//     DeletePod, CleanupPods (for the pods it does not keep) and Stop end
+//     any left;
+//   - RefreshPodStatus only refines the status the agent built, with the
+//     prober manager's UpdatePodStatus (Started from the startup probe,
+//     Ready from the readiness probe; running, started containers without
+//     them), and keeps it for the probe workers, which read the pod's
+//     status from it as from the kubelet's status manager; it adds no
+//     container status;
 //   - DeletePod makes sure nothing of the pod runs and lets it go: the
 //     kubelet's runtime has no delete, its garbage collector removes dead
 //     containers and sandboxes later, which Start runs every GCPeriod;

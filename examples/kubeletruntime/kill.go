@@ -30,7 +30,17 @@ func (p *Provider) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgconta
 	if pod == nil {
 		pod = runningPod.ToAPIPod()
 	}
-	return p.runtime.KillPod(ctx, pod, runningPod, gracePeriodOverride)
+	// A pod that is being stopped is no longer probed for liveness and
+	// startup; once its containers are stopped, no longer at all: as the
+	// kubelet's SyncTerminatingPod (pkg/kubelet/kubelet.go,
+	// probeManager.StopLivenessAndStartup, then RemovePod) and kuscia's
+	// CRIProvider.KillPod (pkg/agent/provider/pod/cri_provider.go) do.
+	p.probes.StopLivenessAndStartup(pod)
+	if err := p.runtime.KillPod(ctx, pod, runningPod, gracePeriodOverride); err != nil {
+		return err
+	}
+	p.probes.RemovePod(pod)
+	return nil
 }
 
 // DeletePod makes sure nothing of pod runs any longer (killing it with its
@@ -59,6 +69,11 @@ func (p *Provider) DeletePod(ctx context.Context, pod *v1.Pod) error {
 			p.backOff.Reset(kuberuntime.GetBackoffKey(pod, &cs[i]))
 		}
 	}
+	// Its probe workers end (KillPod ended them if it ran; a pod that
+	// never ran or was killed by the agent with its own pod value may still
+	// have some).
+	p.probes.RemovePod(pod)
+	p.statuses.remove(pod.UID)
 	p.pods.markRemoved(pod.UID)
 	return nil
 }
@@ -90,6 +105,17 @@ func activePart(st *pkgcontainer.PodStatus) pkgcontainer.Pod {
 func (p *Provider) CleanupPods(ctx context.Context, pods []*v1.Pod, runningPods []*pkgcontainer.Pod, possiblyRunningPods map[types.UID]sets.Empty) error {
 	p.backOff.GC()
 	known := kri.PodsToKeep(pods, runningPods, possiblyRunningPods)
+	// The probe workers of every other pod end, as the kubelet's
+	// HandlePodCleanups (pkg/kubelet/kubelet_pods.go) and kuscia's
+	// CRIProvider.CleanupPods call probeManager.CleanupPods with
+	// possiblyRunningPods; here with every pod the arguments name, which
+	// includes them.
+	desired := make(map[types.UID]sets.Empty, len(known))
+	for uid := range known {
+		desired[uid] = sets.Empty{}
+	}
+	p.probes.CleanupPods(desired)
+	p.statuses.retain(known)
 	running, err := p.runtime.GetPods(ctx, false)
 	if err != nil {
 		return err

@@ -22,6 +22,7 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	"k8s.io/kubernetes/pkg/kubelet/kuberuntime"
 	"k8s.io/kubernetes/pkg/kubelet/logs"
+	"k8s.io/kubernetes/pkg/kubelet/prober"
 	proberesults "k8s.io/kubernetes/pkg/kubelet/prober/results"
 
 	"github.com/kri-kit/testkit/examples/kubeletruntime/crisim"
@@ -96,6 +97,11 @@ type Provider struct {
 	cgroups     *podCgroups
 	gcPeriod    time.Duration
 	gcPolicy    pkgcontainer.GCPolicy
+	// probes is the kubelet's prober manager, which runs the pods' exec
+	// probes through the runtime manager and feeds the results managers
+	// the runtime manager reads; statuses is the status it probes from.
+	probes   prober.Manager
+	statuses *podStatuses
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -162,12 +168,18 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 	if err := os.MkdirAll(logsDir, 0o755); err != nil {
 		return nil, fmt.Errorf("kubeletruntime: %w", err)
 	}
+	// The probe results managers, shared by the runtime manager (which
+	// kills a container whose liveness probe failed, and holds back the
+	// init containers after a sidecar until its startup probe succeeded)
+	// and the prober manager that feeds them, as the kubelet's
+	// NewMainKubelet and kuscia's CRIProvider share them.
+	liveness, readiness, startup := proberesults.NewManager(), proberesults.NewManager(), proberesults.NewManager()
 	runtime, _, err := kuberuntime.NewKubeGenericRuntimeManager(
 		ctx,
 		recorder,
-		proberesults.NewManager(), // liveness: no probes run, so never a failure
-		proberesults.NewManager(), // readiness
-		proberesults.NewManager(), // startup
+		liveness,
+		readiness,
+		startup,
 		root,
 		logsDir,
 		machine,
@@ -204,6 +216,10 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubeletruntime: NewKubeGenericRuntimeManager: %w", err)
 	}
+	statuses := newPodStatuses()
+	// The runtime manager is the probes' command runner: an exec probe
+	// runs with its RunInContainer, a CRI ExecSync.
+	probes := prober.NewManager(statuses, liveness, readiness, startup, runtime, recorder)
 	gcPolicy := DefaultGCPolicy()
 	if opts.GCPolicy != nil {
 		gcPolicy = *opts.GCPolicy
@@ -216,6 +232,8 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 		cgroups:     containers.pods,
 		gcPeriod:    cmp(opts.GCPeriod, DefaultGCPeriod),
 		gcPolicy:    gcPolicy,
+		probes:      probes,
+		statuses:    statuses,
 		stop:        make(chan struct{}),
 	}, nil
 }
@@ -283,9 +301,15 @@ func (p *Provider) collectGarbage(ctx context.Context) {
 }
 
 // Stop ends Start and returns once it has returned; at once if Start was
-// never called. Later calls do nothing.
+// never called. It also stops the probe workers: each ends before its next
+// probe (one sleeping at its start, as the prober's workers do in their
+// first period, ends when it wakes). Later calls do nothing.
 func (p *Provider) Stop() {
-	p.stopOnce.Do(func() { close(p.stop) })
+	p.stopOnce.Do(func() {
+		close(p.stop)
+		p.statuses.stop()
+		p.probes.CleanupPods(nil)
+	})
 	p.mu.Lock()
 	done := p.done
 	p.mu.Unlock()

@@ -39,47 +39,60 @@ func (p *Provider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, 
 }
 
 // RefreshPodStatus refines the API status that the agent built from
-// GetPodStatus and its ReasonCache, as the kubelet's prober manager does
-// (pkg/kubelet/prober/prober_manager.go, UpdatePodStatus) for containers
-// without probes: a running container is Started and Ready; a container
+// GetPodStatus and its ReasonCache with the kubelet's prober manager
+// (pkg/kubelet/prober/prober_manager.go UpdatePodStatus), as the kubelet's
+// generateAPIPodStatus and kuscia's CRIProvider do: a running container is
+// Started once its startup probe succeeded (at once without one) and then
+// Ready while its readiness probe succeeds (always without one); a container
 // that is not running is not Started and keeps its Ready; a completed init
-// container (exit code 0) is Ready. It adds no status and changes no state.
+// container (exit code 0) is Ready. It then keeps the refined status for the
+// pod's probe workers, which probe the containers it names (the kubelet's
+// status manager caches it for them). It changes no container.
 func (p *Provider) RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus) {
 	if pod == nil || podStatus == nil {
 		return
 	}
-	for i := range podStatus.ContainerStatuses {
-		refine(&podStatus.ContainerStatuses[i])
-	}
-	restartable := map[string]bool{}
-	for _, c := range pod.Spec.InitContainers {
-		restartable[c.Name] = c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
-	}
-	for i := range podStatus.InitContainerStatuses {
-		cs := &podStatus.InitContainerStatuses[i]
-		r, inSpec := restartable[cs.Name]
-		switch {
-		case !inSpec: // the prober marks it started or not, and leaves it
-			started := cs.State.Running != nil
-			cs.Started = &started
-		case r: // a sidecar is refined as an app container
-			refine(cs)
-		default:
-			started := cs.State.Running != nil
-			cs.Started = &started
-			if t := cs.State.Terminated; t != nil && t.ExitCode == 0 {
-				cs.Ready = true
-			}
-		}
+	unprobed(pod, podStatus)
+	p.probes.UpdatePodStatus(context.Background(), pod, podStatus)
+	if pod.UID != "" {
+		p.statuses.set(pod.UID, podStatus)
 	}
 }
 
-// refine sets Started and, for a started container, Ready, as the prober
-// manager does when the container has no startup or readiness probe.
-func refine(cs *v1.ContainerStatus) {
-	started := cs.State.Running != nil
-	cs.Started = &started
-	if started {
-		cs.Ready = true
+// unprobed undoes, for the containers with a startup or readiness probe,
+// what the agent's status generation (package podstatus) assumed of a
+// container without probes: it gives them the Started and Ready the
+// kubelet's convertToAPIContainerStatuses hands the prober manager (Ready
+// false; Started that of the previous status, pod.Status, while the
+// container runs, as it is with the ChangeContainerStatusOnKubeletRestart
+// gate off, its default), so that UpdatePodStatus decides them from the
+// probes' results.
+func unprobed(pod *v1.Pod, podStatus *v1.PodStatus) {
+	probed := map[string]bool{}
+	for _, c := range pod.Spec.Containers {
+		probed[c.Name] = c.StartupProbe != nil || c.ReadinessProbe != nil
+	}
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+			probed[c.Name] = c.StartupProbe != nil || c.ReadinessProbe != nil
+		}
+	}
+	old := map[string]*bool{}
+	for _, cs := range append(append([]v1.ContainerStatus{}, pod.Status.ContainerStatuses...), pod.Status.InitContainerStatuses...) {
+		old[cs.Name] = cs.Started
+	}
+	for _, list := range [][]v1.ContainerStatus{podStatus.ContainerStatuses, podStatus.InitContainerStatuses} {
+		for i := range list {
+			cs := &list[i]
+			if !probed[cs.Name] {
+				continue
+			}
+			cs.Ready = false
+			cs.Started = nil
+			if prev := old[cs.Name]; prev != nil && cs.State.Running != nil {
+				started := *prev
+				cs.Started = &started
+			}
+		}
 	}
 }

@@ -40,6 +40,17 @@ func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgconta
 	if err := p.cgroups.EnsureExists(klog.FromContext(ctx), pod); err != nil {
 		return fmt.Errorf("kubeletruntime: SyncPod of pod %s: %w", podRef(pod), err)
 	}
+	// The pod's probe workers, as the kubelet's SyncPod adds them before
+	// the runtime's SyncPod (pkg/kubelet/kubelet.go SyncPod,
+	// probeManager.AddPod) and kuscia's CRIProvider.SyncPod does
+	// (pkg/agent/provider/pod/cri_provider.go): a worker per probe, once.
+	// (kuscia's prober is a copy of the kubelet's, pkg/agent/prober.)
+	// The runtime manager then reads their results: a container whose
+	// liveness probe failed is killed and started again by the next
+	// SyncPod (computePodActions): kuscia's CRIProvider.syncLoopIteration
+	// and the kubelet's syncLoopIteration sync a pod on a liveness failure
+	// (livenessManager.Updates()); here the agent's periodic sync does it.
+	p.probes.AddPod(ctx, pod)
 	result := p.runtime.SyncPod(ctx, pod.DeepCopy(), podStatus, nil, p.backOff, false)
 	reasonCache.Update(pod.UID, result)
 	if result.Error() == nil || onlyBackOff(result) {

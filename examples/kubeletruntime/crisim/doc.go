@@ -23,7 +23,10 @@
 //     error as message and no StartedAt;
 //   - the command is read with the environment of the CreateContainer
 //     request (workload.ParseEnv: exit $CODE exits with the value of CODE;
-//     the kubelet has expanded $(VAR) references before);
+//     the kubelet has expanded $(VAR) references before); an ExecSync
+//     command (an exec hook's or probe's) is read with that environment and
+//     the container's files at that moment (workload.ParseExec: cat P and
+//     test -e P see what the container and earlier execs wrote);
 //   - when a container exits (on its own or killed), what its command wrote
 //     is written to the host: each file under a mount to the mount's host
 //     path (so the termination message file the kubelet mounts at

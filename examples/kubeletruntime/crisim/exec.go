@@ -79,7 +79,9 @@ func (p *process) files(startedAt, finishedAt int64) map[string]file {
 
 // ExecSync runs cmd in a running container, as the kubelet runs an exec
 // lifecycle hook (and an exec probe) through the CRI: cmd is read with the
-// vocabulary of package workload in the container's environment, takes the
+// vocabulary of package workload in the container's environment and with
+// its files as they are when the call starts (workload.ParseExec: cat P and
+// test -e P read what the container and earlier execs wrote), takes the
 // time its sleeps add up to (the call blocks meanwhile) and writes to the
 // container's files as it goes (what it writes to a mounted path reaches the
 // host when the container exits, as the container's own writes do); what it
@@ -115,13 +117,22 @@ func (r *RuntimeService) ExecSync(ctx context.Context, containerID string, cmd [
 		return nil, nil, status.Errorf(codes.FailedPrecondition, "container %q is in %s state, not running", containerID, c.State)
 	}
 	p := r.procs[containerID]
-	var env map[string]string
+	var (
+		env   map[string]string
+		files map[string]file
+	)
 	if p != nil {
 		env = p.env
+		files = p.files(c.StartedAt, start.UnixNano())
 	}
 	r.Unlock()
 
-	b := workload.ParseEnv(cmd, nil, env)
+	// cat P and test -e P read the container's files as they are now:
+	// those its command and earlier execs wrote.
+	b := workload.ParseExec(cmd, env, func(path string) (string, bool) {
+		f := files[path]
+		return f.data, f.exists
+	})
 	if b.FailsToStart() {
 		return nil, nil, status.Errorf(codes.Unknown, "failed to exec in container: exec: %q: stat %s: no such file or directory", b.MissingExecutable, b.MissingExecutable)
 	}

@@ -54,6 +54,7 @@ func TestConformanceContainerd(t *testing.T) {
 			conformance.CapSidecars,
 			conformance.CapLifecycleHooks,
 			conformance.CapResize,
+			conformance.CapProbes,
 		},
 		Workloads: conformance.Workloads{
 			Pod: func(pod *v1.Pod) { pod.Spec.HostNetwork = true },
