@@ -99,6 +99,10 @@ func (m *mutant) hostConfig() conformance.Config {
 	cfg.Capabilities = slices.DeleteFunc(slices.Clone(cfg.Capabilities), func(c conformance.Capability) bool {
 		return c == conformance.CapGracePeriod
 	})
+	// Calls keep 6s, as the fake's mutants do: with the hook specs a
+	// KillPod of real processes runs a preStop hook and a grace period
+	// (about 2s for KRI-POD-065) beside 23 other suite runs.
+	cfg.Timeouts = conformance.Timeouts{Call: 2 * conformance.DefaultTimeouts().Call}
 	cfg.TimeoutScale = mutantScale
 	if m.timeouts != nil {
 		cfg.Timeouts, cfg.TimeoutScale = *m.timeouts, 1
