@@ -5,31 +5,20 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
 )
 
 // The benign variants of the lifecycle hook specs: hostprocess changed only
-// where the contract leaves room. Each must pass every pod spec that
+// where the contract leaves room. They are among hostBenignVariants, so
+// TestHostBenignVariantsPass checks that each passes every pod spec that
 // applies to hostprocess.
-
-func init() {
-	for _, b := range hookBenignVariants() {
-		extraHelpers[helperHostBenign+b.name] = func() conformance.Config {
-			cfg := hostConfig(b.ic)
-			cfg.Timeouts = hostBenignTimeouts()
-			return cfg
-		}
-	}
-}
 
 // kubeletMinimumGraceSecs is the kubelet's minimumGracePeriodInSeconds.
 const kubeletMinimumGraceSecs = 2
@@ -115,34 +104,5 @@ func hookBenignVariants() []hostBenign {
 				}}
 			},
 		},
-	}
-}
-
-// TestHookBenignVariantsPass runs the pod suite against each benign variant
-// of the lifecycle hook specs and checks that every spec that applies to
-// hostprocess passes.
-func TestHookBenignVariantsPass(t *testing.T) {
-	skipInHelper(t)
-	if testing.Short() {
-		t.Skip("runs the suite once per variant")
-	}
-	t.Parallel()
-	var want []string
-	for _, s := range conformance.Catalogue() {
-		if !s.Benchmark && s.Provider == "pod" && !slices.ContainsFunc(s.Capabilities, func(c conformance.Capability) bool { return !slices.Contains(hostCapabilities, c) }) {
-			want = append(want, s.ID)
-		}
-	}
-	want = sortIDs(want)
-	zoo := hookBenignVariants()
-	modes := make([]string, len(zoo))
-	for i, b := range zoo {
-		modes[i] = helperHostBenign + b.name
-	}
-	runs := runHelpers(t, modes, nil)
-	for i, b := range zoo {
-		t.Run(b.name, func(t *testing.T) {
-			checkBenignRun(t, b.name, b.freedom, runs[i], want, "pod spec hostprocess declares")
-		})
 	}
 }

@@ -138,7 +138,7 @@ func hostBenignVariants() []hostBenign {
 				}
 			},
 		},
-	}, sidecarBenignVariants()...)
+	}, slices.Concat(sidecarBenignVariants(), hookBenignVariants())...)
 }
 
 // TestHostBenignVariantsPass runs the pod suite against each benign
