@@ -300,6 +300,19 @@ func setStartedAndReady(spec *v1.PodSpec, app, init []v1.ContainerStatus) {
 	}
 }
 
+// unsetProbeFields leaves Started unset and Ready false in the statuses of
+// containers the runtime reports an instance of, as kuscia's
+// convertToAPIContainerStatuses converts them (WithProbeFieldsUnset); a
+// status without an instance is the conversion's default or the previous
+// status carried over whole, and keeps what it has.
+func unsetProbeFields(v *runtimeView, statuses []v1.ContainerStatus) {
+	for i := range statuses {
+		if v.newest(statuses[i].Name) != nil {
+			statuses[i].Started, statuses[i].Ready = nil, false
+		}
+	}
+}
+
 // volumeMountStatuses reports c's volume mounts as the kubelet does
 // (convertToAPIContainerStatuses, with RecursiveReadOnlyMounts): a read-only
 // mount says whether it is recursively read-only. Generate cannot ask the

@@ -149,6 +149,30 @@
 // agent does, and sets HostIP, HostIPs and a host-network pod's PodIPs from
 // them as the kubelet does.
 //
+// # The kubelet's rules or kuscia's
+//
+// kuscia's agent (secretflow/kuscia pkg/agent/framework/pod.go) ported an
+// older kubelet's generateAPIPodStatus. Each function says which it follows:
+//
+//   - Generate and GenerateTerminal follow the kubelet 1.37, Started and
+//     Ready included (set as its prober manager sets them for containers
+//     without probes).
+//   - A Generator made with WithProbeFieldsUnset follows kuscia for Started
+//     and Ready: it leaves them unset for the provider's RefreshPodStatus,
+//     as kuscia's convertToAPIContainerStatuses does; everything else is the
+//     kubelet 1.37's. The conformance suite's model of kuscia's agent uses
+//     it: a provider that runs probes in RefreshPodStatus (kuscia's
+//     CRIProvider hands the status to the kubelet's prober manager) must not
+//     be handed a Started it did not decide.
+//   - UpdateReadiness follows kuscia: the Ready and ContainersReady
+//     conditions computed after RefreshPodStatus, from the Ready the
+//     provider set.
+//   - The phase, for every function, is the kubelet 1.37's getPhase. kuscia's
+//     copy predates restartable init containers: it keeps a pod with a
+//     running sidecar Pending and counts a sidecar stopped with a non-zero
+//     code as a failed initialisation. No provider can change that, so the
+//     suite judges a sidecar pod's phase by the kubelet's rules.
+//
 // # Where it departs from the kubelet
 //
 //   - The kubelet reads the newest instance as the first one the runtime

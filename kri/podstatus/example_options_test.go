@@ -34,3 +34,33 @@ func ExampleWithNodeAddresses() {
 	// PodIPs: [{192.168.0.5} {fd00::5}]
 	// without: []
 }
+
+// kuscia's agent hands RefreshPodStatus a status without Started and Ready
+// and leaves both to the provider (its CRIProvider's prober manager, its
+// K8sProvider's backend cluster); UpdateReadiness then computes the Ready
+// conditions from what the provider set.
+func ExampleWithProbeFieldsUnset() {
+	gen := podstatus.NewGenerator(podstatus.WithProbeFieldsUnset())
+	pod := examplePod()
+	status := &pkgcontainer.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace,
+		ContainerStatuses: []*pkgcontainer.Status{{
+			ID: pkgcontainer.ContainerID{Type: "containerd", ID: "c1"}, Name: pod.Spec.Containers[0].Name,
+			State: pkgcontainer.ContainerStateRunning,
+		}}}
+
+	s := gen.Generate(pod, status, nil)
+	cs := &s.ContainerStatuses[0]
+	fmt.Println("handed to RefreshPodStatus: started set:", cs.Started != nil, "ready:", cs.Ready)
+	// The provider's RefreshPodStatus: no probe, so started and ready.
+	started := true
+	cs.Started, cs.Ready = &started, true
+	podstatus.UpdateReadiness(pod, &s)
+	for _, c := range s.Conditions {
+		if c.Type == v1.PodReady {
+			fmt.Println("pod Ready:", c.Status)
+		}
+	}
+	// Output:
+	// handed to RefreshPodStatus: started set: false ready: false
+	// pod Ready: True
+}

@@ -85,7 +85,12 @@ func generate(pod *v1.Pod, status *pkgcontainer.PodStatus, reasons *kri.ReasonCa
 
 	s.Phase, s.Reason, s.Message = phaseAndReason(old, phase(pod, s.ContainerStatuses, s.InitContainerStatuses, terminal, v.podHasInitialized(&pod.Spec)))
 
-	setStartedAndReady(&pod.Spec, s.ContainerStatuses, s.InitContainerStatuses)
+	if o.probeFieldsUnset {
+		unsetProbeFields(&v, s.ContainerStatuses)
+		unsetProbeFields(&v, s.InitContainerStatuses)
+	} else {
+		setStartedAndReady(&pod.Spec, s.ContainerStatuses, s.InitContainerStatuses)
+	}
 	s.Conditions = conditions(pod, old, &s, &v, terminal)
 
 	// Fields the node agent's status manager keeps across updates, or that

@@ -22,6 +22,9 @@ type options struct {
 	// nodeIPs are the node's IPs, primary first, at most one per family;
 	// nil when unknown.
 	nodeIPs []string
+	// probeFieldsUnset leaves Started and Ready as the conversion gives
+	// them (WithProbeFieldsUnset).
+	probeFieldsUnset bool
 }
 
 // An Option configures a Generator. A nil Option is ignored.
@@ -79,4 +82,26 @@ func WithNodeAddresses(addrs []v1.NodeAddress) Option {
 		nodeIPs[i] = ip.String()
 	}
 	return func(o *options) { o.nodeIPs = nodeIPs }
+}
+
+// WithProbeFieldsUnset makes the Generator leave the Started and Ready of
+// container statuses as the conversion of the runtime status gives them:
+// Started unset and Ready false, except for a status carried over whole
+// from pod.Status (a container the previous status showed terminated and
+// the runtime no longer reports), which keeps its own. This is the status
+// kuscia's agent hands RefreshPodStatus: its convertToAPIContainerStatuses
+// (secretflow/kuscia pkg/agent/framework/pod.go) sets neither field, and its
+// providers set both in RefreshPodStatus: the CRIProvider through the
+// kubelet's prober manager (UpdatePodStatus, which trusts an incoming
+// Started=true, so a status that already says Started would let a container
+// with a startup probe count as started before the probe succeeded), the
+// K8sProvider by copying the backend cluster's statuses. The Ready and
+// ContainersReady conditions are then computed from the unset fields, so
+// the caller calls UpdateReadiness after RefreshPodStatus, as kuscia's agent
+// generates those conditions after it.
+//
+// Without the option the Generator sets them as the kubelet 1.37 does for
+// containers without probes (see the package documentation).
+func WithProbeFieldsUnset() Option {
+	return func(o *options) { o.probeFieldsUnset = true }
 }

@@ -131,3 +131,63 @@ func TestZeroGenerator(t *testing.T) {
 		}
 	}
 }
+
+// TestWithProbeFieldsUnset: with the option, the conversion's Started and
+// Ready are handed on as kuscia's agent hands them to RefreshPodStatus
+// (Started unset, Ready false; a status carried over whole keeps its own),
+// and everything else is what Generate gives; UpdateReadiness afterwards
+// follows the Ready the provider set.
+func TestWithProbeFieldsUnset(t *testing.T) {
+	pod, status := richInputs()
+	rc := reasonCache(podUID, map[string][2]string{"was": crash})
+	gen := podstatus.NewGenerator(podstatus.WithProbeFieldsUnset())
+	got := gen.Generate(pod, status, rc)
+	want := podstatus.Generate(pod, status, rc)
+	for _, s := range append(append([]v1.ContainerStatus{}, got.ContainerStatuses...), got.InitContainerStatuses...) {
+		if s.Name == "gone" {
+			if s.Started == nil || *s.Started {
+				t.Errorf("container %q carried over from the previous status: Started = %v, want the previous status's false", s.Name, s.Started)
+			}
+			continue
+		}
+		if s.Started != nil || s.Ready {
+			t.Errorf("container %q: Started = %v, Ready = %v, want unset and false", s.Name, s.Started, s.Ready)
+		}
+	}
+	// Apart from Started, Ready and the conditions built from Ready, the
+	// same status.
+	strip := func(s v1.PodStatus) v1.PodStatus {
+		s = *s.DeepCopy()
+		for i := range s.ContainerStatuses {
+			s.ContainerStatuses[i].Started, s.ContainerStatuses[i].Ready = nil, false
+		}
+		for i := range s.InitContainerStatuses {
+			s.InitContainerStatuses[i].Started, s.InitContainerStatuses[i].Ready = nil, false
+		}
+		s.Conditions = nil
+		return s
+	}
+	if d := cmp.Diff(strip(want), strip(got)); d != "" {
+		t.Errorf("WithProbeFieldsUnset changed more than Started and Ready (-Generate +Generator):\n%s", d)
+	}
+	// The provider sets Ready (as kuscia's CRIProvider's prober manager
+	// does); UpdateReadiness then gives the conditions Generate gives.
+	for i := range got.ContainerStatuses {
+		got.ContainerStatuses[i].Ready = want.ContainerStatuses[i].Ready
+	}
+	podstatus.UpdateReadiness(pod, &got)
+	for _, ct := range []v1.PodConditionType{v1.PodReady, v1.ContainersReady} {
+		if g, w := conditionStatus(got.Conditions, ct), conditionStatus(want.Conditions, ct); g != w {
+			t.Errorf("after RefreshPodStatus set Ready and UpdateReadiness: condition %s = %s, want %s as Generate computes it", ct, g, w)
+		}
+	}
+}
+
+func conditionStatus(cs []v1.PodCondition, t v1.PodConditionType) v1.ConditionStatus {
+	for _, c := range cs {
+		if c.Type == t {
+			return c.Status
+		}
+	}
+	return ""
+}
