@@ -25,7 +25,6 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
-	"github.com/kri-kit/testkit/kri/podstatus"
 )
 
 func newUID() types.UID { return uuid.NewUUID() }
@@ -39,9 +38,11 @@ type podEnv struct {
 	p  kri.PodProvider
 	rc *kri.ReasonCache
 
-	mu   sync.Mutex
-	pods []*v1.Pod                             // created by the spec, removed at cleanup
-	last map[types.UID]*pkgcontainer.PodStatus // what GetPodStatus last returned
+	mu        sync.Mutex
+	pods      []*v1.Pod                             // created by the spec, removed at cleanup
+	last      map[types.UID]*pkgcontainer.PodStatus // what GetPodStatus last returned
+	published map[types.UID]v1.PodStatus            // what the agent published last (agent.go)
+	diagnosed map[string]bool                       // what diagnose has noted
 
 	startCancel context.CancelFunc
 	startDone   chan struct{} // closed once Start has returned
@@ -52,7 +53,7 @@ type podEnv struct {
 // newPodEnv builds the provider of the spec, registers its cleanup and,
 // when start is true, runs Start in its own goroutine.
 func newPodEnv(b *base, start bool) *podEnv {
-	e := &podEnv{base: b, rc: kri.NewReasonCache(), last: map[types.UID]*pkgcontainer.PodStatus{}}
+	e := &podEnv{base: b, rc: kri.NewReasonCache(), last: map[types.UID]*pkgcontainer.PodStatus{}, published: map[types.UID]v1.PodStatus{}}
 	var p kri.PodProvider
 	var err error
 	b.do("NewPodProvider", func(context.Context) { p, err = b.st.cfg.NewPodProvider(b.ctx) })
@@ -255,23 +256,28 @@ func (e *podEnv) syncPod(pod *v1.Pod, status *pkgcontainer.PodStatus) error {
 	return err
 }
 
-// status returns GetPodStatus of pod; an error, a nil status or one that
-// names another pod fails the spec.
+// status returns GetPodStatus of pod. An error, a nil status or a nil
+// container status fails the spec: kuscia's agent cannot sync a pod without
+// its status (pod_workers.go fails the sync; pods_controller.go syncPod and
+// pod.go convertToAPIContainerStatuses dereference both). A status that
+// names another pod is only noted: the agent reads ID and Namespace only
+// through ConvertPodStatusToRunningPod into KillPod, and KRI-POD-084 checks
+// them.
 func (e *podEnv) status(pod *v1.Pod) *pkgcontainer.PodStatus {
 	var st *pkgcontainer.PodStatus
 	var err error
 	e.do("GetPodStatus", func(ctx context.Context) { st, err = e.p.GetPodStatus(ctx, pod) })
 	e.noError("GetPodStatus", err)
 	if st == nil {
-		e.failf("GetPodStatus of pod %s returned a nil status and no error", podRef(pod))
+		e.failf("GetPodStatus of pod %s returned a nil status and no error: kuscia's agent would crash syncing it (pods_controller.go syncPod writes podStatus.IPs)", podRef(pod))
 	}
 	if st.ID != pod.UID || st.Name != pod.Name || st.Namespace != pod.Namespace {
-		e.failf("GetPodStatus of pod %s (UID %s) returned a status for %s/%s (UID %s)",
+		e.diagnose("GetPodStatus of pod %s (UID %s) returned a status for %s/%s (UID %q): kuscia's agent hands these to KillPod as the running pod's ID, name and namespace (ConvertPodStatusToRunningPod); KRI-POD-084 checks them",
 			podRef(pod), pod.UID, st.Namespace, st.Name, st.ID)
 	}
 	for _, c := range st.ContainerStatuses {
 		if c == nil {
-			e.failf("GetPodStatus of pod %s returned a nil container status", podRef(pod))
+			e.failf("GetPodStatus of pod %s returned a nil container status: kuscia's agent would crash converting it (pod.go convertToAPIContainerStatuses)", podRef(pod))
 		}
 	}
 	return st
@@ -307,34 +313,42 @@ func (e *podEnv) refresh(pod *v1.Pod, st *v1.PodStatus) {
 	e.do("RefreshPodStatus", func(context.Context) { e.p.RefreshPodStatus(pod, st) })
 }
 
-// agentRefresh does what a node agent does after each sync of pod (kuscia's
-// pod.go generateAPIPodStatus): it builds the API status from st, the
-// runtime status GetPodStatus returned, and the ReasonCache SyncPod reported
-// to, as the kubelet does (package podstatus), hands it to RefreshPodStatus
-// and returns what RefreshPodStatus made of it.
+// agentRefresh publishes the status of pod as kuscia's agent builds it
+// from st, the runtime status GetPodStatus returned (publish), and returns
+// it.
 func (e *podEnv) agentRefresh(pod *v1.Pod, st *pkgcontainer.PodStatus) v1.PodStatus {
-	ps := podstatus.Generate(pod, st, e.rc)
-	e.refresh(pod, &ps)
-	podstatus.UpdateReadiness(pod, &ps)
-	return ps
+	return e.publish(pod, st)
 }
 
 // --- the pod worker loop ---
 
-// syncOnce is one round of a pod worker: SyncPod with the status
-// GetPodStatus last returned, then GetPodStatus. Unless allowErr, SyncPod
-// must return nil.
+// syncOnce is one sync of kuscia's pod worker (agent.go): GetPodStatus,
+// the status the agent publishes from it, and, unless its phase is
+// terminal, SyncPod with the same runtime status; then GetPodStatus again,
+// which it returns (the status the next sync starts from). Unless allowErr,
+// SyncPod must return nil: the agent backs off after an error
+// (pod_workers.go completeWork) and reports it as a failed sync.
 func (e *podEnv) syncOnce(pod *v1.Pod, allowErr bool) *pkgcontainer.PodStatus {
-	err := e.syncPod(pod, e.lastStatus(pod))
-	if err != nil {
-		e.skipIfNotSupported("SyncPod", err)
-		if !allowErr {
-			e.failf("SyncPod of pod %s returned an unexpected error: %v", podRef(pod), err)
+	after, err := e.agentSync(pod)
+	if err != nil && !allowErr {
+		e.failf("SyncPod of pod %s returned an unexpected error: %v (kuscia's agent would log \"Failed to sync pod\" and back off before the next sync)", podRef(pod), err)
+	}
+	return after
+}
+
+// agentSync is syncOnce that returns SyncPod's error (nil when the agent
+// did not call it); ErrNotSupported skips the spec.
+func (e *podEnv) agentSync(pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+	st := e.status(pod)
+	var err error
+	if api := e.publish(pod, st); !terminalPhase(api.Phase) {
+		if err = e.syncPod(pod, st); err != nil {
+			e.skipIfNotSupported("SyncPod", err)
 		}
 	}
-	st := e.status(pod)
-	e.setLast(pod, st)
-	return st
+	after := e.status(pod)
+	e.setLast(pod, after)
+	return after, err
 }
 
 // syncUntil repeats syncOnce until cond holds (state timeout). SyncPod must
@@ -411,15 +425,16 @@ func (e *podEnv) killAsAgent(pod *v1.Pod) time.Duration {
 	return e.kill(pod, agentGrace(pod))
 }
 
-// kill calls KillPod with the running pod built from GetPodStatus; it must
-// return nil. It returns how long KillPod took.
+// kill terminates pod as kuscia's agent does (terminate); KillPod must
+// return nil. It returns how long KillPod took. Containers still running
+// right after are noted, not failed: KRI-POD-014 checks that.
 func (e *podEnv) kill(pod *v1.Pod, grace *int64) time.Duration {
-	running := e.runningPod(pod)
-	start := time.Now()
-	err := e.killPod(pod, running, grace)
-	elapsed := time.Since(start)
+	err, took, running := e.terminate(pod, grace)
 	e.noError("KillPod", err)
-	return elapsed
+	if len(running) > 0 {
+		e.diagnose("%s (KRI-POD-014 checks this)", killGuardFailure(pod, running))
+	}
+	return took
 }
 
 // expectNothingRunning fails when GetPodStatus reports a running container

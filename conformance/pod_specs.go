@@ -23,9 +23,11 @@ import (
 // never renumber, only append.
 var podSpecs = []*specDef{
 	{id: "KRI-POD-001", level: Must, kind: kindPod, groups: []string{"sync"}, pod: podSyncStartsContainers,
-		text: "SyncPod of a new pod starts every app container, and GetPodStatus reports each running under the pod's UID, name and namespace"},
+		note: "Formerly GetPodStatus also had to report the pod's UID, name and namespace; that is KRI-POD-084 (SHOULD) now. Now the status kuscia's agent publishes must show the pod Running with every app container Running.",
+		text: "SyncPod of a new pod starts every app container: GetPodStatus reports each running, and the agent publishes the pod Running with each container Running"},
 	{id: "KRI-POD-002", level: Must, kind: kindPod, groups: []string{"status"}, pod: podStatusOfUnknownPod,
-		text: "GetPodStatus of a pod the provider never saw returns a non-nil status with only ID, name and namespace, and no error"},
+		note: "Formerly the status also had to carry the pod's UID, name and namespace; that is KRI-POD-084 (SHOULD) now.",
+		text: "GetPodStatus of a pod the provider never saw returns a non-nil status without containers, sandboxes or IPs, and no error"},
 	{id: "KRI-POD-003", level: Must, kind: kindPod, groups: []string{"sync"}, pod: podSyncIsIdempotent,
 		text: "SyncPod is idempotent: syncing a running pod again neither duplicates nor restarts its containers, which keep their IDs"},
 	{id: "KRI-POD-004", level: Must, kind: kindPod, groups: []string{"status"}, pod: podContainerIDs,
@@ -48,7 +50,10 @@ var podSpecs = []*specDef{
 	{id: "KRI-POD-011", level: Must, kind: kindPod, groups: []string{"init"}, caps: []Capability{CapInitContainers}, pod: podInitFailureBlocks,
 		text: "a failed init container (RestartPolicy Never) blocks the later init containers and every app container"},
 	{id: "KRI-POD-012", level: Must, kind: kindPod, groups: []string{"reason-cache"}, caps: []Capability{CapStartFailures}, pod: podStartFailureRecorded,
-		note: "Since KRI-POD-045 was added, SyncPod's error must name the container.",
+		note: "Since KRI-POD-045 was added, SyncPod's error must name the container. Since the suite models kuscia's agent, the MUST is what the agent publishes: the container Waiting with the failure's reason, which the ReasonCache or RefreshPodStatus may give (kuscia's K8sProvider writes no ReasonCache entry and returns nil, and its RefreshPodStatus copies the backend's Waiting reason); SyncPod's error and the ReasonCache entry are KRI-POD-085 (SHOULD).",
+		text: "a container whose start fails is published Waiting with the failure's reason (from the ReasonCache SyncPod writes, or from RefreshPodStatus), not as still being created"},
+	{id: "KRI-POD-085", level: Should, kind: kindPod, groups: []string{"reason-cache"}, caps: []Capability{CapStartFailures}, pod: podStartFailureReturned,
+		note: "Split from KRI-POD-012 as a SHOULD: kuscia's agent reads SyncPod's error only to back off before the next sync (pod_workers.go completeWork), and the ReasonCache only to publish a Waiting reason, which RefreshPodStatus may give instead.",
 		text: "a failed container start makes SyncPod return an error naming the container and is recorded in the ReasonCache for that container, with error and message"},
 	{id: "KRI-POD-013", level: Must, kind: kindPod, groups: []string{"reason-cache"}, caps: []Capability{CapStartFailures}, pod: podStartSuccessClears,
 		note: "Formerly the spec fixed the pod by changing the container's command under the same UID, which the API server forbids; now only the image changes (from one that cannot be pulled). Formerly the entry had to be gone at the first GetPodStatus that showed the container running; now it may be cleared by the next SyncPod, which is handed that status: a backend that starts containers asynchronously learns of the success one sync later, and the kubelet reads an entry only for a container that is not running (kubelet_pods.go convertToAPIContainerStatuses).",
@@ -154,14 +159,22 @@ func podSyncStartsContainers(e *podEnv) {
 	pod := e.newPod("web", v1.RestartPolicyAlways,
 		named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
+	ginkgo.By("syncing on until the agent publishes the pod Running")
+	e.syncUntilPublished(pod, "phase Running, every app container Running", func(g gomega.Gomega, s v1.PodStatus) {
+		g.Expect(s.Phase).To(gomega.Equal(v1.PodRunning), "kuscia's agent would publish phase %s for a pod whose containers all run: %s", s.Phase, describeAPIStatus(s))
+		for _, c := range pod.Spec.Containers {
+			cs := apiStatusOf(s.ContainerStatuses, c.Name)
+			g.Expect(cs != nil && cs.State.Running != nil).To(gomega.BeTrue(), "kuscia's agent would publish container %q as not running: %s", c.Name, describeAPIStatus(s))
+		}
+	})
 }
 
 func podStatusOfUnknownPod(e *podEnv) {
 	ginkgo.By("asking GetPodStatus about a pod the provider never saw")
 	pod := e.newPod("ghost", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
-	st := e.status(pod) // checks non-nil, ID, name and namespace
+	st := e.status(pod) // checks non-nil
 	if len(st.ContainerStatuses) > 0 || len(st.ActiveContainerStatuses) > 0 || len(st.SandboxStatuses) > 0 || len(st.IPs) > 0 {
-		e.failf("GetPodStatus of a pod the provider never saw reports more than ID, name and namespace: containers: %s, sandboxes: %d, IPs: %v",
+		e.failf("GetPodStatus of a pod the provider never saw reports containers %s, %d sandboxes, IPs %v: kuscia's agent would publish them for a pod nothing was started for, and hand them to its first SyncPod",
 			describeStatus(st), len(st.SandboxStatuses), st.IPs)
 	}
 }
@@ -418,33 +431,58 @@ func startFailureOf(pod *v1.Pod) string {
 	return "its executable is missing"
 }
 
-// failStart syncs pod, whose container "app" fails to start, until SyncPod
-// returns an error and the ReasonCache holds the failure.
-func (e *podEnv) failStart(pod *v1.Pod) {
+// failStart syncs pod, whose container app cannot start, as kuscia's agent
+// does until the agent publishes app Waiting with the reason of the
+// failure: from the ReasonCache SyncPod wrote (pod.go
+// convertToAPIContainerStatuses) or from RefreshPodStatus, which may
+// replace the statuses with a backend's. Either way the pod's owner sees
+// why app does not run; a default reason (ContainerCreating,
+// PodInitializing) or none hides it. It returns the error of the last
+// SyncPod, which KRI-POD-085 judges.
+func (e *podEnv) failStart(pod *v1.Pod) error {
 	var err error
-	e.eventually(fmt.Sprintf("pod %s: the failed start of app reported", podRef(pod)), func(g gomega.Gomega) {
-		err = e.syncPod(pod, e.lastStatus(pod))
-		if err != nil {
-			e.skipIfNotSupported("SyncPod", err)
-		}
-		st := e.status(pod)
-		e.setLast(pod, st)
+	e.eventually(fmt.Sprintf("pod %s: the agent publishes the failed start of app", podRef(pod)), func(g gomega.Gomega) {
+		var st *pkgcontainer.PodStatus
+		st, err = e.agentSync(pod)
 		g.Expect(runningOf(st, "app")).To(gomega.BeNil(), "container app runs although its start must fail (%s): %s", startFailureOf(pod), describeStatus(st))
-		g.Expect(err).To(gomega.HaveOccurred(), "SyncPod returned nil although container app failed to start")
-		item, ok := e.rc.Get(pod.UID, "app")
-		g.Expect(ok).To(gomega.BeTrue(), "the ReasonCache has no entry for container app after its start failed")
-		g.Expect(item.Err).To(gomega.HaveOccurred(), "the ReasonCache entry of app has no error")
-		g.Expect(item.Message).NotTo(gomega.BeEmpty(), "the ReasonCache entry of app has no message")
+		s := e.publish(pod, st)
+		cs := apiStatusOf(s.ContainerStatuses, "app")
+		g.Expect(cs).NotTo(gomega.BeNil(), "kuscia's agent would publish no status of container app: %s", describeAPIStatus(s))
+		g.Expect(cs.State.Waiting).NotTo(gomega.BeNil(), "kuscia's agent would publish container app, whose start failed (%s), as %s instead of Waiting with the failure's reason (neither the ReasonCache nor RefreshPodStatus gave one): %s", startFailureOf(pod), describeAPIStatus(s), describeStatus(st))
+		g.Expect(defaultWaiting(cs.State.Waiting.Reason)).To(gomega.BeFalse(), "kuscia's agent would publish container app, whose start failed (%s), as Waiting(%q), which says it is still being created: neither the ReasonCache (SyncPod) nor RefreshPodStatus reported the failure; %s", startFailureOf(pod), cs.State.Waiting.Reason, describeStatus(st))
 	})
-	if !strings.Contains(err.Error(), `"app"`) && !strings.Contains(err.Error(), " app") {
-		e.failf("SyncPod's error does not name the container app whose start failed: %v", err)
-	}
+	return err
+}
+
+// defaultWaiting reports whether reason is what the agent publishes for a
+// container it knows nothing about.
+func defaultWaiting(reason string) bool {
+	return reason == "" || reason == "ContainerCreating" || reason == "PodInitializing"
 }
 
 func podStartFailureRecorded(e *podEnv) {
 	ginkgo.By("syncing a pod whose container's executable is missing")
 	pod := e.newPod("badstart", v1.RestartPolicyAlways, named("app", e.w().FailsToStart()))
 	e.failStart(pod)
+}
+
+func podStartFailureReturned(e *podEnv) {
+	ginkgo.By("syncing a pod whose container's executable is missing")
+	pod := e.newPod("badstart", v1.RestartPolicyAlways, named("app", e.w().FailsToStart()))
+	err := e.failStart(pod)
+	e.eventually(fmt.Sprintf("pod %s: SyncPod reports the failed start of app", podRef(pod)), func(g gomega.Gomega) {
+		if err == nil {
+			_, err = e.agentSync(pod)
+		}
+		g.Expect(err).To(gomega.HaveOccurred(), "SyncPod returned nil although container app failed to start: kuscia's agent resyncs at its resync interval instead of backing off, and logs no failed sync")
+		item, ok := e.rc.Get(pod.UID, "app")
+		g.Expect(ok).To(gomega.BeTrue(), "the ReasonCache has no entry for container app after its start failed: kuscia's agent can publish the failure only if RefreshPodStatus reports it")
+		g.Expect(item.Err).To(gomega.HaveOccurred(), "the ReasonCache entry of app has no error")
+		g.Expect(item.Message).NotTo(gomega.BeEmpty(), "the ReasonCache entry of app has no message")
+	})
+	if !strings.Contains(err.Error(), `"app"`) && !strings.Contains(err.Error(), " app") {
+		e.failf("SyncPod's error does not name the container app whose start failed: %v", err)
+	}
 }
 
 func podStartSuccessClears(e *podEnv) {
@@ -480,8 +518,12 @@ func podKillStopsAll(e *podEnv) {
 	pod := e.newPod("kill", v1.RestartPolicyAlways,
 		named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
-	e.killAsAgent(pod)
-	e.expectNothingRunning(pod, "after KillPod returned nil")
+	ginkgo.By("terminating it as kuscia's agent does: KillPod, then GetPodStatus at once")
+	err, _, running := e.terminate(pod, agentGrace(pod))
+	e.noError("KillPod", err)
+	if len(running) > 0 {
+		e.fail(killGuardFailure(pod, running))
+	}
 }
 
 func podKillUnknownOrStopped(e *podEnv) {

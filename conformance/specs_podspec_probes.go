@@ -9,7 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/kri-kit/testkit/kri/podstatus"
 	"github.com/kri-kit/testkit/workload"
 )
 
@@ -61,13 +60,14 @@ func (e *podEnv) probed(script string) v1.Container {
 	return e.shell("web", "trap 'exit 143' TERM; "+script+"sleep infinity & wait")
 }
 
-// probeRun drives a pod of the probe specs as a node agent does: each round
-// is SyncPod and GetPodStatus, then the API status built from them (with the
-// previous one, package podstatus) handed to RefreshPodStatus.
+// probeRun drives a pod of the probe specs as kuscia's agent does: each
+// round is a sync (syncOnce) and the status the agent publishes from the
+// runtime status it ends with (the first step of the next sync: the
+// conversion, RefreshPodStatus, the Ready conditions).
 type probeRun struct {
 	e    *podEnv
 	pod  *v1.Pod
-	prev v1.PodStatus
+	prev v1.PodStatus // what the agent published last
 }
 
 // round is one round; noSync leaves SyncPod out (a killed pod).
@@ -78,15 +78,10 @@ func (r *probeRun) round(noSync bool) (*pkgcontainer.PodStatus, *v1.ContainerSta
 	} else {
 		st = r.e.syncOnce(r.pod, false)
 	}
-	pod := r.pod.DeepCopy()
-	pod.Status = r.prev
-	ps := podstatus.Generate(pod, st, r.e.rc)
-	r.e.refresh(pod, &ps)
-	podstatus.UpdateReadiness(pod, &ps)
-	r.prev = ps
-	cs := apiStatusOf(ps.ContainerStatuses, "web")
+	r.prev = r.e.publish(r.pod, st)
+	cs := apiStatusOf(r.prev.ContainerStatuses, "web")
 	if cs == nil {
-		r.e.failf("RefreshPodStatus of pod %s reports no status of container web: %+v", podRef(r.pod), ps.ContainerStatuses)
+		r.e.failf("kuscia's agent would publish no status of container web of pod %s (after RefreshPodStatus): %+v", podRef(r.pod), r.prev.ContainerStatuses)
 	}
 	return st, cs
 }
