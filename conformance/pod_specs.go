@@ -33,8 +33,8 @@ var podSpecs = []*specDef{
 	{id: "KRI-POD-004", level: Must, kind: kindPod, groups: []string{"status"}, pod: podContainerIDs,
 		text: "container IDs are non-empty, unique across containers and pods, and stable while the container runs"},
 	{id: "KRI-POD-005", level: Must, kind: kindPod, groups: []string{"status"}, pod: podGetPods,
-		note: "Formerly GetPods(false) had to leave out pods without a running container and exited containers; now it lists every pod with a running container or a ready sandbox, exited containers allowed, and must leave out killed pods (the kubelet's getPods, onlyRunningReady). Formerly GetPods(true) also had to list a killed pod with its containers even when GetPodStatus reported nothing of it; now a provider may forget a pod it kills (kuscia's K8sProvider deletes the backend pod): the kubelet's SyncTerminatingPod only checks that nothing runs, and its PLEG (pleg/generic.go Relist) takes a vanished container as died and removed. What is still reported must be exited with a non-zero code, and GetPods(true) must list exactly what GetPodStatus reports (within the state timeout).",
-		text: "GetPods(false) lists every pod with a running container, with its running containers as running, and no pod KillPod has stopped; GetPods(true) also lists exited containers and their pods; of a killed pod, GetPods(true) and GetPodStatus report the same containers (none once the provider forgets it), each exited with a non-zero code"},
+		note: "Formerly GetPods(false) had to leave out pods without a running container and exited containers; then it listed every pod with a running container or a ready sandbox, exited containers allowed, and had to leave out killed pods (the kubelet's getPods, onlyRunningReady). Formerly GetPods(true) also had to list a killed pod with its containers even when GetPodStatus reported nothing of it; then a provider could forget a pod it kills. Since the suite models kuscia's agent, this MUST is what its housekeeping reads (pod.go HandlePodCleanups keys the pods of GetPods(false) by UID): the names, namespaces, containers and states of GetPods, GetPods(true) and what it reports of a killed pod are KRI-POD-086 (SHOULD).",
+		text: "GetPods(false) lists, by UID, every pod with a running container, and no pod KillPod has stopped"},
 	{id: "KRI-POD-006", level: Must, kind: kindPod, groups: []string{"status"}, pod: podExitedContainer,
 		text: "a container that exits is reported exited with its exit code, with StartedAt and FinishedAt set and FinishedAt not before CreatedAt"},
 	{id: "KRI-POD-007", level: Must, kind: kindPod, groups: []string{"restart"}, caps: []Capability{CapRestartPolicies}, pod: podRestartNever,
@@ -52,6 +52,9 @@ var podSpecs = []*specDef{
 	{id: "KRI-POD-012", level: Must, kind: kindPod, groups: []string{"reason-cache"}, caps: []Capability{CapStartFailures}, pod: podStartFailureRecorded,
 		note: "Since KRI-POD-045 was added, SyncPod's error must name the container. Since the suite models kuscia's agent, the MUST is what the agent publishes: the container Waiting with the failure's reason, which the ReasonCache or RefreshPodStatus may give (kuscia's K8sProvider writes no ReasonCache entry and returns nil, and its RefreshPodStatus copies the backend's Waiting reason); SyncPod's error and the ReasonCache entry are KRI-POD-085 (SHOULD).",
 		text: "a container whose start fails is published Waiting with the failure's reason (from the ReasonCache SyncPod writes, or from RefreshPodStatus), not as still being created"},
+	{id: "KRI-POD-086", level: Should, kind: kindPod, groups: []string{"status"}, pod: podGetPodsDetails,
+		note: "Split from KRI-POD-005 as a SHOULD: kuscia's agent never calls GetPods(true), keys the pods of GetPods(false) by UID and hands an orphan's running pod back to KillPod; in KRI the PLEG that reads container states lives inside the provider (kuscia's CRIProvider).",
+		text: "GetPods(false) lists each running pod under its name and namespace with its running containers as running; GetPods(true) also lists exited containers; of a killed pod, GetPods(true) and GetPodStatus report the same containers (none once the provider forgets it), each exited with a non-zero code"},
 	{id: "KRI-POD-085", level: Should, kind: kindPod, groups: []string{"reason-cache"}, caps: []Capability{CapStartFailures}, pod: podStartFailureReturned,
 		note: "Split from KRI-POD-012 as a SHOULD: kuscia's agent reads SyncPod's error only to back off before the next sync (pod_workers.go completeWork), and the ReasonCache only to publish a Waiting reason, which RefreshPodStatus may give instead.",
 		text: "a failed container start makes SyncPod return an error naming the container and is recorded in the ReasonCache for that container, with error and message"},
@@ -95,9 +98,10 @@ var podSpecs = []*specDef{
 		note: "Each lifecycle now also refreshes its pod and, once it runs, calls a CleanupPods naming every pod, which must leave it running. Formerly each pod was synced by two workers at once, which no agent does (one worker per pod); now one worker syncs it while GetPods and RefreshPodStatus run alongside.",
 		text: "N pods synced (one worker each, with GetPods and RefreshPodStatus alongside), queried, refreshed, cleaned up (naming every pod), killed and deleted concurrently all succeed, without duplicate containers and without the cleanup stopping any"},
 	{id: "KRI-POD-029", level: Should, kind: kindPod, groups: []string{"lifecycle"}, pod: podStartReturnsOnCancel,
-		note: "Lowered to SHOULD: the agent ends Start with Stop (kuscia pods_controller.go Run).",
+		note: "A SHOULD: kuscia's agent cancels Start's context when it shuts down, then calls Stop (pods_controller.go Run), and exits; a Start that outlives it breaks nothing the agent does.",
 		text: "Start blocks until its context is cancelled, then returns"},
-	{id: "KRI-POD-030", level: Must, kind: kindPod, groups: []string{"lifecycle"}, pod: podStopEndsStart,
+	{id: "KRI-POD-030", level: Should, kind: kindPod, groups: []string{"lifecycle"}, pod: podStopEndsStart,
+		note: "Lowered to SHOULD: kuscia's agent cancels Start's context before it calls Stop (pods_controller.go Run: syncLoop returns once the context is done, then provider.Stop()), so it never needs Stop to end Start.",
 		text: "Stop ends a running Start and returns once Start has returned"},
 	{id: "KRI-POD-031", level: Should, kind: kindPod, groups: []string{"lifecycle"}, pod: podSecondStop,
 		text: "a second Stop is a harmless no-op"},
@@ -119,8 +123,8 @@ var podSpecs = []*specDef{
 		note: "Formerly RefreshPodStatus was called with an empty status and had to fill it; now it is called with the status the agent built (package podstatus) and must keep the counts.",
 		text: "RestartCount is 0 for the first instance of a container, grows with every restart and never decreases across calls of GetPodStatus, and RefreshPodStatus reports at least the newest instance's"},
 	{id: "KRI-POD-038", level: Must, kind: kindPod, groups: []string{"restart", "status"}, caps: []Capability{CapRestartPolicies}, pod: podRestartTimestamps,
-		note: "Unchanged, and met by providers that mirror pods into a backend cluster too: the API keeps whole seconds and no creation time, so a restart within the second the previous run finished in ties with it, and the kubelet, which sorts instances by CreatedAt (pkgcontainer.SortContainerStatusesByCreationTime), may take the old run for the current one. Such a provider converts the backend's v1.PodStatus with podstatus.RuntimeStatus, which orders a container's runs by their restart counts (an offset of k nanoseconds for restart count k, gone again on the wire) and keeps each run's timestamps the same from call to call; copying the API's whole seconds, as kuscia's K8sProvider does, fails this spec.",
-		text: "every instance has CreatedAt set and StartedAt and FinishedAt not before it, and an instance that replaces another is created after it and not before it finished"},
+		note: "Met by providers that mirror pods into a backend cluster too: the API keeps whole seconds and no creation time, so a restart within the second the previous run finished in ties with it. Such a provider converts the backend's v1.PodStatus with podstatus.RuntimeStatus, which orders a container's runs by their restart counts. Since the suite models kuscia's agent, CreatedAt is judged only between instances one GetPodStatus reports together, which the agent sorts by it (pod.go convertToAPIContainerStatuses): a provider that reports one instance per container, as kuscia's K8sProvider does, may leave it unset.",
+		text: "an exited instance has StartedAt and FinishedAt set, neither before its CreatedAt; of the instances of a container one GetPodStatus reports together, each has CreatedAt set and one that replaces another is created after it and not before it finished"},
 	{id: "KRI-POD-039", level: Should, kind: kindPod, groups: []string{"status"}, pod: podExitReason,
 		text: "an exited container carries a Reason in GetPodStatus and in the Terminated state RefreshPodStatus reports"},
 	{id: "KRI-POD-040", level: Should, kind: kindPod, groups: []string{"status"}, pod: podInstanceImages,
@@ -135,7 +139,8 @@ var podSpecs = []*specDef{
 	{id: "KRI-POD-043", level: Should, kind: kindPod, groups: []string{"status"}, pod: podActiveStatuses,
 		note: "Lowered to SHOULD: only the kubelet's runtime manager reads ActiveContainerStatuses (computePodActions), no node agent does.",
 		text: "ActiveContainerStatuses is empty or holds every running instance, each with the ID, name and state it has in ContainerStatuses"},
-	{id: "KRI-POD-044", level: Must, kind: kindPod, groups: []string{"status"}, pod: podGetPodsStates,
+	{id: "KRI-POD-044", level: Should, kind: kindPod, groups: []string{"status"}, pod: podGetPodsStates,
+		note: "Lowered to SHOULD: kuscia's agent never calls GetPods(true); in KRI the PLEG that compares container states lives inside the provider (kuscia's CRIProvider).",
 		text: "GetPods(true) reports every container instance with the name and state GetPodStatus reports for its ID"},
 	{id: "KRI-POD-045", level: Must, kind: kindPod, groups: []string{"ownership"}, pod: podInputsOwned,
 		text: "GetPodStatus, RefreshPodStatus, CleanupPods, KillPod and DeletePod do not mutate what they are handed, and SyncPod does not keep the pod: changing it afterwards changes no answer"},
@@ -235,48 +240,79 @@ func podContainerIDs(e *podEnv) {
 	})
 }
 
-func podGetPods(e *podEnv) {
+// getPodsSetup runs pod mixed (one container running, one exited) and kills
+// pod killed, as KRI-POD-005 and KRI-POD-086 need them.
+func (e *podEnv) getPodsSetup() (mixed, killed *v1.Pod, mixedSt *pkgcontainer.PodStatus, killedIDs map[pkgcontainer.ContainerID]string) {
 	ginkgo.By("running pod mixed (one container running, one exited) and killing pod killed")
-	mixed := e.newPod("mixed", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(0)))
-	killed := e.newPod("killed", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
-	mixedSt := e.syncUntil(mixed, "run running and done exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	mixed = e.newPod("mixed", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(0)))
+	killed = e.newPod("killed", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	mixedSt = e.syncUntil(mixed, "run running and done exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(runningOf(st, "run")).NotTo(gomega.BeNil(), "run is not running: %s", describeStatus(st))
 		g.Expect(exitedOf(st, "done")).NotTo(gomega.BeEmpty(), "done has not exited: %s", describeStatus(st))
 	})
 	e.syncUntilRunning(killed)
-	killedIDs := e.killedIDs(killed)
+	killedIDs = e.killedIDs(killed)
 	e.killAsAgent(killed)
+	return mixed, killed, mixedSt, killedIDs
+}
 
-	find := func(list []*pkgcontainer.Pod, pod *v1.Pod) *pkgcontainer.Pod {
-		for _, p := range list {
-			if p != nil && p.ID == pod.UID {
-				if p.Name != pod.Name || p.Namespace != pod.Namespace {
-					e.failf("GetPods lists UID %s as %s/%s, want %s", pod.UID, p.Namespace, p.Name, podRef(pod))
-				}
-				return p
-			}
+// listedByUID returns the pod of list with pod's UID, or nil.
+func listedByUID(list []*pkgcontainer.Pod, pod *v1.Pod) *pkgcontainer.Pod {
+	for _, p := range list {
+		if p != nil && p.ID == pod.UID {
+			return p
 		}
-		return nil
 	}
-	ids := func(p *pkgcontainer.Pod) map[string]string {
-		out := map[string]string{}
-		for _, c := range p.Containers {
-			out[c.ID.String()] = c.Name + "/" + string(c.State)
-		}
-		return out
-	}
+	return nil
+}
 
-	ginkgo.By("listing the pods with GetPods(false), as the agent's orphan cleanup does")
+// containerIDsOf renders the containers of p by ID.
+func containerIDsOf(p *pkgcontainer.Pod) map[string]string {
+	out := map[string]string{}
+	for _, c := range p.Containers {
+		out[c.ID.String()] = c.Name + "/" + string(c.State)
+	}
+	return out
+}
+
+// podGetPods checks what kuscia's housekeeping reads of GetPods(false)
+// (pod.go HandlePodCleanups): the UIDs of the pods that run something. A
+// pod it does not list is never found as an orphan; a stopped pod it lists
+// is killed again at every housekeeping once the API server has forgotten
+// it.
+func podGetPods(e *podEnv) {
+	mixed, killed, _, _ := e.getPodsSetup()
+	ginkgo.By("listing the pods with GetPods(false), as kuscia's housekeeping does")
 	running := e.getPods(false)
-	if p := find(running, killed); p != nil {
-		e.failf("GetPods(false) lists pod %s after KillPod stopped it (containers %v): the agent's cleanup would kill it again and again", podRef(killed), ids(p))
+	if p := listedByUID(running, killed); p != nil {
+		e.failf("GetPods(false) lists pod %s (UID %s) after KillPod stopped it (containers %v): once the pod is gone from the API server, kuscia's housekeeping (pod.go HandlePodCleanups) would take it for an orphan and kill it again at every pass", podRef(killed), killed.UID, containerIDsOf(p))
 	}
-	p := find(running, mixed)
-	if p == nil {
-		e.failf("GetPods(false) does not list pod %s, whose container run is running: the agent's orphan cleanup would never see it", podRef(mixed))
+	if listedByUID(running, mixed) == nil {
+		e.failf("GetPods(false) does not list pod %s (UID %s), whose container run is running: kuscia's housekeeping (pod.go HandlePodCleanups) keys running pods by UID and would never find it as an orphan; listed: %s", podRef(mixed), mixed.UID, describePods(running))
 	}
+}
+
+// podGetPodsDetails checks what no agent path reads of GetPods: the
+// names, namespaces, container lists and states (kuscia's housekeeping
+// keys running pods by UID and hands an orphan's running pod back to
+// KillPod; the PLEG that reads container states lives inside a CRI
+// provider), and that GetPods(true) and GetPodStatus agree on a killed pod.
+func podGetPodsDetails(e *podEnv) {
+	mixed, killed, mixedSt, killedIDs := e.getPodsSetup()
+	named := func(list []*pkgcontainer.Pod, pod *v1.Pod, call string) *pkgcontainer.Pod {
+		p := listedByUID(list, pod)
+		if p == nil {
+			e.failf("%s does not list pod %s (UID %s): %s", call, podRef(pod), pod.UID, describePods(list))
+		}
+		if p.Name != pod.Name || p.Namespace != pod.Namespace {
+			e.failf("%s lists UID %s as %s/%s, want %s: kuscia's housekeeping would hand an orphan with this name to KillPod (runningPod.ToAPIPod())", call, pod.UID, p.Namespace, p.Name, podRef(pod))
+		}
+		return p
+	}
+	ginkgo.By("listing the pods with GetPods(false)")
+	p := named(e.getPods(false), mixed, "GetPods(false)")
 	runID := runningOf(mixedSt, "run").ID
-	got := ids(p)
+	got := containerIDsOf(p)
 	if got[runID.String()] != "run/"+string(pkgcontainer.ContainerStateRunning) {
 		e.failf("GetPods(false) lists pod %s with containers %v, want the running container run (%s) among them, running", podRef(mixed), got, runID.String())
 	}
@@ -286,13 +322,9 @@ func podGetPods(e *podEnv) {
 				c.Name, c.ID.String(), podRef(mixed), runID.String(), describeStatus(mixedSt))
 		}
 	}
-
 	ginkgo.By("listing every pod and container with GetPods(true)")
-	p = find(e.getPods(true), mixed)
-	if p == nil {
-		e.failf("GetPods(true) does not list pod %s", podRef(mixed))
-	}
-	got = ids(p)
+	p = named(e.getPods(true), mixed, "GetPods(true)")
+	got = containerIDsOf(p)
 	for _, s := range mixedSt.ContainerStatuses {
 		if _, ok := got[s.ID.String()]; !ok {
 			e.failf("GetPods(true) lists pod %s with containers %v, missing %s (%s, %s)", podRef(mixed), got, s.Name, s.ID.String(), s.State)
@@ -300,6 +332,22 @@ func podGetPods(e *podEnv) {
 	}
 	ginkgo.By("comparing what GetPods(true) and GetPodStatus still report of pod killed (a provider may forget it)")
 	e.expectKilledViews(killed, killedIDs, "after KillPod of pod "+podRef(killed)+" returned nil")
+}
+
+// describePods renders a GetPods answer for failure messages.
+func describePods(list []*pkgcontainer.Pod) string {
+	if len(list) == 0 {
+		return "no pods"
+	}
+	parts := make([]string, 0, len(list))
+	for _, p := range list {
+		if p == nil {
+			parts = append(parts, "<nil>")
+			continue
+		}
+		parts = append(parts, canonicalPod(p))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func podExitedContainer(e *podEnv) {
