@@ -52,47 +52,8 @@ func (p *Provider) RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus) {
 	if pod == nil || podStatus == nil {
 		return
 	}
-	unprobed(pod, podStatus)
 	p.probes.UpdatePodStatus(context.Background(), pod, podStatus)
 	if pod.UID != "" {
 		p.statuses.set(pod.UID, podStatus)
-	}
-}
-
-// unprobed undoes, for the containers with a startup or readiness probe,
-// what the agent's status generation (package podstatus) assumed of a
-// container without probes: it gives them the Started and Ready the
-// kubelet's convertToAPIContainerStatuses hands the prober manager (Ready
-// false; Started that of the previous status, pod.Status, while the
-// container runs, as it is with the ChangeContainerStatusOnKubeletRestart
-// gate off, its default), so that UpdatePodStatus decides them from the
-// probes' results.
-func unprobed(pod *v1.Pod, podStatus *v1.PodStatus) {
-	probed := map[string]bool{}
-	for _, c := range pod.Spec.Containers {
-		probed[c.Name] = c.StartupProbe != nil || c.ReadinessProbe != nil
-	}
-	for _, c := range pod.Spec.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
-			probed[c.Name] = c.StartupProbe != nil || c.ReadinessProbe != nil
-		}
-	}
-	old := map[string]*bool{}
-	for _, cs := range append(append([]v1.ContainerStatus{}, pod.Status.ContainerStatuses...), pod.Status.InitContainerStatuses...) {
-		old[cs.Name] = cs.Started
-	}
-	for _, list := range [][]v1.ContainerStatus{podStatus.ContainerStatuses, podStatus.InitContainerStatuses} {
-		for i := range list {
-			cs := &list[i]
-			if !probed[cs.Name] {
-				continue
-			}
-			cs.Ready = false
-			cs.Started = nil
-			if prev := old[cs.Name]; prev != nil && cs.State.Running != nil {
-				started := *prev
-				cs.Started = &started
-			}
-		}
 	}
 }
