@@ -184,3 +184,29 @@ func describeAPIStatus(s v1.PodStatus) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// housekept returns the running pod kuscia's housekeeping has for pod: the
+// one GetPods(false) lists under its UID (pod.go HandlePodCleanups hands it
+// to CleanupPods, and to KillPod for an orphan), and whether it is listed.
+func (e *podEnv) housekept(pod *v1.Pod) (pkgcontainer.Pod, bool) {
+	if p := listedByUID(e.getPods(false), pod); p != nil {
+		return *p, true
+	}
+	return pkgcontainer.Pod{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}, false
+}
+
+// sameContainer reports whether apiID, a ContainerID the agent publishes,
+// names the instance GetPodStatus reports as id. kuscia's agent publishes
+// id.String() from its own conversion, or what RefreshPodStatus puts there
+// (a backend's "type://id"); a provider that keeps the whole API string as
+// the ID (kuscia's K8sProvider: CtrID{ID: "containerd://..."}) names the
+// same container, so only the part after the last "://" counts.
+func sameContainer(apiID string, id pkgcontainer.ContainerID) bool {
+	raw := func(s string) string {
+		if i := strings.LastIndex(s, "://"); i >= 0 {
+			return s[i+3:]
+		}
+		return s
+	}
+	return apiID == id.String() || (raw(apiID) != "" && raw(apiID) == raw(id.String()))
+}

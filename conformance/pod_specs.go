@@ -56,8 +56,8 @@ var podSpecs = []*specDef{
 		note: "Split from KRI-POD-005 as a SHOULD: kuscia's agent never calls GetPods(true), keys the pods of GetPods(false) by UID and hands an orphan's running pod back to KillPod; in KRI the PLEG that reads container states lives inside the provider (kuscia's CRIProvider).",
 		text: "GetPods(false) lists each running pod under its name and namespace with its running containers as running; GetPods(true) also lists exited containers; of a killed pod, GetPods(true) and GetPodStatus report the same containers (none once the provider forgets it), each exited with a non-zero code"},
 	{id: "KRI-POD-085", level: Should, kind: kindPod, groups: []string{"reason-cache"}, caps: []Capability{CapStartFailures}, pod: podStartFailureReturned,
-		note: "Split from KRI-POD-012 as a SHOULD: kuscia's agent reads SyncPod's error only to back off before the next sync (pod_workers.go completeWork), and the ReasonCache only to publish a Waiting reason, which RefreshPodStatus may give instead.",
-		text: "a failed container start makes SyncPod return an error naming the container and is recorded in the ReasonCache for that container, with error and message"},
+		note: "Split from KRI-POD-012 and KRI-POD-052 as a SHOULD: kuscia's agent reads SyncPod's error only to back off before the next sync (pod_workers.go completeWork), and the ReasonCache only to publish a Waiting reason, which RefreshPodStatus may give instead.",
+		text: "a failed container start makes SyncPod return an error naming that container and no other that started, and is recorded in the ReasonCache for that container only, with error and message"},
 	{id: "KRI-POD-013", level: Must, kind: kindPod, groups: []string{"reason-cache"}, caps: []Capability{CapStartFailures}, pod: podStartSuccessClears,
 		note: "Formerly the spec fixed the pod by changing the container's command under the same UID, which the API server forbids; now only the image changes (from one that cannot be pulled). Formerly the entry had to be gone at the first GetPodStatus that showed the container running; now it may be cleared by the next SyncPod, which is handed that status: a backend that starts containers asynchronously learns of the success one sync later, and the kubelet reads an entry only for a container that is not running (kubelet_pods.go convertToAPIContainerStatuses).",
 		text: "a later successful start of the container clears its ReasonCache entry, at the latest in the SyncPod after the first GetPodStatus that shows the container running"},
@@ -485,13 +485,11 @@ func startFailureOf(pod *v1.Pod) string {
 // convertToAPIContainerStatuses) or from RefreshPodStatus, which may
 // replace the statuses with a backend's. Either way the pod's owner sees
 // why app does not run; a default reason (ContainerCreating,
-// PodInitializing) or none hides it. It returns the error of the last
-// SyncPod, which KRI-POD-085 judges.
-func (e *podEnv) failStart(pod *v1.Pod) error {
-	var err error
+// PodInitializing) or none hides it. SyncPod's error and the ReasonCache
+// entry are KRI-POD-085's.
+func (e *podEnv) failStart(pod *v1.Pod) {
 	e.eventually(fmt.Sprintf("pod %s: the agent publishes the failed start of app", podRef(pod)), func(g gomega.Gomega) {
-		var st *pkgcontainer.PodStatus
-		st, err = e.agentSync(pod)
+		st, _ := e.agentSync(pod)
 		g.Expect(runningOf(st, "app")).To(gomega.BeNil(), "container app runs although its start must fail (%s): %s", startFailureOf(pod), describeStatus(st))
 		s := e.publish(pod, st)
 		cs := apiStatusOf(s.ContainerStatuses, "app")
@@ -499,7 +497,6 @@ func (e *podEnv) failStart(pod *v1.Pod) error {
 		g.Expect(cs.State.Waiting).NotTo(gomega.BeNil(), "kuscia's agent would publish container app, whose start failed (%s), as %s instead of Waiting with the failure's reason (neither the ReasonCache nor RefreshPodStatus gave one): %s", startFailureOf(pod), describeAPIStatus(s), describeStatus(st))
 		g.Expect(defaultWaiting(cs.State.Waiting.Reason)).To(gomega.BeFalse(), "kuscia's agent would publish container app, whose start failed (%s), as Waiting(%q), which says it is still being created: neither the ReasonCache (SyncPod) nor RefreshPodStatus reported the failure; %s", startFailureOf(pod), cs.State.Waiting.Reason, describeStatus(st))
 	})
-	return err
 }
 
 // defaultWaiting reports whether reason is what the agent publishes for a
@@ -515,21 +512,26 @@ func podStartFailureRecorded(e *podEnv) {
 }
 
 func podStartFailureReturned(e *podEnv) {
-	ginkgo.By("syncing a pod whose container's executable is missing")
-	pod := e.newPod("badstart", v1.RestartPolicyAlways, named("app", e.w().FailsToStart()))
-	err := e.failStart(pod)
-	e.eventually(fmt.Sprintf("pod %s: SyncPod reports the failed start of app", podRef(pod)), func(g gomega.Gomega) {
-		if err == nil {
-			_, err = e.agentSync(pod)
-		}
-		g.Expect(err).To(gomega.HaveOccurred(), "SyncPod returned nil although container app failed to start: kuscia's agent resyncs at its resync interval instead of backing off, and logs no failed sync")
-		item, ok := e.rc.Get(pod.UID, "app")
-		g.Expect(ok).To(gomega.BeTrue(), "the ReasonCache has no entry for container app after its start failed: kuscia's agent can publish the failure only if RefreshPodStatus reports it")
-		g.Expect(item.Err).To(gomega.HaveOccurred(), "the ReasonCache entry of app has no error")
-		g.Expect(item.Message).NotTo(gomega.BeEmpty(), "the ReasonCache entry of app has no message")
+	ginkgo.By("syncing a pod whose container good starts and bad cannot (missing executable)")
+	pod := e.newPod("onefails", v1.RestartPolicyAlways, named("good", e.w().RunsUntilKilled()), named("bad", e.w().FailsToStart()))
+	var err error
+	e.eventually(fmt.Sprintf("pod %s: SyncPod reports the failed start of bad", podRef(pod)), func(g gomega.Gomega) {
+		var st *pkgcontainer.PodStatus
+		st, err = e.agentSync(pod)
+		g.Expect(runningOf(st, "good")).NotTo(gomega.BeNil(), "container good is not running next to bad, whose start fails: %s", describeStatus(st))
+		g.Expect(err).To(gomega.HaveOccurred(), "SyncPod returned nil although container bad failed to start: kuscia's agent resyncs at its resync interval instead of backing off, and logs no failed sync")
+		item, ok := e.rc.Get(pod.UID, "bad")
+		g.Expect(ok).To(gomega.BeTrue(), "the ReasonCache has no entry for container bad after its start failed: kuscia's agent can publish the failure only if RefreshPodStatus reports it")
+		g.Expect(item.Err).To(gomega.HaveOccurred(), "the ReasonCache entry of bad has no error")
+		g.Expect(item.Message).NotTo(gomega.BeEmpty(), "the ReasonCache entry of bad has no message")
 	})
-	if !strings.Contains(err.Error(), `"app"`) && !strings.Contains(err.Error(), " app") {
-		e.failf("SyncPod's error does not name the container app whose start failed: %v", err)
+	if msg := err.Error(); !strings.Contains(msg, "bad") {
+		e.failf("SyncPod's error does not name the container bad whose start failed: %v", err)
+	} else if strings.Contains(msg, `"good"`) {
+		e.failf("SyncPod's error names container good, which started: %v", err)
+	}
+	if item, ok := e.rc.Get(pod.UID, "good"); ok {
+		e.failf("the ReasonCache holds a failure for container good, which started, while bad failed: %v: %s (kuscia's agent would publish it should good exit and be restarted)", item.Err, item.Message)
 	}
 }
 
@@ -757,7 +759,11 @@ func podCleanupKeepsPossiblyRunning(e *podEnv) {
 	ginkgo.By("running two pods, then calling CleanupPods naming one as running pod and the other as possibly running")
 	a, b := e.twoRunningPods()
 	before := map[types.UID]map[string]pkgcontainer.ContainerID{a.UID: e.runningIDs(a), b.UID: e.runningIDs(b)}
-	ra := e.runningPod(a)
+	// As kuscia's housekeeping hands them: the running pods of GetPods(false).
+	ra, listed := e.housekept(a)
+	if !listed {
+		e.diagnose("GetPods(false) does not list the running pod %s; CleanupPods gets it by UID only (KRI-POD-005 checks the listing)", podRef(a))
+	}
 	e.noError("CleanupPods", e.cleanupPods(nil, []*pkgcontainer.Pod{&ra}, map[types.UID]sets.Empty{b.UID: {}}))
 	for _, pod := range []*v1.Pod{a, b} {
 		if got := e.runningIDs(pod); !reflect.DeepEqual(got, before[pod.UID]) {

@@ -346,7 +346,7 @@ func podSidecarStatus(e *podEnv) {
 	if s == nil {
 		e.failf("RefreshPodStatus reports no status for sidecar helper in InitContainerStatuses: %+v", ps.InitContainerStatuses)
 	}
-	id := runningOf(st, "helper").ID.String()
+	id := runningOf(st, "helper").ID
 	switch {
 	case s.State.Running == nil:
 		e.failf("RefreshPodStatus reports running sidecar helper in state %+v, want Running", s.State)
@@ -354,8 +354,8 @@ func podSidecarStatus(e *podEnv) {
 		e.failf("RefreshPodStatus reports running sidecar helper (no startup probe) with Started %v, want true", ptrString(s.Started))
 	case !s.Ready:
 		e.failf("RefreshPodStatus reports running sidecar helper (no readiness probe) not ready, want ready as the kubelet reports it")
-	case s.ContainerID != id:
-		e.failf("RefreshPodStatus reports sidecar helper with container ID %q, GetPodStatus runs it as %q", s.ContainerID, id)
+	case !sameContainer(s.ContainerID, id):
+		e.failf("RefreshPodStatus reports sidecar helper with container ID %q, GetPodStatus runs it as %q", s.ContainerID, id.String())
 	case s.RestartCount != 0:
 		e.failf("RefreshPodStatus reports sidecar helper with restart count %d, want 0", s.RestartCount)
 	}

@@ -365,7 +365,7 @@ func podRefreshAfterRestart(e *podEnv) {
 		e.failf("RefreshPodStatus dropped the status of container app (statuses: %v)", statusNames(ps.ContainerStatuses))
 	case newest == nil:
 		e.failf("GetPodStatus reports no instance of the restarted container app: %s", describeStatus(st))
-	case cs.ContainerID != newest.ID.String():
+	case !sameContainer(cs.ContainerID, newest.ID):
 		e.failf("RefreshPodStatus reports ContainerID %q for container app, want its newest instance's %q; %s", cs.ContainerID, newest.ID.String(), h)
 	}
 	last := cs.LastTerminationState.Terminated
@@ -417,7 +417,7 @@ func (e *podEnv) restartedOnceMore(pod *v1.Pod, h *history) {
 // shows only the newest instance may name a run no round saw.
 func (h *history) exitedOrUnseen(id string) bool {
 	for cid, c := range h.latest {
-		if cid.String() == id {
+		if sameContainer(id, cid) {
 			return c.State == pkgcontainer.ContainerStateExited
 		}
 	}
