@@ -6,7 +6,7 @@ GO      ?= go
 OUTPUT  ?= _output
 PKGS    ?= ./...
 
-.PHONY: all test e2e conformance soak bench cover lint tidy-check replace-block suite-times
+.PHONY: all test e2e conformance soak bench cover lint tidy-check replace-block suite-times kuscia-cite
 
 all: lint test
 
@@ -88,6 +88,15 @@ lint:
 ## tidy-check: fail if go.mod/go.sum are not tidy.
 tidy-check:
 	$(GO) mod tidy -diff
+
+## kuscia-cite: check every kuscia citation of testdata/contract.yaml against
+## a kuscia checkout: KUSCIA is a work tree (a directory holding pkg/agent)
+## or a git directory, bare or .git, read at HEAD (KUSCIA_REV=<rev> for
+## another). Each cited file must declare its function; prints the
+## checkout's commit. KUSCIA_RECORD=1 records that commit as kuscia_commit.
+kuscia-cite:
+	@if [ -z "$(KUSCIA)" ]; then echo "usage: make kuscia-cite KUSCIA=/path/to/kuscia [KUSCIA_REV=HEAD] [KUSCIA_RECORD=1]" >&2; exit 2; fi
+	$(GO) run ./hack/kusciacite -kuscia $(KUSCIA) $(if $(KUSCIA_REV),-rev $(KUSCIA_REV)) $(if $(KUSCIA_RECORD),-record)
 
 ## replace-block: print the k8s.io replace block a consuming module needs
 ## (K8S_VERSION=v1.x.y for another release than the one the kit pins).
