@@ -40,10 +40,29 @@ import (
 // path reads are checked by SHOULD specs of their own; elsewhere an odd one
 // is only noted (diagnose), and the spec goes on to judge its own promise.
 
-// agentStatuses builds the status kuscia's agent hands RefreshPodStatus:
-// the kubelet's conversion without Started and Ready, which kuscia's
-// convertToAPIContainerStatuses leaves to the provider.
-var agentStatuses = podstatus.NewGenerator(podstatus.WithProbeFieldsUnset())
+// agentStatuses builds the status kuscia's agent hands RefreshPodStatus
+// (podstatus.AsKusciaAgent): its conversion, which leaves Started and Ready
+// to the provider and takes restart counts and last terminations from the
+// runtime alone, and its getPhase.
+var agentStatuses = podstatus.NewGenerator(podstatus.AsKusciaAgent())
+
+// sidecarStatuses builds it for a pod with restartable init containers,
+// which kuscia's agent predates: its getPhase would call a pod with a
+// running sidecar Pending and one whose sidecar exited non-zero Failed (and
+// stop syncing it), whatever the provider does. Such a pod is judged as the
+// kubelet 1.37, whose pod workers kuscia's are a port of, computes its
+// status; Started and Ready are still left to the provider.
+var sidecarStatuses = podstatus.NewGenerator(podstatus.WithProbeFieldsUnset())
+
+// statusGenerator returns the generator the agent model uses for pod.
+func statusGenerator(pod *v1.Pod) *podstatus.Generator {
+	for i := range pod.Spec.InitContainers {
+		if p := pod.Spec.InitContainers[i].RestartPolicy; p != nil && *p == v1.ContainerRestartPolicyAlways {
+			return sidecarStatuses
+		}
+	}
+	return agentStatuses
+}
 
 // entryDiagnostic carries what a spec noticed of a provider's answers that
 // its own promise does not cover, and what kuscia's agent would make of it.
@@ -74,7 +93,7 @@ func (e *podEnv) diagnose(format string, args ...any) {
 // what the agent publishes; the next publish of the pod builds on it.
 func (e *podEnv) publish(pod *v1.Pod, st *pkgcontainer.PodStatus) v1.PodStatus {
 	seen := e.agentPod(pod)
-	s := agentStatuses.Generate(seen, st, e.rc)
+	s := statusGenerator(pod).Generate(seen, st, e.rc)
 	e.refresh(seen, &s)
 	podstatus.UpdateReadiness(seen, &s)
 	e.mu.Lock()

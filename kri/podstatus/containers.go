@@ -105,7 +105,7 @@ func containerStatus(pod *v1.Pod, v *runtimeView, c *v1.Container, old *v1.Conta
 	newest, previous := v.newestTwo(c.Name)
 	switch {
 	case newest != nil:
-		st = instanceStatus(c, newest, old)
+		st = instanceStatus(c, newest, old, v.kuscia)
 		if previous != nil {
 			st.LastTerminationState = instanceState(previous, containerID(previous.ID), old)
 		}
@@ -130,8 +130,10 @@ func containerStatus(pod *v1.Pod, v *runtimeView, c *v1.Container, old *v1.Conta
 }
 
 // instanceStatus converts one runtime instance of container c
-// (convertContainerStatus in the kubelet), given c's previous API status.
-func instanceStatus(c *v1.Container, cs *pkgcontainer.Status, old *v1.ContainerStatus) v1.ContainerStatus {
+// (convertContainerStatus in the kubelet), given c's previous API status;
+// runtimeOnly takes the restart count and last termination from the
+// runtime alone, as kuscia's agent does (AsKusciaAgent).
+func instanceStatus(c *v1.Container, cs *pkgcontainer.Status, old *v1.ContainerStatus, runtimeOnly bool) v1.ContainerStatus {
 	cid := containerID(cs.ID)
 	st := v1.ContainerStatus{
 		Name:         c.Name,
@@ -148,7 +150,7 @@ func instanceStatus(c *v1.Container, cs *pkgcontainer.Status, old *v1.ContainerS
 		st.ImageID = cs.ImageID
 	}
 	st.Resources, st.AllocatedResources = instanceResources(c, cs, &st, old)
-	if old != nil {
+	if old != nil && !runtimeOnly {
 		// The restart count never goes back, and the termination the
 		// previous status showed is the last termination of a new
 		// instance (what a provider that keeps one instance per name
@@ -234,14 +236,14 @@ func containerID(id pkgcontainer.ContainerID) string {
 // termination (if it was terminated) becoming the last termination state.
 // Init containers that completed are never started again, and an init
 // container the runtime no longer reports is taken as completed once an app
-// container exists.
+// container exists (not by kuscia's agent, AsKusciaAgent).
 func startFailure(pod *v1.Pod, v *runtimeView, c *v1.Container, st *v1.ContainerStatus, kind listKind) {
 	newest := v.newest(c.Name)
 	if kind == initList {
 		if newest != nil && newest.State == pkgcontainer.ContainerStateExited && newest.ExitCode == 0 {
 			return
 		}
-		if newest == nil && !podutil.IsRestartableInitContainer(c) && st.State.Waiting != nil && v.anyRegularCreated(&pod.Spec) {
+		if newest == nil && !v.kuscia && !podutil.IsRestartableInitContainer(c) && st.State.Waiting != nil && v.anyRegularCreated(&pod.Spec) {
 			st.State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
 				Reason:  reasonCompleted,
 				Message: msgInitLost,

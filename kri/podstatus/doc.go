@@ -160,18 +160,20 @@
 //   - A Generator made with WithProbeFieldsUnset follows kuscia for Started
 //     and Ready: it leaves them unset for the provider's RefreshPodStatus,
 //     as kuscia's convertToAPIContainerStatuses does; everything else is the
-//     kubelet 1.37's. The conformance suite's model of kuscia's agent uses
-//     it: a provider that runs probes in RefreshPodStatus (kuscia's
-//     CRIProvider hands the status to the kubelet's prober manager) must not
-//     be handed a Started it did not decide.
+//     kubelet 1.37's.
+//   - A Generator made with AsKusciaAgent follows kuscia wherever it
+//     differs for the fields a provider influences: Started and Ready as
+//     above; a reported container's restart count and last termination from
+//     the runtime alone; an init container without instances still to run;
+//     and kuscia's getPhase, which predates restartable init containers (a
+//     running sidecar keeps the pod Pending, a sidecar stopped with a
+//     non-zero code fails a Never pod's initialisation). The conformance
+//     suite's model of kuscia's agent uses it; it judges a sidecar pod's
+//     phase by the kubelet's rules (Generate), since no provider can change
+//     kuscia's.
 //   - UpdateReadiness follows kuscia: the Ready and ContainersReady
 //     conditions computed after RefreshPodStatus, from the Ready the
 //     provider set.
-//   - The phase, for every function, is the kubelet 1.37's getPhase. kuscia's
-//     copy predates restartable init containers: it keeps a pod with a
-//     running sidecar Pending and counts a sidecar stopped with a non-zero
-//     code as a failed initialisation. No provider can change that, so the
-//     suite judges a sidecar pod's phase by the kubelet's rules.
 //
 // # Where it departs from the kubelet
 //

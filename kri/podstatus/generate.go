@@ -51,6 +51,7 @@ func generate(pod *v1.Pod, status *pkgcontainer.PodStatus, reasons *kri.ReasonCa
 		o = g.opts
 	}
 	v := newRuntimeView(status, reasons)
+	v.kuscia = o.kuscia
 	old := &pod.Status
 	var s v1.PodStatus
 
@@ -83,7 +84,11 @@ func generate(pod *v1.Pod, status *pkgcontainer.PodStatus, reasons *kri.ReasonCa
 		s.EphemeralContainerStatuses = convertList(pod, &v, ecs, old.EphemeralContainerStatuses, ephemeralList)
 	}
 
-	s.Phase, s.Reason, s.Message = phaseAndReason(old, phase(pod, s.ContainerStatuses, s.InitContainerStatuses, terminal, v.podHasInitialized(&pod.Spec)))
+	computed := phase(pod, s.ContainerStatuses, s.InitContainerStatuses, terminal, v.podHasInitialized(&pod.Spec))
+	if o.kuscia {
+		computed = kusciaPhase(&pod.Spec, s.ContainerStatuses, s.InitContainerStatuses)
+	}
+	s.Phase, s.Reason, s.Message = phaseAndReason(old, computed)
 
 	if o.probeFieldsUnset {
 		unsetProbeFields(&v, s.ContainerStatuses)

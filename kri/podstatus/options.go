@@ -25,6 +25,9 @@ type options struct {
 	// probeFieldsUnset leaves Started and Ready as the conversion gives
 	// them (WithProbeFieldsUnset).
 	probeFieldsUnset bool
+	// kuscia converts and computes the phase as kuscia's agent does
+	// (AsKusciaAgent).
+	kuscia bool
 }
 
 // An Option configures a Generator. A nil Option is ignored.
@@ -104,4 +107,27 @@ func WithNodeAddresses(addrs []v1.NodeAddress) Option {
 // containers without probes (see the package documentation).
 func WithProbeFieldsUnset() Option {
 	return func(o *options) { o.probeFieldsUnset = true }
+}
+
+// AsKusciaAgent makes the Generator compute the status as kuscia's agent
+// does before it calls RefreshPodStatus (secretflow/kuscia
+// pkg/agent/framework/pod.go generateAPIPodStatus, a port of an older
+// kubelet's), where that differs from the kubelet 1.37:
+//
+//   - Started and Ready are left to the provider (WithProbeFieldsUnset);
+//   - a container the runtime reports an instance of takes its RestartCount
+//     and LastTerminationState from the runtime alone: the newest instance
+//     and the one before it. The previous status counts only for a
+//     container without instances, so a provider that reports one instance
+//     per container, and reports a container that waits to be restarted as
+//     Created, gets no last termination for it;
+//   - the phase is kuscia's getPhase: init containers are counted without
+//     the restartable-init (sidecar) rules (a running sidecar keeps the pod
+//     Pending, a sidecar stopped with a non-zero code is a failed
+//     initialisation), an init container without a status is still to
+//     run, and container-level restart policies are not read.
+//
+// The conformance suite's model of kuscia's agent uses it.
+func AsKusciaAgent() Option {
+	return func(o *options) { o.kuscia, o.probeFieldsUnset = true, true }
 }

@@ -15,6 +15,8 @@ import (
 // container instances sorted newest first, the non-nil sandboxes, and the
 // reason cache (nil when there is none).
 type runtimeView struct {
+	// kuscia: convert as kuscia's agent does (AsKusciaAgent).
+	kuscia bool
 	instances []*pkgcontainer.Status
 	active    []*pkgcontainer.Status
 	sandboxes []*runtimeapi.PodSandboxStatus
