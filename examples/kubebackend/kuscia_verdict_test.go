@@ -1,0 +1,264 @@
+package kubebackend_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/kri-kit/testkit/conformance"
+	"github.com/kri-kit/testkit/examples/kubebackend"
+	"github.com/kri-kit/testkit/kri"
+)
+
+// The suite's verdict on the kuscia-faithful mode (kubebackend.KusciaFaithful):
+// the specs it fails today. When the suite changes, run
+// 'go test -v -run TestKusciaFaithfulVerdict ./examples/kubebackend/': the
+// test prints each difference with the spec's first failure line, and these
+// lists take the new set.
+var (
+	// kusciaMustFailures are the MUST specs the faithful mode fails.
+	kusciaMustFailures = []string{}
+	// kusciaShouldFailures are the SHOULD specs it fails (warnings: the
+	// run is not strict).
+	kusciaShouldFailures = []string{}
+)
+
+// kusciaChildEnv guards TestKusciaFaithfulChild: set, the test binary is the
+// child process that runs the suite.
+const kusciaChildEnv = "KUBEBACKEND_KUSCIA_FAITHFUL_CHILD"
+
+// kusciaChildTimeout bounds the child's suite run (about two minutes on an
+// idle machine).
+const kusciaChildTimeout = 8 * time.Minute
+
+// TestKusciaFaithfulChild runs the conformance suite against the
+// kuscia-faithful mode with TestConformance's capabilities and timeouts. It
+// runs only in the child process TestKusciaFaithfulVerdict starts (Ginkgo
+// runs one suite per process); the run fails, as the faithful mode is not
+// conformant, and the parent reads its JSON report.
+func TestKusciaFaithfulChild(t *testing.T) {
+	if os.Getenv(kusciaChildEnv) == "" {
+		t.Skip("runs only in the child process of TestKusciaFaithfulVerdict")
+	}
+	conformance.Run(t, conformance.Config{
+		NewPodProvider: func(ctx context.Context) (kri.PodProvider, error) {
+			return kubebackend.NewKusciaFaithfulBackend(ctx, kubebackend.NewFakeClientset(), kubebackend.Options{
+				Namespace: "backend",
+				NodeName:  fmt.Sprintf("sim-node-%d", node.Add(1)),
+			}, kubebackend.KubeletOptions{Logf: t.Logf, BackOff: backOff})
+		},
+		Capabilities: suiteCapabilities,
+		Timeouts:     suiteTimeouts,
+	})
+}
+
+// TestKusciaFaithfulVerdict runs the suite against the kuscia-faithful mode
+// in a child process and checks that it fails exactly the MUST specs of
+// kusciaMustFailures and the SHOULD specs of kusciaShouldFailures. A child
+// that does not finish in time is killed and fails the test.
+func TestKusciaFaithfulVerdict(t *testing.T) {
+	if os.Getenv(kusciaChildEnv) != "" {
+		t.Skip("the child process runs only TestKusciaFaithfulChild")
+	}
+	if testing.Short() {
+		t.Skip("runs the whole suite (-short)")
+	}
+	run := runKusciaChild(t)
+	if run.report == nil {
+		t.Fatalf("the child wrote no JSON report (exit: %v); its output:\n%s", run.err, lastLines(run.output, 60))
+	}
+	t.Logf("the child's suite run took %s (exit: %v)", run.took.Round(100*time.Millisecond), run.err)
+
+	results := specResults(run.report)
+	if len(results) == 0 {
+		t.Fatalf("the child's report has no spec; its output:\n%s", lastLines(run.output, 60))
+	}
+	level := map[string]conformance.Level{}
+	for _, s := range conformance.Catalogue() {
+		level[s.ID] = s.Level
+	}
+	var must, should []string
+	for id, r := range results {
+		if !r.failed {
+			continue
+		}
+		if level[id] == conformance.Should {
+			should = append(should, id)
+		} else {
+			must = append(must, id)
+		}
+	}
+	slices.Sort(must)
+	slices.Sort(should)
+	t.Logf("failed: %d MUST specs, %d SHOULD specs", len(must), len(should))
+	compareFailures(t, conformance.Must, must, kusciaMustFailures, results)
+	compareFailures(t, conformance.Should, should, kusciaShouldFailures, results)
+	if t.Failed() {
+		t.Logf("the child's summary:\n%s", run.summary)
+	}
+}
+
+// compareFailures fails t for every spec that failed and is not in want,
+// and for every one in want that did not fail, with what the report says of
+// it.
+func compareFailures(t *testing.T, lvl conformance.Level, got, want []string, results map[string]specResult) {
+	t.Helper()
+	for _, id := range got {
+		if !slices.Contains(want, id) {
+			t.Errorf("%s spec %s failed, and the list does not have it: %s", lvl, id, results[id].line)
+		}
+	}
+	for _, id := range want {
+		if slices.Contains(got, id) {
+			continue
+		}
+		r, ok := results[id]
+		switch {
+		case !ok:
+			t.Errorf("%s spec %s is listed as failing, but the report does not have it", lvl, id)
+		default:
+			t.Errorf("%s spec %s is listed as failing, but it %s", lvl, id, r.describe())
+		}
+	}
+}
+
+// specResult is what the report says of one spec.
+type specResult struct {
+	state types.SpecState
+	// failed: a failure state, or a SHOULD spec's warning.
+	failed bool
+	// line is the first line of the failure (of the warning, of the skip).
+	line string
+}
+
+func (r specResult) describe() string {
+	if r.line == "" {
+		return r.state.String()
+	}
+	return r.state.String() + ": " + r.line
+}
+
+// kusciaSpecID matches the ID at the start of a spec's text.
+var kusciaSpecID = regexp.MustCompile(`^\[(KRI-[A-Z]+-\d+)\] `)
+
+// warningEntry is the report entry of a SHOULD spec's failure that does not
+// fail the run (the spec is a skip in Ginkgo's terms).
+const warningEntry = "kri:warning"
+
+// specResults reads the result of every spec of the report, by ID.
+func specResults(report *types.Report) map[string]specResult {
+	out := map[string]specResult{}
+	for _, sr := range report.SpecReports {
+		if sr.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		m := kusciaSpecID.FindStringSubmatch(sr.LeafNodeText)
+		if m == nil {
+			continue
+		}
+		r := specResult{state: sr.State}
+		switch {
+		case sr.State.Is(types.SpecStateFailureStates):
+			r.failed, r.line = true, firstLineOf(sr.Failure.Message)
+		case sr.State == types.SpecStateSkipped:
+			r.line = firstLineOf(sr.Failure.Message)
+			for _, e := range sr.ReportEntries {
+				if e.Name == warningEntry {
+					r.failed, r.line = true, firstLineOf(e.Value.String())
+				}
+			}
+		}
+		out[m[1]] = r
+	}
+	return out
+}
+
+func firstLineOf(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{"..."}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// kusciaRun is what the child process left behind.
+type kusciaRun struct {
+	output  string // stdout and stderr
+	err     error  // of the process: the suite fails, so not nil
+	report  *types.Report
+	summary string
+	took    time.Duration
+}
+
+// runKusciaChild re-executes the test binary as the child, bounded by
+// kusciaChildTimeout, by the test's deadline and by its context: the child
+// is killed (and waited for) when any of them ends first, and it dies with
+// the test process where the system allows (Linux: a parent-death signal).
+func runKusciaChild(t *testing.T) *kusciaRun {
+	t.Helper()
+	timeout := kusciaChildTimeout
+	if deadline, ok := t.Deadline(); ok {
+		// Leave time to report before go test's own timeout panics.
+		timeout = min(timeout, time.Until(deadline)-30*time.Second)
+	}
+	if timeout < time.Minute {
+		t.Fatalf("only %s left before the test's deadline: the child needs a few minutes (raise -timeout)", timeout)
+	}
+	dir := t.TempDir()
+	reportFile := filepath.Join(dir, "report.json")
+	summaryFile := filepath.Join(dir, "summary.txt")
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0],
+		"-test.run=^TestKusciaFaithfulChild$",
+		"-test.count=1",
+		// The child ends itself too, should this process die first.
+		"-test.timeout="+(timeout+10*time.Second).String(),
+		"-ginkgo.no-color",
+		"-ginkgo.json-report="+reportFile,
+		"-kri.summary="+summaryFile,
+	)
+	cmd.Env = append(os.Environ(), kusciaChildEnv+"=1")
+	cmd.Dir = dir
+	cmd.WaitDelay = 5 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	began := time.Now()
+	run := &kusciaRun{err: runDying(cmd)}
+	run.took = time.Since(began)
+	run.output = out.String()
+	if ctx.Err() != nil {
+		t.Fatalf("the child did not finish within %s and was killed; its output:\n%s", timeout, lastLines(run.output, 60))
+	}
+	if data, err := os.ReadFile(reportFile); err == nil {
+		var reports []types.Report
+		if err := json.Unmarshal(data, &reports); err != nil {
+			t.Fatalf("reading the child's JSON report: %v", err)
+		}
+		if len(reports) != 1 {
+			t.Fatalf("the child's JSON report has %d suite reports, want 1", len(reports))
+		}
+		run.report = &reports[0]
+	}
+	if data, err := os.ReadFile(summaryFile); err == nil {
+		run.summary = string(data)
+	}
+	return run
+}
