@@ -142,12 +142,10 @@ func compareFailures(t *testing.T, lvl conformance.Level, got, want []string, re
 		if slices.Contains(got, id) {
 			continue
 		}
-		r, ok := results[id]
-		switch {
-		case !ok:
-			t.Errorf("%s spec %s is listed as failing, but the report does not have it", lvl, id)
-		default:
+		if r, ok := results[id]; ok {
 			t.Errorf("%s spec %s is listed as failing, but it %s", lvl, id, r.describe())
+		} else {
+			t.Errorf("%s spec %s is listed as failing, but the report does not have it", lvl, id)
 		}
 	}
 }
@@ -157,15 +155,25 @@ type specResult struct {
 	state types.SpecState
 	// failed: a failure state, or a SHOULD spec's warning.
 	failed bool
+	// warned: a SHOULD spec's warning (a skip in Ginkgo's terms).
+	warned bool
 	// line is the first line of the failure (of the warning, of the skip).
 	line string
 }
 
+// describe says what became of the spec, for one listed at the other level
+// or not failing.
 func (r specResult) describe() string {
-	if r.line == "" {
+	switch {
+	case r.warned:
+		return "failed as a SHOULD spec (a warning): " + r.line
+	case r.failed:
+		return "failed as a MUST spec: " + r.line
+	case r.line == "":
 		return r.state.String()
+	default:
+		return r.state.String() + ": " + r.line
 	}
-	return r.state.String() + ": " + r.line
 }
 
 // kusciaSpecID matches the ID at the start of a spec's text.
@@ -194,7 +202,7 @@ func specResults(report *types.Report) map[string]specResult {
 			r.line = firstLineOf(sr.Failure.Message)
 			for _, e := range sr.ReportEntries {
 				if e.Name == warningEntry {
-					r.failed, r.line = true, firstLineOf(e.Value.String())
+					r.failed, r.warned, r.line = true, true, firstLineOf(e.Value.String())
 				}
 			}
 		}
