@@ -33,35 +33,42 @@ func TestConformance(t *testing.T) {
 				NodeName:  fmt.Sprintf("sim-node-%d", node.Add(1)),
 			}, kubebackend.KubeletOptions{Logf: t.Logf, BackOff: backOff})
 		},
-		Capabilities: []conformance.Capability{
-			conformance.CapInitContainers,
-			conformance.CapRestartPolicies,
-			conformance.CapGracePeriod,
-			conformance.CapStartFailures,
-			// What the pod spec asks is the backend cluster's kubelet's
-			// business, and it does it.
-			conformance.CapImagePullPolicy,
-			conformance.CapEnvExpansion,
-			conformance.CapTerminationMessage,
-			// Not CapSidecars: the simulated kubelet runs every init
-			// container to completion (no restartable init containers).
-			// Not lifecycle-hooks: hooks are the backend kubelet's business,
-			// and the simulated one does not run them.
-			// Not CapResize: SyncPod does not patch the backend pod's
-			// resources (its resize subresource), and the simulated
-			// kubelet of the backend would not resize it.
-		},
-		// The backend reacts within milliseconds; only the grace periods
-		// (1s) and the back-off take time. Calls get the suite's default
-		// 30s: on a loaded machine the first fake clientset of the binary
-		// takes seconds to build.
-		Timeouts: conformance.Timeouts{
-			Call:        30 * time.Second,
-			State:       15 * time.Second,
-			Poll:        20 * time.Millisecond,
-			Stable:      500 * time.Millisecond,
-			ShortRun:    300 * time.Millisecond,
-			GracePeriod: time.Second,
-		},
+		Capabilities: suiteCapabilities,
+		Timeouts:     suiteTimeouts,
 	})
+}
+
+// suiteCapabilities are the capabilities the provider declares: every one
+// it supports (TestKusciaFaithfulVerdict declares the same for the
+// kuscia-faithful mode).
+var suiteCapabilities = []conformance.Capability{
+	conformance.CapInitContainers,
+	conformance.CapRestartPolicies,
+	conformance.CapGracePeriod,
+	conformance.CapStartFailures,
+	// What the pod spec asks is the backend cluster's kubelet's
+	// business, and it does it.
+	conformance.CapImagePullPolicy,
+	conformance.CapEnvExpansion,
+	conformance.CapTerminationMessage,
+	// Not CapSidecars: the simulated kubelet runs every init
+	// container to completion (no restartable init containers).
+	// Not lifecycle-hooks: hooks are the backend kubelet's business,
+	// and the simulated one does not run them.
+	// Not CapResize: SyncPod does not patch the backend pod's
+	// resources (its resize subresource), and the simulated
+	// kubelet of the backend would not resize it.
+}
+
+// suiteTimeouts: the backend reacts within milliseconds; only the grace
+// periods (1s) and the back-off take time. Calls get the suite's default
+// 30s: on a loaded machine the first fake clientset of the binary takes
+// seconds to build.
+var suiteTimeouts = conformance.Timeouts{
+	Call:        30 * time.Second,
+	State:       15 * time.Second,
+	Poll:        20 * time.Millisecond,
+	Stable:      500 * time.Millisecond,
+	ShortRun:    300 * time.Millisecond,
+	GracePeriod: time.Second,
 }

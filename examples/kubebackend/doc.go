@@ -84,6 +84,17 @@
 // leader election of K8sProvider; pod IPs are the backend's. No node
 // provider.
 //
+// # The kuscia-faithful mode
+//
+// KusciaFaithful (NewKusciaFaithful; NewKusciaFaithfulBackend with a
+// simulated kubelet) behaves as kuscia's K8sProvider does, bugs included, so
+// that the suite's verdict on it can be tested: backend pods named by the pod's
+// name alone and created only when the informer's cache has none of that name,
+// a status without the pod's UID and with the API's container IDs whole, no
+// ReasonCache, a KillPod that does not wait, a Stop that does nothing.
+// TestKusciaFaithfulVerdict runs the suite against it in a child process and
+// checks the exact set of specs it fails. It is not a provider to use.
+//
 // # Using it
 //
 //	b, err := kubebackend.NewBackend(ctx, kubebackend.NewFakeClientset(),

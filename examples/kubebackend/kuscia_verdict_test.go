@@ -1,0 +1,299 @@
+package kubebackend_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/kri-kit/testkit/conformance"
+	"github.com/kri-kit/testkit/examples/kubebackend"
+	"github.com/kri-kit/testkit/kri"
+)
+
+// The suite's verdict on the kuscia-faithful mode (kubebackend.KusciaFaithful):
+// the specs it fails today. When the suite changes, run
+// 'go test -v -run TestKusciaFaithfulVerdict ./examples/kubebackend/': the
+// test prints each difference with the spec's first failure line, and these
+// lists take the new set.
+var (
+	// kusciaMustFailures are the MUST specs the faithful mode fails.
+	kusciaMustFailures = []string{
+		"KRI-POD-001", "KRI-POD-002", "KRI-POD-003", "KRI-POD-004",
+		"KRI-POD-005", "KRI-POD-006", "KRI-POD-007", "KRI-POD-008",
+		"KRI-POD-009", "KRI-POD-010", "KRI-POD-011", "KRI-POD-012",
+		"KRI-POD-013", "KRI-POD-014", "KRI-POD-015", "KRI-POD-016",
+		"KRI-POD-017", "KRI-POD-020", "KRI-POD-021", "KRI-POD-022",
+		"KRI-POD-025", "KRI-POD-026", "KRI-POD-027", "KRI-POD-028",
+		"KRI-POD-030", "KRI-POD-033", "KRI-POD-035", "KRI-POD-037",
+		"KRI-POD-038", "KRI-POD-041", "KRI-POD-042", "KRI-POD-044",
+		"KRI-POD-045", "KRI-POD-046", "KRI-POD-047", "KRI-POD-050",
+		"KRI-POD-051", "KRI-POD-052", "KRI-POD-053", "KRI-POD-054",
+		"KRI-POD-055", "KRI-POD-056", "KRI-POD-057", "KRI-POD-058",
+		"KRI-POD-059", "KRI-POD-060", "KRI-POD-061",
+	}
+	// kusciaShouldFailures are the SHOULD specs it fails (warnings: the
+	// run is not strict).
+	kusciaShouldFailures = []string{
+		"KRI-POD-018", "KRI-POD-034", "KRI-POD-036", "KRI-POD-039",
+		"KRI-POD-040", "KRI-POD-043", "KRI-POD-048", "KRI-POD-049",
+	}
+)
+
+// kusciaChildEnv guards TestKusciaFaithfulChild: set, the test binary is the
+// child process that runs the suite.
+const kusciaChildEnv = "KUBEBACKEND_KUSCIA_FAITHFUL_CHILD"
+
+// kusciaChildTimeout bounds the child's suite run (about two minutes on an
+// idle machine).
+const kusciaChildTimeout = 8 * time.Minute
+
+// TestKusciaFaithfulChild runs the conformance suite against the
+// kuscia-faithful mode with TestConformance's capabilities and timeouts. It
+// runs only in the child process TestKusciaFaithfulVerdict starts (Ginkgo
+// runs one suite per process); the run fails, as the faithful mode is not
+// conformant, and the parent reads its JSON report.
+func TestKusciaFaithfulChild(t *testing.T) {
+	if os.Getenv(kusciaChildEnv) == "" {
+		t.Skip("runs only in the child process of TestKusciaFaithfulVerdict")
+	}
+	conformance.Run(t, conformance.Config{
+		NewPodProvider: func(ctx context.Context) (kri.PodProvider, error) {
+			return kubebackend.NewKusciaFaithfulBackend(ctx, kubebackend.NewFakeClientset(), kubebackend.Options{
+				Namespace: "backend",
+				NodeName:  fmt.Sprintf("sim-node-%d", node.Add(1)),
+			}, kubebackend.KubeletOptions{Logf: t.Logf, BackOff: backOff})
+		},
+		Capabilities: suiteCapabilities,
+		Timeouts:     suiteTimeouts,
+	})
+}
+
+// TestKusciaFaithfulVerdict runs the suite against the kuscia-faithful mode
+// in a child process and checks that it fails exactly the MUST specs of
+// kusciaMustFailures and the SHOULD specs of kusciaShouldFailures. A child
+// that does not finish in time is killed and fails the test.
+func TestKusciaFaithfulVerdict(t *testing.T) {
+	if os.Getenv(kusciaChildEnv) != "" {
+		t.Skip("the child process runs only TestKusciaFaithfulChild")
+	}
+	if testing.Short() {
+		t.Skip("runs the whole suite (-short)")
+	}
+	run := runKusciaChild(t)
+	if run.report == nil {
+		t.Fatalf("the child wrote no JSON report (exit: %v); its output:\n%s", run.err, lastLines(run.output, 60))
+	}
+	t.Logf("the child's suite run took %s (exit: %v)", run.took.Round(100*time.Millisecond), run.err)
+
+	results := specResults(run.report)
+	if len(results) == 0 {
+		t.Fatalf("the child's report has no spec; its output:\n%s", lastLines(run.output, 60))
+	}
+	level := map[string]conformance.Level{}
+	for _, s := range conformance.Catalogue() {
+		level[s.ID] = s.Level
+	}
+	var must, should []string
+	for id, r := range results {
+		if !r.failed {
+			continue
+		}
+		if level[id] == conformance.Should {
+			should = append(should, id)
+		} else {
+			must = append(must, id)
+		}
+	}
+	slices.Sort(must)
+	slices.Sort(should)
+	t.Logf("failed: %d MUST specs, %d SHOULD specs", len(must), len(should))
+	for _, id := range slices.Concat(must, should) {
+		t.Logf("  %s %-6s %s", id, level[id], results[id].line)
+	}
+	compareFailures(t, conformance.Must, must, kusciaMustFailures, results)
+	compareFailures(t, conformance.Should, should, kusciaShouldFailures, results)
+	if t.Failed() {
+		t.Logf("the child's summary:\n%s", run.summary)
+	}
+}
+
+// compareFailures fails t for every spec that failed and is not in want,
+// and for every one in want that did not fail, with what the report says of
+// it.
+func compareFailures(t *testing.T, lvl conformance.Level, got, want []string, results map[string]specResult) {
+	t.Helper()
+	for _, id := range got {
+		if !slices.Contains(want, id) {
+			t.Errorf("%s spec %s failed, and the list does not have it: %s", lvl, id, results[id].line)
+		}
+	}
+	for _, id := range want {
+		if slices.Contains(got, id) {
+			continue
+		}
+		if r, ok := results[id]; ok {
+			t.Errorf("%s spec %s is listed as failing, but it %s", lvl, id, r.describe())
+		} else {
+			t.Errorf("%s spec %s is listed as failing, but the report does not have it", lvl, id)
+		}
+	}
+}
+
+// specResult is what the report says of one spec.
+type specResult struct {
+	state types.SpecState
+	// failed: a failure state, or a SHOULD spec's warning.
+	failed bool
+	// warned: a SHOULD spec's warning (a skip in Ginkgo's terms).
+	warned bool
+	// line is the first line of the failure (of the warning, of the skip).
+	line string
+}
+
+// describe says what became of the spec, for one listed at the other level
+// or not failing.
+func (r specResult) describe() string {
+	switch {
+	case r.warned:
+		return "failed as a SHOULD spec (a warning): " + r.line
+	case r.failed:
+		return "failed as a MUST spec: " + r.line
+	case r.line == "":
+		return r.state.String()
+	default:
+		return r.state.String() + ": " + r.line
+	}
+}
+
+// kusciaSpecID matches the ID at the start of a spec's text.
+var kusciaSpecID = regexp.MustCompile(`^\[(KRI-[A-Z]+-\d+)\] `)
+
+// warningEntry is the report entry of a SHOULD spec's failure that does not
+// fail the run (the spec is a skip in Ginkgo's terms).
+const warningEntry = "kri:warning"
+
+// specResults reads the result of every spec of the report, by ID.
+func specResults(report *types.Report) map[string]specResult {
+	out := map[string]specResult{}
+	for _, sr := range report.SpecReports {
+		if sr.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		m := kusciaSpecID.FindStringSubmatch(sr.LeafNodeText)
+		if m == nil {
+			continue
+		}
+		r := specResult{state: sr.State}
+		switch {
+		case sr.State.Is(types.SpecStateFailureStates):
+			r.failed, r.line = true, firstLineOf(sr.Failure.Message)
+		case sr.State == types.SpecStateSkipped:
+			r.line = firstLineOf(sr.Failure.Message)
+			for _, e := range sr.ReportEntries {
+				if e.Name == warningEntry {
+					r.failed, r.warned, r.line = true, true, firstLineOf(e.Value.String())
+				}
+			}
+		}
+		out[m[1]] = r
+	}
+	return out
+}
+
+// firstLineOf returns the first line of a failure message, and the next one
+// too when the first ends with a colon (as "8 of 8 concurrent pod lifecycles
+// failed:" does).
+func firstLineOf(s string) string {
+	first, rest, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if strings.HasSuffix(first, ":") {
+		if next, _, _ := strings.Cut(strings.TrimSpace(rest), "\n"); next != "" {
+			first += " " + next
+		}
+	}
+	return first
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{"..."}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// kusciaRun is what the child process left behind.
+type kusciaRun struct {
+	output  string // stdout and stderr
+	err     error  // of the process: the suite fails, so not nil
+	report  *types.Report
+	summary string
+	took    time.Duration
+}
+
+// runKusciaChild re-executes the test binary as the child, bounded by
+// kusciaChildTimeout, by the test's deadline and by its context: the child
+// is killed (and waited for) when any of them ends first, and it dies with
+// the test process where the system allows (Linux: a parent-death signal).
+func runKusciaChild(t *testing.T) *kusciaRun {
+	t.Helper()
+	timeout := kusciaChildTimeout
+	if deadline, ok := t.Deadline(); ok {
+		// Leave time to report before go test's own timeout panics.
+		timeout = min(timeout, time.Until(deadline)-30*time.Second)
+	}
+	if timeout < time.Minute {
+		t.Fatalf("only %s left before the test's deadline: the child needs a few minutes (raise -timeout)", timeout)
+	}
+	dir := t.TempDir()
+	reportFile := filepath.Join(dir, "report.json")
+	summaryFile := filepath.Join(dir, "summary.txt")
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0],
+		"-test.run=^TestKusciaFaithfulChild$",
+		"-test.count=1",
+		// The child ends itself too, should this process die first.
+		"-test.timeout="+(timeout+10*time.Second).String(),
+		"-ginkgo.no-color",
+		"-ginkgo.json-report="+reportFile,
+		"-kri.summary="+summaryFile,
+	)
+	cmd.Env = append(os.Environ(), kusciaChildEnv+"=1")
+	cmd.Dir = dir
+	cmd.WaitDelay = 5 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	began := time.Now()
+	run := &kusciaRun{err: runDying(cmd)}
+	run.took = time.Since(began)
+	run.output = out.String()
+	if ctx.Err() != nil {
+		t.Fatalf("the child did not finish within %s and was killed; its output:\n%s", timeout, lastLines(run.output, 60))
+	}
+	if data, err := os.ReadFile(reportFile); err == nil {
+		var reports []types.Report
+		if err := json.Unmarshal(data, &reports); err != nil {
+			t.Fatalf("reading the child's JSON report: %v", err)
+		}
+		if len(reports) != 1 {
+			t.Fatalf("the child's JSON report has %d suite reports, want 1", len(reports))
+		}
+		run.report = &reports[0]
+	}
+	if data, err := os.ReadFile(summaryFile); err == nil {
+		run.summary = string(data)
+	}
+	return run
+}
