@@ -16,7 +16,7 @@ import (
 // reason cache (nil when there is none).
 type runtimeView struct {
 	// kuscia: convert as kuscia's agent does (AsKusciaAgent).
-	kuscia bool
+	kuscia    bool
 	instances []*pkgcontainer.Status
 	active    []*pkgcontainer.Status
 	sandboxes []*runtimeapi.PodSandboxStatus
