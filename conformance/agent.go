@@ -229,3 +229,17 @@ func sameContainer(apiID string, id pkgcontainer.ContainerID) bool {
 	}
 	return apiID == id.String() || (raw(apiID) != "" && raw(apiID) == raw(id.String()))
 }
+
+// initHidden says, when pod has init containers and st reports an instance
+// of none of them, what kuscia's agent makes of it; "" otherwise.
+func initHidden(pod *v1.Pod, st *pkgcontainer.PodStatus) string {
+	if len(pod.Spec.InitContainers) == 0 {
+		return ""
+	}
+	for _, c := range pod.Spec.InitContainers {
+		if len(instancesOf(st, c.Name)) > 0 {
+			return ""
+		}
+	}
+	return "; GetPodStatus reports no instance of any init container: kuscia's agent (pod.go getPhase) counts an init container without a status as still to run, so it would publish the pod Pending for as long as it lives"
+}

@@ -84,6 +84,22 @@ func (h *history) exitedWith(code int) bool {
 	return false
 }
 
+// exitHidden says, when every instance seen of the container after its
+// first was reported Created (a provider that shows a run waiting to be
+// restarted as Created, as kuscia's K8sProvider turns a backend's
+// CrashLoopBackOff into), what kuscia's agent makes of it; "" otherwise.
+func (h *history) exitHidden() string {
+	if len(h.order) < 2 {
+		return ""
+	}
+	for _, c := range h.latest {
+		if c.State != pkgcontainer.ContainerStateCreated {
+			return ""
+		}
+	}
+	return fmt.Sprintf("; GetPodStatus reports every run of %s as Created, never exited: kuscia's agent, which computes the phase before RefreshPodStatus (pod.go getPhase), would publish the pod Pending while the container restarts, and hand SyncPod a status without its exit code", h.name)
+}
+
 // newest returns the latest status of the newest instance seen, or nil.
 func (h *history) newest() *pkgcontainer.Status {
 	if len(h.order) == 0 {
@@ -413,12 +429,14 @@ func (e *podEnv) restartedOnceMore(pod *v1.Pod, h *history) {
 }
 
 // exitedOrUnseen reports whether the instance with ContainerID id
-// (ID.String()) was last seen exited, or was never seen: a provider that
-// shows only the newest instance may name a run no round saw.
+// (ID.String()) was last seen in another state than running, or was never
+// seen: a provider that shows only the newest instance may name a run no
+// round saw, and one that shows a run waiting to be restarted as Created
+// (KRI-POD-008 and 009 judge that) may name one it never showed exited.
 func (h *history) exitedOrUnseen(id string) bool {
 	for cid, c := range h.latest {
 		if sameContainer(id, cid) {
-			return c.State == pkgcontainer.ContainerStateExited
+			return c.State != pkgcontainer.ContainerStateRunning
 		}
 	}
 	return true
