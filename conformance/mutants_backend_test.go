@@ -34,7 +34,7 @@ func backendMutants() []*mutant {
 		{
 			name:      "killed-pod-half-forgotten",
 			violation: "GetPodStatus reports nothing of a killed pod while GetPods(true) still lists its exited containers",
-			want:      []string{"KRI-POD-005", "KRI-POD-056"},
+			want:      []string{"KRI-POD-086"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				killed := newUIDSet()
 				return fake.Interceptors{
@@ -64,7 +64,7 @@ func backendMutants() []*mutant {
 		{
 			name:      "getpods-forgets-killed-pods",
 			violation: "GetPods(true) leaves out a killed pod while GetPodStatus still reports its exited containers",
-			want:      []string{"KRI-POD-005", "KRI-POD-056"},
+			want:      []string{"KRI-POD-086"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				killed := newUIDSet()
 				return fake.Interceptors{

@@ -230,7 +230,7 @@ func duplicator(*fake.PodProvider) fake.Interceptors {
 // mutants is the zoo: the pod mutants, then nodeMutants. Every contract the
 // suite checks should have one.
 func mutants() []*mutant {
-	return withProbeWants(alsoFailing(withHookCatches(slices.Concat(podMutants(), nodeMutants(), reachMutants(), backendMutants(), podSpecMutants(), sidecarMutants(),
+	return withProbeWants(alsoFailing(withHookCatches(slices.Concat(podMutants(), nodeMutants(), reachMutants(), backendMutants(), kusciaBackendMutants(), podSpecMutants(), sidecarMutants(),
 		hookMutants(), resizeMutants(), probeMutants())), resizeAlsoFailed))
 }
 
@@ -295,7 +295,7 @@ func podMutants() []*mutant {
 		{
 			name:      "reason-cache-never-updated",
 			violation: "SyncPod reports container starts to a ReasonCache of its own",
-			want:      []string{"KRI-POD-012", "KRI-POD-013", "KRI-POD-052", "KRI-POD-057", "KRI-POD-058"},
+			want:      []string{"KRI-POD-085"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if rc != nil {
@@ -330,7 +330,7 @@ func podMutants() []*mutant {
 		{
 			name:      "sync-hides-start-failures",
 			violation: "SyncPod returns nil although a container failed to start",
-			want:      []string{"KRI-POD-012", "KRI-POD-013", "KRI-POD-052"},
+			want:      []string{"KRI-POD-085"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					err := next.SyncPod(ctx, pod, st, rc)
@@ -382,7 +382,7 @@ func podMutants() []*mutant {
 		{
 			name:      "syncpod-blocks-forever",
 			violation: "SyncPod never returns (and ignores its context)",
-			want:      []string{"KRI-POD-001", "KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-006", "KRI-POD-007", "KRI-POD-008", "KRI-POD-009", "KRI-POD-010", "KRI-POD-011", "KRI-POD-012", "KRI-POD-013", "KRI-POD-014", "KRI-POD-015", "KRI-POD-020", "KRI-POD-021", "KRI-POD-022", "KRI-POD-023", "KRI-POD-025", "KRI-POD-026", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-037", "KRI-POD-038", "KRI-POD-039", "KRI-POD-040", "KRI-POD-041", "KRI-POD-042", "KRI-POD-043", "KRI-POD-044", "KRI-POD-045", "KRI-POD-046", "KRI-POD-049", "KRI-POD-050", "KRI-POD-051", "KRI-POD-052", "KRI-POD-053", "KRI-POD-054", "KRI-POD-055", "KRI-POD-057", "KRI-POD-058", "KRI-POD-059", "KRI-POD-060", "KRI-POD-061", "KRI-POD-066", "KRI-POD-067", "KRI-POD-068", "KRI-POD-069", "KRI-POD-070", "KRI-POD-071"},
+			want:      []string{"KRI-POD-001", "KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-006", "KRI-POD-007", "KRI-POD-008", "KRI-POD-009", "KRI-POD-010", "KRI-POD-011", "KRI-POD-012", "KRI-POD-013", "KRI-POD-014", "KRI-POD-015", "KRI-POD-020", "KRI-POD-021", "KRI-POD-022", "KRI-POD-023", "KRI-POD-025", "KRI-POD-026", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-037", "KRI-POD-038", "KRI-POD-039", "KRI-POD-040", "KRI-POD-041", "KRI-POD-042", "KRI-POD-043", "KRI-POD-044", "KRI-POD-045", "KRI-POD-046", "KRI-POD-049", "KRI-POD-050", "KRI-POD-051", "KRI-POD-052", "KRI-POD-053", "KRI-POD-054", "KRI-POD-055", "KRI-POD-057", "KRI-POD-058", "KRI-POD-059", "KRI-POD-060", "KRI-POD-061", "KRI-POD-066", "KRI-POD-067", "KRI-POD-068", "KRI-POD-069", "KRI-POD-070", "KRI-POD-071", "KRI-POD-084", "KRI-POD-085", "KRI-POD-086"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) error {
 					forever()
@@ -402,7 +402,7 @@ func podMutants() []*mutant {
 		{
 			name:      "getpods-panics",
 			violation: "GetPods panics",
-			want:      []string{"KRI-POD-005", "KRI-POD-020", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044", "KRI-POD-045", "KRI-POD-053", "KRI-POD-056"},
+			want:      []string{"KRI-POD-005", "KRI-POD-020", "KRI-POD-022", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044", "KRI-POD-045", "KRI-POD-056", "KRI-POD-086"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPods: func(context.Context, kri.PodProvider, bool) ([]*pkgcontainer.Pod, error) {
 					panic("mutant: GetPods is broken")
@@ -458,7 +458,7 @@ func podMutants() []*mutant {
 		{
 			name:      "getpods-lists-killed-pods",
 			violation: "GetPods(false) lists every pod, killed ones included",
-			want:      []string{"KRI-POD-005"},
+			want:      []string{"KRI-POD-005", "KRI-POD-056"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, _ bool) ([]*pkgcontainer.Pod, error) {
 					return next.GetPods(ctx, true)
@@ -513,7 +513,7 @@ func podMutants() []*mutant {
 		{
 			name:      "exit-codes-lost",
 			violation: "GetPodStatus reports exit code 0 for every exited container",
-			want:      []string{"KRI-POD-005", "KRI-POD-006", "KRI-POD-008", "KRI-POD-011", "KRI-POD-053", "KRI-POD-056", "KRI-POD-059", "KRI-POD-067"},
+			want:      []string{"KRI-POD-006", "KRI-POD-008", "KRI-POD-011", "KRI-POD-014", "KRI-POD-053", "KRI-POD-059", "KRI-POD-067", "KRI-POD-086"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
@@ -529,7 +529,7 @@ func podMutants() []*mutant {
 		{
 			name:      "container-ids-unstable",
 			violation: "GetPodStatus reports a new ID for a running container on every call",
-			want:      []string{"KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-021", "KRI-POD-022", "KRI-POD-028", "KRI-POD-035", "KRI-POD-040", "KRI-POD-043", "KRI-POD-044", "KRI-POD-051", "KRI-POD-052", "KRI-POD-054", "KRI-POD-066", "KRI-POD-067", "KRI-POD-071"},
+			want:      []string{"KRI-POD-003", "KRI-POD-004", "KRI-POD-021", "KRI-POD-022", "KRI-POD-028", "KRI-POD-035", "KRI-POD-040", "KRI-POD-043", "KRI-POD-044", "KRI-POD-051", "KRI-POD-052", "KRI-POD-054", "KRI-POD-066", "KRI-POD-067", "KRI-POD-071", "KRI-POD-086"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				var calls atomic.Int64
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
@@ -589,7 +589,7 @@ func podMutants() []*mutant {
 		{
 			name:      "waiting-without-reason",
 			violation: "RefreshPodStatus drops the reason of a container whose start failed",
-			want:      []string{"KRI-POD-026", "KRI-POD-057", "KRI-POD-058"},
+			want:      []string{"KRI-POD-012", "KRI-POD-013", "KRI-POD-026", "KRI-POD-052", "KRI-POD-057", "KRI-POD-058"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
 					next.RefreshPodStatus(pod, ps)
@@ -610,7 +610,7 @@ func podMutants() []*mutant {
 		{
 			name:      "sync-error-names-nothing",
 			violation: "SyncPod's error does not say which container failed to start",
-			want:      []string{"KRI-POD-012", "KRI-POD-013", "KRI-POD-052"},
+			want:      []string{"KRI-POD-085"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					err := next.SyncPod(ctx, pod, st, rc)
@@ -765,7 +765,7 @@ func podMutants() []*mutant {
 		{
 			name:      "finished-before-created",
 			violation: "every exited instance reports a FinishedAt one second before its CreatedAt",
-			want:      []string{"KRI-POD-006", "KRI-POD-038", "KRI-POD-056"},
+			want:      []string{"KRI-POD-006", "KRI-POD-038"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
@@ -779,7 +779,7 @@ func podMutants() []*mutant {
 		{
 			name:      "killed-finished-before-started",
 			violation: "an instance killed after it ran reports a FinishedAt before its StartedAt",
-			want:      []string{"KRI-POD-056", "KRI-POD-068", "KRI-POD-069", "KRI-POD-070"},
+			want:      []string{"KRI-POD-068", "KRI-POD-069", "KRI-POD-070"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
@@ -885,7 +885,7 @@ func podMutants() []*mutant {
 		{
 			name:      "getpods-reports-all-running",
 			violation: "GetPods(true) reports every container as running, so a PLEG never sees one die",
-			want:      []string{"KRI-POD-005", "KRI-POD-044", "KRI-POD-056"},
+			want:      []string{"KRI-POD-044", "KRI-POD-086"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
 					pods, err := next.GetPods(ctx, all)

@@ -383,12 +383,21 @@ func bothExited(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 }
 
 func podRestartNever(e *podEnv) {
-	ginkgo.By("syncing a pod whose containers exit 0 and 3 under RestartPolicy Never, then syncing on")
-	pod := e.newPod("never", v1.RestartPolicyNever, named("ok", e.w().ExitsWithCode(0)), named("bad", e.w().ExitsWithCode(3)))
-	e.syncUntil(pod, "ok and bad exited", bothExited)
+	ginkgo.By("syncing a pod whose containers exit 0 and 3 under RestartPolicy Never while a third runs on, then syncing on")
+	// run keeps the pod Running: kuscia's agent stops syncing a pod whose
+	// phase is terminal, so only a pod still running shows what SyncPod
+	// does with the exited containers.
+	pod := e.newPod("never", v1.RestartPolicyNever, named("ok", e.w().ExitsWithCode(0)), named("bad", e.w().ExitsWithCode(3)), named("run", e.w().RunsUntilKilled()))
+	st := e.syncUntil(pod, "ok and bad exited", bothExited)
+	ids := map[string]pkgcontainer.ContainerID{}
+	for _, name := range []string{"ok", "bad"} {
+		ids[name] = exitedOf(st, name)[0].ID
+	}
 	e.holdSync(pod, false, "no container restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		for _, name := range []string{"ok", "bad"} {
-			g.Expect(instancesOf(st, name)).To(gomega.HaveLen(1), "container %s was restarted under RestartPolicy Never: %s", name, describeStatus(st))
+			inst := instancesOf(st, name)
+			g.Expect(inst).To(gomega.HaveLen(1), "container %s was restarted under RestartPolicy Never: %s", name, describeStatus(st))
+			g.Expect(inst[0].ID).To(gomega.Equal(ids[name]), "container %s was restarted under RestartPolicy Never (was %s): %s", name, ids[name].ID, describeStatus(st))
 		}
 	})
 }
@@ -574,12 +583,17 @@ func podKillStopsAll(e *podEnv) {
 	pod := e.newPod("kill", v1.RestartPolicyAlways,
 		named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
+	killed := e.killedIDs(pod)
 	ginkgo.By("terminating it as kuscia's agent does: KillPod, then GetPodStatus at once")
 	err, _, running := e.terminate(pod, agentGrace(pod))
 	e.noError("KillPod", err)
 	if len(running) > 0 {
 		e.fail(killGuardFailure(pod, running))
 	}
+	// kuscia's syncTerminatedPod publishes the final status from what is
+	// still reported: a killed container that exited 0 would make a pod
+	// of RestartPolicy Never read Succeeded (pod.go getPhase).
+	e.expectKilledStopped(pod, e.status(pod), killed, "after KillPod returned nil")
 }
 
 func podKillUnknownOrStopped(e *podEnv) {

@@ -41,7 +41,7 @@ func reachMutants() []*mutant {
 		{
 			name:      "start-failure-blames-every-container",
 			violation: "a failed start is recorded in the ReasonCache for every container of the pod",
-			want:      []string{"KRI-POD-052"},
+			want:      []string{"KRI-POD-085"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					err := next.SyncPod(ctx, pod, st, rc)
@@ -64,7 +64,7 @@ func reachMutants() []*mutant {
 		{
 			name:      "getpods-lists-newest-only",
 			violation: "GetPods(true) lists only the newest instance of each container, while GetPodStatus reports the replaced ones too",
-			want:      []string{"KRI-POD-053"},
+			want:      []string{"KRI-POD-044"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
 					pods, err := next.GetPods(ctx, all)

@@ -126,13 +126,19 @@ func (e *podEnv) expectPostStartFailure(g gomega.Gomega, pod *v1.Pod, st *pkgcon
 	cs := apiStatusOf(ps.ContainerStatuses, "app")
 	g.Expect(cs).NotTo(gomega.BeNil(), "kuscia's agent would publish no status for container app: %s", describeAPIStatus(ps))
 	failedRun := func(t *v1.ContainerStateTerminated) bool { return t != nil && t.ExitCode != 0 }
-	shown := (cs.State.Waiting != nil && slices.Contains(reasons, cs.State.Waiting.Reason)) ||
-		failedRun(cs.State.Terminated) || failedRun(cs.LastTerminationState.Terminated)
+	if w := cs.State.Waiting; w != nil && !defaultWaiting(w.Reason) {
+		g.Expect(reasons).To(gomega.ContainElement(w.Reason), "kuscia's agent would publish container app, whose postStart hook failed, Waiting with reason %q (%s), want one of %q, as the kubelet's runtime manager reports it", w.Reason, w.Message, reasons)
+		return
+	}
+	shown := failedRun(cs.State.Terminated) || failedRun(cs.LastTerminationState.Terminated)
 	g.Expect(shown).To(gomega.BeTrue(), "kuscia's agent would publish container app, whose postStart hook failed, as %s: neither Waiting with one of %q nor a run terminated with a non-zero code", describeAPIStatus(ps), reasons)
 }
 
 func podPostStartHookFails(e *podEnv) {
-	never := e.newPod("poststart-fails-never", v1.RestartPolicyNever, e.failingHookContainer())
+	// keep holds the pod Running: kuscia's agent stops syncing a pod whose
+	// phase is terminal, so only a pod still running shows whether SyncPod
+	// starts app again.
+	never := e.newPod("poststart-fails-never", v1.RestartPolicyNever, e.failingHookContainer(), named("keep", e.w().RunsUntilKilled()))
 	ginkgo.By("syncing a pod with restartPolicy Never whose container's postStart hook exits 3")
 	e.syncUntilOpt(never, true, "app killed after its postStart hook failed", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(runningOf(st, "app")).To(gomega.BeNil(), "container app, whose postStart hook failed, still runs: %s", describeStatus(st))

@@ -498,13 +498,18 @@ func podActiveStatuses(e *podEnv) {
 func podGetPodsStates(e *podEnv) {
 	ginkgo.By("running a pod with one running and one exited container, then comparing GetPods(true) with GetPodStatus")
 	pod := e.newPod("pleg", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(3)))
-	st := e.runningAndExited(pod)
-	var listed *pkgcontainer.Pod
-	for _, p := range e.getPods(true) {
-		if p != nil && p.ID == pod.UID {
-			listed = p
-		}
-	}
+	e.expectListedAsReported(pod, e.runningAndExited(pod))
+	ginkgo.By("restarting a container twice, then comparing again: the replaced instances GetPodStatus reports too")
+	restarting := e.newPod("pleg-restarts", v1.RestartPolicyAlways, named("app", e.w().ExitsWithCode(3)))
+	e.restarted(restarting, "app", 3)
+	e.expectListedAsReported(restarting, e.status(restarting))
+}
+
+// expectListedAsReported fails unless GetPods(true) lists every instance
+// of pod that st, GetPodStatus's answer, reports, under its ID with its
+// name and state.
+func (e *podEnv) expectListedAsReported(pod *v1.Pod, st *pkgcontainer.PodStatus) {
+	listed := listedByUID(e.getPods(true), pod)
 	if listed == nil {
 		e.failf("GetPods(true) does not list pod %s", podRef(pod))
 	}
@@ -518,7 +523,7 @@ func podGetPodsStates(e *podEnv) {
 		c := byID[s.ID]
 		switch {
 		case c == nil:
-			e.failf("GetPods(true) lists pod %s without its container %s (%s); it lists %s", podRef(pod), s.Name, s.ID.String(), canonicalPod(listed))
+			e.failf("GetPods(true) lists pod %s without its container %s (%s, %s), which GetPodStatus reports; it lists %s", podRef(pod), s.Name, s.ID.String(), s.State, canonicalPod(listed))
 		case c.Name != s.Name || c.State != s.State:
 			e.failf("GetPods(true) lists container %s of pod %s as %s/%s, GetPodStatus as %s/%s", s.ID.String(), podRef(pod), c.Name, c.State, s.Name, s.State)
 		}
