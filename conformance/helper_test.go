@@ -202,7 +202,7 @@ func runHelpers(t *testing.T, modes []string, rank []int) []*helperRun {
 			helperSlots <- struct{}{}
 			defer func() { <-helperSlots }()
 			began := time.Now()
-			runs[i] = runHelper(t, modes[i], 2*time.Minute)
+			runs[i] = runHelper(t, modes[i], 3*time.Minute)
 			runs[i].took = time.Since(began)
 		})
 	}

@@ -2,7 +2,6 @@ package conformance_test
 
 import (
 	"context"
-	"errors"
 	"math"
 	"os"
 	"os/exec"
@@ -147,31 +146,6 @@ func hookMutants() []*mutant {
 			},
 		},
 		{
-			name:      "host-poststart-failure-as-run-error",
-			violation: "a failed postStart hook is reported as RunContainerError, not PostStartHookError",
-			want:      []string{"KRI-POD-063"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
-					err := next.SyncPod(ctx, pod, st, rc)
-					if pod == nil || rc == nil {
-						return err
-					}
-					var result pkgcontainer.PodSyncResult
-					for _, c := range pod.Spec.Containers {
-						if item, ok := rc.Get(pod.UID, c.Name); ok && errors.Is(item.Err, workload.ErrPostStartHook) {
-							r := pkgcontainer.NewSyncResult(pkgcontainer.StartContainer, c.Name)
-							r.Fail(pkgcontainer.ErrRunContainer, item.Message)
-							result.AddSyncResult(r)
-						}
-					}
-					if len(result.SyncResults) > 0 {
-						rc.Update(pod.UID, result)
-					}
-					return err
-				}}
-			},
-		},
-		{
 			name:      "host-poststart-failure-not-restarted",
 			violation: "a container killed because its postStart hook failed is never started again, whatever the restart policy",
 			want:      []string{"KRI-POD-063"},
@@ -267,7 +241,6 @@ var hookCatches = map[string]struct {
 	why string
 }{
 	"kill-leaves-container-running":    {[]string{"KRI-POD-064", "KRI-POD-065"}, "064 and 065 check that nothing runs after KillPod"},
-	"reason-cache-never-updated":       {[]string{"KRI-POD-063"}, "063 reads PostStartHookError from the ReasonCache"},
 	"syncpod-blocks-forever":           {[]string{"KRI-POD-062", "KRI-POD-063", "KRI-POD-064", "KRI-POD-065"}, "the hook specs sync their pods"},
 	"grace-period-ignored":             {[]string{"KRI-POD-064"}, "a kill with no grace period runs no preStop hook (the kubelet runs it only for a grace period above 0)"},
 	"kill-without-sigterm":             {[]string{"KRI-POD-064"}, "064's container exits on SIGTERM; waiting out its grace period of 6s outlasts the mutants' call timeout"},

@@ -57,28 +57,39 @@ func kusciaBackendMutants() []*mutant {
 		{
 			name:      "waiting-runs-reported-created",
 			violation: "GetPodStatus reports only the newest run of each container, and one that exited and waits to be restarted as Created, without its exit code (a backend's CrashLoopBackOff)",
-			want:      []string{"KRI-POD-008", "KRI-POD-009"},
+			want:      []string{"KRI-POD-008", "KRI-POD-009", "KRI-POD-044", "KRI-POD-086"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
-					st, err := next.GetPodStatus(ctx, pod)
-					if st == nil || pod == nil {
-						return st, err
-					}
-					st.ContainerStatuses = newestOnly(st.ContainerStatuses)
-					st.ActiveContainerStatuses = nil
-					for _, c := range st.ContainerStatuses {
-						if c.State == pkgcontainer.ContainerStateExited && restartsAfter(pod, c.ExitCode) {
-							c.State, c.ExitCode, c.Reason, c.Message, c.FinishedAt = pkgcontainer.ContainerStateCreated, 0, "", "", time.Time{}
+				killed := newUIDSet() // a deleted backend pod waits for no restart
+				return fake.Interceptors{
+					KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+						killed.add(rp.ID)
+						if pod != nil {
+							killed.add(pod.UID)
 						}
-					}
-					return st, err
-				}}
+						return next.KillPod(ctx, pod, rp, grace)
+					},
+					GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+						st, err := next.GetPodStatus(ctx, pod)
+						if st == nil || pod == nil || killed.has(pod.UID) {
+							return st, err
+						}
+						st.ContainerStatuses = newestOnly(st.ContainerStatuses)
+						st.ActiveContainerStatuses = nil
+						for _, c := range st.ContainerStatuses {
+							app := slices.ContainsFunc(pod.Spec.Containers, func(ac v1.Container) bool { return ac.Name == c.Name })
+							if app && c.State == pkgcontainer.ContainerStateExited && restartsAfter(pod, c.ExitCode) {
+								c.State, c.ExitCode, c.Reason, c.Message, c.FinishedAt = pkgcontainer.ContainerStateCreated, 0, "", "", time.Time{}
+							}
+						}
+						return st, err
+					},
+				}
 			},
 		},
 		{
 			name:      "init-instances-not-reported",
 			violation: "GetPodStatus reports no instance of any init container",
-			want:      []string{"KRI-POD-010", "KRI-POD-011", "KRI-POD-055"},
+			want:      []string{"KRI-POD-010", "KRI-POD-011", "KRI-POD-055", "KRI-POD-066", "KRI-POD-067", "KRI-POD-068", "KRI-POD-069", "KRI-POD-070", "KRI-POD-071"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEditFor(func(pod *v1.Pod, st *pkgcontainer.PodStatus) {
 					init := func(c *pkgcontainer.Status) bool {
@@ -92,9 +103,12 @@ func kusciaBackendMutants() []*mutant {
 		{
 			name:      "app-containers-reported-before-created",
 			violation: "GetPodStatus reports every app container that does not exist yet as Created (a backend's PodInitializing)",
-			want:      []string{"KRI-POD-010", "KRI-POD-011"},
+			want:      []string{"KRI-POD-010", "KRI-POD-011", "KRI-POD-055", "KRI-POD-066"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEditFor(func(pod *v1.Pod, st *pkgcontainer.PodStatus) {
+					if len(st.ContainerStatuses) == 0 {
+						return // no backend pod yet
+					}
 					for _, c := range pod.Spec.Containers {
 						if st.FindContainerStatusByName(c.Name) == nil {
 							st.ContainerStatuses = append(st.ContainerStatuses, &pkgcontainer.Status{
@@ -109,7 +123,7 @@ func kusciaBackendMutants() []*mutant {
 		{
 			name:      "spec-changes-ignored",
 			violation: "SyncPod of a pod it already runs changes nothing, whatever the new spec says (a backend pod that exists is left as it is)",
-			want:      []string{"KRI-POD-013"},
+			want:      []string{"KRI-POD-013", "KRI-POD-080", "KRI-POD-081"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				var mu sync.Mutex
 				first := map[types.UID]*v1.Pod{}

@@ -353,7 +353,7 @@ func (e *podEnv) agentRefresh(pod *v1.Pod, st *pkgcontainer.PodStatus) v1.PodSta
 func (e *podEnv) syncOnce(pod *v1.Pod, allowErr bool) *pkgcontainer.PodStatus {
 	after, err := e.agentSync(pod)
 	if err != nil && !allowErr {
-		msg := fmt.Sprintf("SyncPod of pod %s returned an unexpected error: %v (kuscia's agent would log \"Failed to sync pod\" and back off before the next sync)", podRef(pod), err)
+		msg := fmt.Sprintf("SyncPod of pod %s returned an unexpected error: %v (kuscia's agent would report the sync as failed: pod_workers.go logs \"Error syncing pod\")", podRef(pod), err)
 		if !e.strictSync {
 			// The agent only backs off and syncs again: the spec goes
 			// on; KRI-POD-001 and KRI-POD-003 judge the error.
@@ -473,10 +473,11 @@ func (e *podEnv) kill(pod *v1.Pod, grace *int64) time.Duration {
 	start := time.Now()
 	// A provider whose KillPod returns early stops the containers at the
 	// end of the grace period: the retries last that long and a little.
-	within := 2 * e.st.t.Stable
-	if grace != nil {
-		within += time.Duration(*grace) * time.Second
+	effective := grace
+	if effective == nil {
+		effective = agentGrace(pod)
 	}
+	within := 2*e.st.t.Stable + time.Duration(max(*effective, minimumGraceSecs))*time.Second
 	e.eventuallyFor(within, fmt.Sprintf("pod %s terminated as kuscia's agent terminates it (KillPod, then no running container in GetPodStatus)", podRef(pod)), func(g gomega.Gomega) {
 		err, _, running := e.terminate(pod, grace)
 		e.noError("KillPod", err)

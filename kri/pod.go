@@ -34,19 +34,25 @@ type PodLifecycleHandler interface {
 	// duplicates a container that is running; a running container keeps its
 	// ID.
 	//
-	// Every container start attempt is reported to reasonCache with
-	// reasonCache.Update(pod.UID, result), where result holds a
-	// pkgcontainer.StartContainer SyncResult per container (Target: the
-	// container name): with Error and Message set when the start failed
+	// A failed container start must reach the status the agent publishes,
+	// in one of two ways. Every container start attempt is reported to
+	// reasonCache with reasonCache.Update(pod.UID, result), where result
+	// holds a pkgcontainer.StartContainer SyncResult per container (Target:
+	// the container name): with Error and Message set when the start failed
 	// (pkgcontainer.ErrRunContainer or a more specific error), without when
-	// it succeeded, so that a later success clears an earlier failure. A
-	// provider whose backend starts containers asynchronously may report a
-	// success at the next SyncPod, the first handed a podStatus that shows
-	// the container running: the agent reads an entry only for a container
-	// that is not running.
+	// it succeeded, so that a later success clears an earlier failure; the
+	// agent turns an entry into the container's Waiting reason. Or, as a
+	// provider whose backend reports its own container statuses may,
+	// RefreshPodStatus reports the container Waiting with the failure's
+	// reason, and the ReasonCache is left alone. A provider whose backend
+	// starts containers asynchronously may report a success at the next
+	// SyncPod, the first handed a podStatus that shows the container
+	// running: the agent reads an entry only for a container that is not
+	// running.
 	//
-	// SyncPod returns nil when every action it attempted succeeded and an
-	// error naming the failed actions otherwise. A nil pod, a pod without
+	// SyncPod returns nil when every action it attempted succeeded, and
+	// should return an error naming the failed actions otherwise (the agent
+	// only logs it). A nil pod, a pod without
 	// UID or a nil reasonCache should be rejected with an error that changes
 	// nothing, and so should a pod with two containers of the same name; a
 	// node agent passes none of them (its pods come from the API server,
