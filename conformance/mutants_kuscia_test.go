@@ -57,7 +57,7 @@ func kusciaBackendMutants() []*mutant {
 		{
 			name:      "waiting-runs-reported-created",
 			violation: "GetPodStatus reports only the newest run of each container, and one that exited and waits to be restarted as Created, without its exit code (a backend's CrashLoopBackOff)",
-			want:      []string{"KRI-POD-008", "KRI-POD-009", "KRI-POD-044", "KRI-POD-086"},
+			want:      []string{"KRI-POD-008", "KRI-POD-009", "KRI-POD-044"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				killed := newUIDSet() // a deleted backend pod waits for no restart
 				return fake.Interceptors{
