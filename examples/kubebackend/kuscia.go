@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -98,6 +99,44 @@ type KusciaFaithful struct {
 	factory informers.SharedInformerFactory
 	lister  corelisters.PodNamespaceLister
 	synced  []cache.InformerSynced
+
+	// The cache's lag (SetCacheLag): when each backend pod was created.
+	mu      sync.Mutex
+	lag     time.Duration
+	created map[string]time.Time
+}
+
+// SetCacheLag makes the informer's cache see a backend pod the provider
+// created only d after it created it, as a watch lags behind a loaded API
+// server: in the meantime SyncPod creates it again and fails with
+// AlreadyExists, and GetPodStatus reports nothing of it. kuscia's
+// K8sProvider meets that lag whenever its agent syncs a pod twice in quick
+// succession; set before Start, it makes the lag sure instead of a matter
+// of timing.
+func (k *KusciaFaithful) SetCacheLag(d time.Duration) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.lag = d
+}
+
+// cached is the cache's answer for the backend pod bk read from it: nil
+// while the lag hides it.
+func (k *KusciaFaithful) cached(bk *v1.Pod) *v1.Pod {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if t, ok := k.created[bk.Name]; ok && time.Since(t) < k.lag {
+		return nil
+	}
+	return bk
+}
+
+// get is the cache's Get of the backend pod name, with the lag.
+func (k *KusciaFaithful) get(name string) (*v1.Pod, error) {
+	bk, err := k.lister.Get(name)
+	if err == nil && k.cached(bk) == nil {
+		return nil, apierrors.NewNotFound(v1.Resource("pods"), name)
+	}
+	return bk, err
 }
 
 var _ kri.PodProvider = (*KusciaFaithful)(nil)
@@ -184,7 +223,7 @@ func (k *KusciaFaithful) backendMeta(pod *v1.Pod) metav1.ObjectMeta {
 func (k *KusciaFaithful) SyncPod(ctx context.Context, pod *v1.Pod, _ *pkgcontainer.PodStatus, _ *kri.ReasonCache) error {
 	bk := pod.DeepCopy() // status included, as K8sProvider sends it
 	bk.ObjectMeta = k.backendMeta(pod)
-	if _, err := k.lister.Get(pod.Name); err == nil {
+	if _, err := k.get(pod.Name); err == nil {
 		return nil // "already exists": whichever pod it was made for
 	}
 	bk.Spec.NodeName, bk.Spec.NodeSelector, bk.Spec.SchedulerName = k.nodeName, nil, ""
@@ -198,7 +237,7 @@ func (k *KusciaFaithful) SyncPod(ctx context.Context, pod *v1.Pod, _ *pkgcontain
 // AlreadyExists from the API server (the cache lags) is an error, its text
 // kept but not its type, as K8sProvider formats it.
 func (k *KusciaFaithful) apply(ctx context.Context, bk *v1.Pod) error {
-	_, err := k.lister.Get(bk.Name)
+	_, err := k.get(bk.Name)
 	switch {
 	case err == nil:
 		return nil
@@ -208,6 +247,12 @@ func (k *KusciaFaithful) apply(ctx context.Context, bk *v1.Pod) error {
 	if _, err := k.client.CoreV1().Pods(k.namespace).Create(ctx, bk, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating backend pod %s/%s: %v", bk.Namespace, bk.Name, err)
 	}
+	k.mu.Lock()
+	if k.created == nil {
+		k.created = map[string]time.Time{}
+	}
+	k.created[bk.Name] = time.Now()
+	k.mu.Unlock()
 	return nil
 }
 
@@ -218,7 +263,7 @@ func (k *KusciaFaithful) GetPodStatus(_ context.Context, pod *v1.Pod) (*pkgconta
 	if pod.Labels != nil {
 		st.ID = types.UID(pod.Labels[KusciaLabelPodUID])
 	}
-	bk, err := k.lister.Get(pod.Name)
+	bk, err := k.get(pod.Name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return st, nil
@@ -261,6 +306,9 @@ func (k *KusciaFaithful) GetPods(context.Context, bool) ([]*pkgcontainer.Pod, er
 	}
 	var out []*pkgcontainer.Pod
 	for _, bk := range bks {
+		if k.cached(bk) == nil {
+			continue
+		}
 		pod := &pkgcontainer.Pod{ID: bk.UID, Name: bk.Name, Namespace: k.namespace}
 		if bk.Labels != nil {
 			pod.ID = types.UID(bk.Labels[KusciaLabelPodUID])
@@ -301,7 +349,7 @@ func (k *KusciaFaithful) CleanupPods(context.Context, []*v1.Pod, []*pkgcontainer
 // RefreshPodStatus copies into podStatus what the backend pod of pod's name
 // says (see KusciaFaithful); without one it leaves podStatus alone.
 func (k *KusciaFaithful) RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus) {
-	bk, err := k.lister.Get(pod.Name)
+	bk, err := k.get(pod.Name)
 	if err != nil {
 		return // NotFound or a cache error, both only logged by K8sProvider
 	}

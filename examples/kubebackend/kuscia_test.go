@@ -332,3 +332,39 @@ func TestKusciaFaithfulStartStop(t *testing.T) {
 		t.Errorf("Start with a ctx done before the caches synced returned nil, want an error")
 	}
 }
+
+// SetCacheLag: a started provider whose cache lags fails the second SyncPod
+// of a new pod with AlreadyExists and reports nothing of the pod until the
+// lag has passed; then SyncPod returns nil.
+func TestKusciaFaithfulCacheLag(t *testing.T) {
+	e := newSim(t)
+	k := newKuscia(t, e, false)
+	const lag = 300 * time.Millisecond
+	k.SetCacheLag(lag)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = k.Start(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	time.Sleep(200 * time.Millisecond) // the caches sync
+
+	pod := agentPod("lagging", v1.RestartPolicyAlways, ctr("app", "sleep", "infinity"))
+	created := time.Now()
+	if err := k.SyncPod(t.Context(), pod, nil, kri.NewReasonCache()); err != nil {
+		t.Fatalf("first SyncPod: %v", err)
+	}
+	err := k.SyncPod(t.Context(), pod, nil, kri.NewReasonCache())
+	if time.Since(created) < lag && (err == nil || !strings.Contains(err.Error(), "already exists")) {
+		t.Fatalf("SyncPod within the cache's lag = %v, want the API server's AlreadyExists", err)
+	}
+	if st, err := k.GetPodStatus(t.Context(), pod); err != nil || (time.Since(created) < lag && len(st.ContainerStatuses) > 0) {
+		t.Errorf("GetPodStatus within the cache's lag = %+v, %v: want nothing of the pod", st, err)
+	}
+	time.Sleep(lag)
+	deadline := time.Now().Add(5 * time.Second)
+	for k.SyncPod(t.Context(), pod, nil, kri.NewReasonCache()) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("SyncPod still fails 5s after the cache's lag")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
