@@ -348,15 +348,16 @@ func (e *podEnv) agentRefresh(pod *v1.Pod, st *pkgcontainer.PodStatus) v1.PodSta
 // the status the agent publishes from it, and, unless its phase is
 // terminal, SyncPod with the same runtime status; then GetPodStatus again,
 // which it returns (the status the next sync starts from). Unless allowErr,
-// SyncPod must return nil: the agent backs off after an error
-// (pod_workers.go completeWork) and reports it as a failed sync.
+// SyncPod should return nil: the agent reports an error as a failed sync
+// (pod_workers.go managePodLoop). Only the specs that own that promise
+// (strictSync) fail on it; the others note it and go on.
 func (e *podEnv) syncOnce(pod *v1.Pod, allowErr bool) *pkgcontainer.PodStatus {
 	after, err := e.agentSync(pod)
 	if err != nil && !allowErr {
 		msg := fmt.Sprintf("SyncPod of pod %s returned an unexpected error: %v (kuscia's agent would report the sync as failed: pod_workers.go logs \"Error syncing pod\")", podRef(pod), err)
 		if !e.strictSync {
-			// The agent only backs off and syncs again: the spec goes
-			// on; KRI-POD-001 and KRI-POD-003 judge the error.
+			// The agent only logs it: the spec goes on, and
+			// KRI-POD-001 and KRI-POD-003 judge the error.
 			e.diagnose("%s; KRI-POD-001 and KRI-POD-003 check this", msg)
 			return after
 		}
