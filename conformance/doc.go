@@ -31,13 +31,26 @@
 // # How the provider is driven
 //
 // Every spec gets a fresh provider from the Config's factory and drives it the
-// way a kubelet pod worker drives a container runtime: Start runs in its own
-// goroutine; SyncPod is called with the status GetPodStatus last returned,
-// again and again, until the pod reaches the desired state; KillPod gets the
-// running pod built by pkgcontainer.ConvertPodStatusToRunningPod; DeletePod
-// and CleanupPods follow. At the end of the spec (DeferCleanup) the suite
-// kills and deletes the pods it created, calls Stop and cancels the contexts
-// it handed out.
+// way kuscia's agent (secretflow/kuscia pkg/agent/framework, a port of the
+// kubelet's pod workers) drives it: Start runs in its own goroutine; a sync
+// is GetPodStatus, the API status the agent publishes (built as it builds it,
+// package podstatus with AsKusciaAgent, then refined by RefreshPodStatus),
+// and SyncPod with the same runtime status unless the published phase is
+// terminal, again and again until the pod reaches the desired state; a
+// termination is KillPod with the running pod built by
+// pkgcontainer.ConvertPodStatusToRunningPod, then the agent's check that
+// GetPodStatus reports nothing running, retried while it does; an orphan is
+// killed with the running pod GetPods(false) lists; DeletePod and CleanupPods
+// follow. At the end of the spec (DeferCleanup) the suite kills and deletes
+// the pods it created, calls Stop and cancels the contexts it handed out.
+//
+// A MUST spec fails only when what the agent would publish (phase, container
+// states and reasons, restart counts, last terminations, readiness) or decide
+// (an error, a kill issued or skipped) is wrong, or when the pod spec's ask
+// (the pod-spec capabilities) is not met, and its message says so. A
+// provider's intermediate answers that no agent path reads are judged by
+// SHOULD specs of their own; a spec that meets one on its way notes it in a
+// kri:diagnostic report entry and goes on to judge its own promise.
 //
 // Every provider call runs under a deadline (Timeouts.Call, 30s by default):
 // a call that does not return fails the spec with "<Method> did not return
