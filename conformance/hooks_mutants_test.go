@@ -167,7 +167,7 @@ func hookMutants() []*mutant {
 		{
 			name:      "host-poststart-killed-exits-zero",
 			violation: "a container killed because its postStart hook failed is reported with exit code 0",
-			want:      []string{"KRI-POD-044", "KRI-POD-063"},
+			want:      []string{"KRI-POD-063"},
 			host: func() fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)

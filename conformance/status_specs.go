@@ -498,17 +498,25 @@ func podActiveStatuses(e *podEnv) {
 func podGetPodsStates(e *podEnv) {
 	ginkgo.By("running a pod with one running and one exited container, then comparing GetPods(true) with GetPodStatus")
 	pod := e.newPod("pleg", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(3)))
-	e.expectListedAsReported(pod, e.runningAndExited(pod))
+	st := e.runningAndExited(pod)
+	e.expectListedAsReported(pod, st, st.ContainerStatuses)
 	ginkgo.By("restarting a container twice, then comparing again: the replaced instances GetPodStatus reports too")
 	restarting := e.newPod("pleg-restarts", v1.RestartPolicyAlways, named("app", e.w().ExitsWithCode(3)))
 	e.restarted(restarting, "app", 3)
-	e.expectListedAsReported(restarting, e.status(restarting))
+	// Only the replaced instances: the newest one changes state between
+	// the two calls while the container keeps restarting.
+	st = e.status(restarting)
+	newest := newestOf(st, "app")
+	replaced := slices.DeleteFunc(slices.Clone(st.ContainerStatuses), func(c *pkgcontainer.Status) bool {
+		return c == newest || c.State != pkgcontainer.ContainerStateExited
+	})
+	e.expectListedAsReported(restarting, st, replaced)
 }
 
-// expectListedAsReported fails unless GetPods(true) lists every instance
-// of pod that st, GetPodStatus's answer, reports, under its ID with its
-// name and state.
-func (e *podEnv) expectListedAsReported(pod *v1.Pod, st *pkgcontainer.PodStatus) {
+// expectListedAsReported fails unless GetPods(true) lists each of the
+// instances of pod that st, GetPodStatus's answer, reports, under its ID
+// with its name and state.
+func (e *podEnv) expectListedAsReported(pod *v1.Pod, st *pkgcontainer.PodStatus, instances []*pkgcontainer.Status) {
 	listed := listedByUID(e.getPods(true), pod)
 	if listed == nil {
 		e.failf("GetPods(true) does not list pod %s", podRef(pod))
@@ -519,7 +527,7 @@ func (e *podEnv) expectListedAsReported(pod *v1.Pod, st *pkgcontainer.PodStatus)
 			byID[c.ID] = c
 		}
 	}
-	for _, s := range st.ContainerStatuses {
+	for _, s := range instances {
 		c := byID[s.ID]
 		switch {
 		case c == nil:
