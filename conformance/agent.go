@@ -3,7 +3,6 @@ package conformance
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -74,9 +73,6 @@ const entryDiagnostic = "kri:diagnostic"
 func (e *podEnv) diagnose(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	e.mu.Lock()
-	if e.diagnosed == nil {
-		e.diagnosed = map[string]bool{}
-	}
 	seen := e.diagnosed[msg]
 	e.diagnosed[msg] = true
 	e.mu.Unlock()
@@ -117,13 +113,13 @@ func (e *podEnv) agentPod(pod *v1.Pod) *v1.Pod {
 	return &seen
 }
 
-// publishedOf returns the status the agent published last for pod, and
-// whether it published one.
-func (e *podEnv) publishedOf(pod *v1.Pod) (v1.PodStatus, bool) {
+// publishedOf returns the status the agent published last for pod (empty
+// before the first).
+func (e *podEnv) publishedOf(pod *v1.Pod) v1.PodStatus {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	s, ok := e.published[pod.UID]
-	return *s.DeepCopy(), ok
+	s := e.published[pod.UID]
+	return *s.DeepCopy()
 }
 
 // terminalPhase reports whether the agent stops syncing a pod of phase p
@@ -135,26 +131,22 @@ func terminalPhase(p v1.PodPhase) bool {
 // terminate is kuscia's syncTerminatingPod for a pod the agent knows: the
 // status is published, KillPod gets the running pod built from
 // GetPodStatus and the grace period, and GetPodStatus is read again. It
-// returns KillPod's error, how long KillPod took, and the containers
-// GetPodStatus still reports running after a nil KillPod (for which the
-// agent fails the termination and retries it).
-func (e *podEnv) terminate(pod *v1.Pod, grace *int64) (err error, took time.Duration, stillRunning []string) {
+// returns the containers GetPodStatus still reports running after a nil
+// KillPod (for which the agent fails the termination and retries it), and
+// KillPod's error.
+func (e *podEnv) terminate(pod *v1.Pod, grace *int64) (stillRunning []string, err error) {
 	st := e.status(pod)
 	e.publish(pod, st)
 	running := pkgcontainer.ConvertPodStatusToRunningPod(e.runtimeName(st), st)
-	start := time.Now()
-	err = e.killPod(pod, running, grace)
-	took = time.Since(start)
-	if err != nil {
-		return err, took, nil
+	if err := e.killPod(pod, running, grace); err != nil {
+		return nil, err
 	}
-	after := e.status(pod)
-	for _, c := range after.ContainerStatuses {
+	for _, c := range e.status(pod).ContainerStatuses {
 		if c.State == pkgcontainer.ContainerStateRunning {
 			stillRunning = append(stillRunning, fmt.Sprintf("%s (%s)", c.Name, c.ID.String()))
 		}
 	}
-	return nil, took, stillRunning
+	return stillRunning, nil
 }
 
 // killGuardFailure says what kuscia's agent does when GetPodStatus still
@@ -171,7 +163,7 @@ func (e *podEnv) syncUntilPublished(pod *v1.Pod, desc string, cond func(g gomega
 	var s v1.PodStatus
 	e.eventually(fmt.Sprintf("pod %s: the agent publishes %s", podRef(pod), desc), func(g gomega.Gomega) {
 		e.syncOnce(pod, false)
-		s, _ = e.publishedOf(pod)
+		s = e.publishedOf(pod)
 		cond(g, s)
 	})
 	return s

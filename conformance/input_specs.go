@@ -70,7 +70,7 @@ func podInputsOwned(e *podEnv) {
 				changedImage, c.Name, c.Image, describeStatus(st))
 		}
 	}
-	ps := e.agentRefresh(pod, e.status(pod))
+	ps := e.publish(pod, e.status(pod))
 	e.unchanged("RefreshPodStatus", "pod", want, pod)
 	if apiStatusOf(ps.ContainerStatuses, "changed") != nil || apiStatusOf(ps.ContainerStatuses, "app") == nil {
 		e.failf("after the pod handed to SyncPod was changed, RefreshPodStatus names containers %v, want app and not changed: the provider kept the caller's pod", statusNames(ps.ContainerStatuses))
@@ -170,7 +170,7 @@ func podRefreshInit(e *podEnv) {
 	pod := e.newPod("refreshinit", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	setInitContainers(pod, named("setup", e.w().ExitsWithCode(0)))
 	e.syncUntilRunning(pod)
-	ps := e.agentRefresh(pod, e.status(pod))
+	ps := e.publish(pod, e.status(pod))
 	if apiStatusOf(ps.ContainerStatuses, "setup") != nil {
 		e.failf("RefreshPodStatus reports the init container setup among the app containers %v; it belongs in InitContainerStatuses", statusNames(ps.ContainerStatuses))
 	}

@@ -56,7 +56,7 @@ type podEnv struct {
 // newPodEnv builds the provider of the spec, registers its cleanup and,
 // when start is true, runs Start in its own goroutine.
 func newPodEnv(b *base, start bool) *podEnv {
-	e := &podEnv{base: b, rc: kri.NewReasonCache(), last: map[types.UID]*pkgcontainer.PodStatus{}, published: map[types.UID]v1.PodStatus{}}
+	e := &podEnv{base: b, rc: kri.NewReasonCache(), last: map[types.UID]*pkgcontainer.PodStatus{}, published: map[types.UID]v1.PodStatus{}, diagnosed: map[string]bool{}}
 	var p kri.PodProvider
 	var err error
 	b.do("NewPodProvider", func(context.Context) { p, err = b.st.cfg.NewPodProvider(b.ctx) })
@@ -335,13 +335,6 @@ func (e *podEnv) refresh(pod *v1.Pod, st *v1.PodStatus) {
 	e.do("RefreshPodStatus", func(context.Context) { e.p.RefreshPodStatus(pod, st) })
 }
 
-// agentRefresh publishes the status of pod as kuscia's agent builds it
-// from st, the runtime status GetPodStatus returned (publish), and returns
-// it.
-func (e *podEnv) agentRefresh(pod *v1.Pod, st *pkgcontainer.PodStatus) v1.PodStatus {
-	return e.publish(pod, st)
-}
-
 // --- the pod worker loop ---
 
 // syncOnce is one sync of kuscia's pod worker (agent.go): GetPodStatus,
@@ -407,7 +400,7 @@ func (e *podEnv) syncUntilRunning(pod *v1.Pod) *pkgcontainer.PodStatus {
 	return e.syncUntil(pod, "every app container running", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		for _, c := range pod.Spec.Containers {
 			if runningOf(st, c.Name) == nil {
-				s, _ := e.publishedOf(pod)
+				s := e.publishedOf(pod)
 				g.Expect(runningOf(st, c.Name)).NotTo(gomega.BeNil(), "container %q is not running; status: %s; kuscia's agent publishes: %s", c.Name, describeStatus(st), describeAPIStatus(s))
 			}
 		}
@@ -480,7 +473,7 @@ func (e *podEnv) kill(pod *v1.Pod, grace *int64) time.Duration {
 	}
 	within := 2*e.st.t.Stable + time.Duration(max(*effective, minimumGraceSecs))*time.Second
 	e.eventuallyFor(within, fmt.Sprintf("pod %s terminated as kuscia's agent terminates it (KillPod, then no running container in GetPodStatus)", podRef(pod)), func(g gomega.Gomega) {
-		err, _, running := e.terminate(pod, grace)
+		running, err := e.terminate(pod, grace)
 		e.noError("KillPod", err)
 		if len(running) > 0 {
 			e.diagnose("%s (KRI-POD-014 checks this; the agent tries again)", killGuardFailure(pod, running))

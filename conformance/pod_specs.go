@@ -310,7 +310,7 @@ func podGetPods(e *podEnv) {
 // provider), and that GetPods(true) and GetPodStatus agree on a killed pod.
 func podGetPodsDetails(e *podEnv) {
 	mixed, killed, mixedSt, killedIDs := e.getPodsSetup()
-	named := func(list []*pkgcontainer.Pod, pod *v1.Pod, call string) *pkgcontainer.Pod {
+	listed := func(list []*pkgcontainer.Pod, pod *v1.Pod, call string) *pkgcontainer.Pod {
 		p := listedByUID(list, pod)
 		if p == nil {
 			e.failf("%s does not list pod %s (UID %s): %s", call, podRef(pod), pod.UID, describePods(list))
@@ -321,7 +321,7 @@ func podGetPodsDetails(e *podEnv) {
 		return p
 	}
 	ginkgo.By("listing the pods with GetPods(false)")
-	p := named(e.getPods(false), mixed, "GetPods(false)")
+	p := listed(e.getPods(false), mixed, "GetPods(false)")
 	runID := runningOf(mixedSt, "run").ID
 	got := containerIDsOf(p)
 	if got[runID.String()] != "run/"+string(pkgcontainer.ContainerStateRunning) {
@@ -334,7 +334,7 @@ func podGetPodsDetails(e *podEnv) {
 		}
 	}
 	ginkgo.By("listing every pod and container with GetPods(true)")
-	p = named(e.getPods(true), mixed, "GetPods(true)")
+	p = listed(e.getPods(true), mixed, "GetPods(true)")
 	got = containerIDsOf(p)
 	for _, s := range mixedSt.ContainerStatuses {
 		if _, ok := got[s.ID.String()]; !ok {
@@ -590,7 +590,7 @@ func podKillStopsAll(e *podEnv) {
 	e.syncUntilRunning(pod)
 	killed := e.killedIDs(pod)
 	ginkgo.By("terminating it as kuscia's agent does: KillPod, then GetPodStatus at once")
-	err, _, running := e.terminate(pod, agentGrace(pod))
+	running, err := e.terminate(pod, agentGrace(pod))
 	e.noError("KillPod", err)
 	if len(running) > 0 {
 		e.fail(killGuardFailure(pod, running))
@@ -857,7 +857,7 @@ func podRefreshContainers(e *podEnv) {
 		g.Expect(runningOf(st, "run")).NotTo(gomega.BeNil(), "run is not running: %s", describeStatus(st))
 		g.Expect(exitedOf(st, "done")).NotTo(gomega.BeEmpty(), "done has not exited: %s", describeStatus(st))
 	})
-	ps := e.agentRefresh(pod, e.status(pod))
+	ps := e.publish(pod, e.status(pod))
 	if len(ps.InitContainerStatuses) > 0 {
 		e.failf("RefreshPodStatus reports init containers %v for a pod without any", statusNames(ps.InitContainerStatuses))
 	}
@@ -895,7 +895,7 @@ func podRefreshWaiting(e *podEnv) {
 	// here only RefreshPodStatus counts.
 	e.syncUntilOpt(pod, true, "RefreshPodStatus reports app Waiting with a reason", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(runningOf(st, "app")).To(gomega.BeNil(), "container app runs although its executable is missing: %s", describeStatus(st))
-		ps := e.agentRefresh(pod, st)
+		ps := e.publish(pod, st)
 		var app *v1.ContainerStatus
 		for i, cs := range ps.ContainerStatuses {
 			if cs.Name == "app" {

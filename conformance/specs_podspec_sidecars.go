@@ -350,7 +350,7 @@ func podSidecarStatus(e *podEnv) {
 			g.Expect(runningOf(st, name)).NotTo(gomega.BeNil(), "container %s is not running: %s", name, describeStatus(st))
 		}
 	})
-	ps := e.agentRefresh(pod, st)
+	ps := e.publish(pod, st)
 	if s := apiStatusOf(ps.ContainerStatuses, "helper"); s != nil {
 		e.failf("RefreshPodStatus reports sidecar helper among the app containers' statuses: %+v", *s)
 	}

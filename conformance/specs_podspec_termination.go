@@ -62,7 +62,7 @@ func (e *podEnv) checkTerminationMessages(name string, cases []terminationCase) 
 			g.Expect(exitedOf(st, tc.c.Name)).NotTo(gomega.BeEmpty(), "container %s (%s) has not exited: %s", tc.c.Name, tc.how, describeStatus(st))
 		}
 	})
-	ps := e.agentRefresh(pod, st)
+	ps := e.publish(pod, st)
 	for _, tc := range cases {
 		got := exitedOf(st, tc.c.Name)[0].Message
 		if !messageMatches(got, tc.want) {

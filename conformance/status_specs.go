@@ -151,7 +151,7 @@ func (e *podEnv) restarted(pod *v1.Pod, name string, n int) *history {
 }
 
 // refreshSettled returns what RefreshPodStatus makes of the status the agent
-// builds for pod (agentRefresh) while the pod's instances stay the same
+// builds for pod (publish) while the pod's instances stay the same
 // (GetPodStatus before and after agree), with the runtime status it was
 // built from, so that its answer can be compared with h. No SyncPod runs
 // meanwhile.
@@ -160,7 +160,7 @@ func (e *podEnv) refreshSettled(pod *v1.Pod, h *history) (v1.PodStatus, *pkgcont
 	var before *pkgcontainer.PodStatus
 	e.eventually(fmt.Sprintf("pod %s: RefreshPodStatus between two identical GetPodStatus answers", podRef(pod)), func(g gomega.Gomega) {
 		before = e.status(pod)
-		ps = e.agentRefresh(pod, before)
+		ps = e.publish(pod, before)
 		after := e.status(pod)
 		h.observe(before)
 		h.observe(after)
@@ -273,7 +273,7 @@ func podExitReason(e *podEnv) {
 			g.Expect(exitedOf(st, name)).NotTo(gomega.BeEmpty(), "%s has not exited: %s", name, describeStatus(st))
 		}
 	})
-	ps := e.agentRefresh(pod, e.status(pod))
+	ps := e.publish(pod, e.status(pod))
 	for _, name := range []string{"done", "bad"} {
 		c := exitedOf(st, name)[0]
 		if c.Reason == "" {
