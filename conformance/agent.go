@@ -80,7 +80,7 @@ func (e *podEnv) diagnose(format string, args ...any) {
 		return
 	}
 	ginkgo.GinkgoWriter.Println("kri conformance: " + msg)
-	ginkgo.AddReportEntry(entryDiagnostic, msg, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	e.reportEntry(entryDiagnostic, msg, ginkgo.ReportEntryVisibilityFailureOrVerbose)
 }
 
 // publish is kuscia's generateAPIPodStatus for pod and st, the runtime

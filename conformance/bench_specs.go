@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega/gmeasure"
 	v1 "k8s.io/api/core/v1"
 )
@@ -39,8 +38,8 @@ func (e *podEnv) report(exp *gmeasure.Experiment, name string) {
 	ds := slices.Clone(exp.Get(name).Durations)
 	slices.Sort(ds)
 	summary := fmt.Sprintf("n=%d median=%s p90=%s max=%s", len(ds), percentile(ds, 50), percentile(ds, 90), percentile(ds, 100))
-	ginkgo.AddReportEntry(fmt.Sprintf("%s %s", e.spec.id, name), summary)
-	ginkgo.AddReportEntry(exp.Name, exp)
+	e.reportEntry(fmt.Sprintf("%s %s", e.spec.id, name), summary)
+	e.reportEntry(exp.Name, exp)
 }
 
 // percentile returns the p-th percentile (nearest rank) of sorted ds.

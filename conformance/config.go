@@ -172,6 +172,23 @@ type Config struct {
 	// without it. The -kri.strict flag sets it too.
 	Strict bool
 
+	// VirtualTime runs each spec (the provider's construction, Start, every
+	// call and wait of the spec, its cleanup and Stop) in a testing/synctest
+	// bubble of its own, on a clock that jumps ahead whenever every goroutine
+	// of the spec waits: the suite's waits, grace periods and probe periods
+	// then cost no real time. It is for providers whose only clock is Go's
+	// time package and that do no real I/O (an in-memory fake, a simulated
+	// backend, a fake clientset): a provider that waits for a process, a
+	// socket or a file sees its clock stand still, and the suite fails the
+	// spec once nothing has happened for the call timeout (at least 10s) of
+	// real time. In a bubble every goroutine the provider starts must end
+	// by the end of the spec (after Stop and its context cancelled); one
+	// left blocked fails the spec, listing it. Needs Run (not
+	// Describe*Provider): the bubbles are synctest subtests of its
+	// *testing.T. The benchmark specs, which measure the real clock, are
+	// skipped under it.
+	VirtualTime bool
+
 	// Parallel allows the specs to run in parallel processes under
 	// 'ginkgo -p'. It needs a factory that returns independent providers
 	// in every process. false (the default) marks every spec Serial.

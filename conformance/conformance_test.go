@@ -67,7 +67,8 @@ func fakeConfig(pod func(*fake.PodProvider), node func(*fake.NodeProvider)) conf
 			n.FailPingsUntilHealed(nil)
 			return nil
 		},
-		Timeouts: fakeTimeouts,
+		Timeouts:    fakeTimeouts,
+		VirtualTime: true,
 	}
 }
 

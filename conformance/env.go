@@ -36,6 +36,12 @@ type base struct {
 	// failHandler fails the spec (or, for an expected failure or the
 	// warning of a SHOULD spec, records the failure and aborts the body).
 	failHandler func(message string, callerSkip ...int)
+	// cleanups run in reverse order when the body ends, inside the bubble
+	// under Config.VirtualTime (see deferCleanup).
+	cleanups []func()
+	// vt is the synctest bubble of the spec (virtual_time.go), nil on the
+	// real clock.
+	vt *bubble
 }
 
 // xfailAbort aborts the body of a spec whose failure is recorded rather
@@ -75,6 +81,9 @@ func runSpec(reg *registration, s *specDef) {
 	if s.benchmark && !strings.Contains(ginkgo.GinkgoLabelFilter(), labelBenchmark) {
 		ginkgo.Skip("benchmark specs run only when the label filter asks for them (-ginkgo.label-filter=benchmark)")
 	}
+	if s.benchmark && st.cfg.VirtualTime {
+		ginkgo.Skip("benchmark specs measure the real clock: run them without Config.VirtualTime")
+	}
 	for _, c := range s.caps {
 		if !st.caps[c] {
 			ginkgo.Skip(fmt.Sprintf("needs capability %q, which Config.Capabilities does not declare", c))
@@ -98,12 +107,13 @@ func runSpec(reg *registration, s *specDef) {
 	var failures []recorded
 	inBody := false // the fail handler may abort the body only
 	b := &base{st: st, spec: s}
-	b.ctx, b.cancel = context.WithCancel(context.Background())
-	ginkgo.DeferCleanup(b.cancel) // runs last: cleanups run in reverse order
 	b.failHandler = func(message string, callerSkip ...int) {
 		skip := 0
 		if len(callerSkip) > 0 {
 			skip = callerSkip[0]
+		}
+		if b.vt != nil && b.vt.abandoned.Load() {
+			panic(bubbleAbandoned{}) // Ginkgo has moved on
 		}
 		if tolerate && inBody {
 			failures = append(failures, recorded{message: message, location: types.NewCodeLocation(skip + 1)})
@@ -114,6 +124,9 @@ func runSpec(reg *registration, s *specDef) {
 	b.g = gomega.NewGomega(b.failHandler)
 
 	body := func() {
+		b.ctx, b.cancel = context.WithCancel(context.Background())
+		defer b.runCleanups()
+		b.deferCleanup(b.cancel) // runs last: cleanups run in reverse order
 		switch s.kind {
 		case kindPod:
 			s.pod(newPodEnv(b, !s.noStart))
@@ -121,8 +134,12 @@ func runSpec(reg *registration, s *specDef) {
 			s.node(newNodeEnv(b))
 		}
 	}
+	run := body
+	if st.cfg.VirtualTime {
+		run = func() { b.runVirtual(reg.t, body) }
+	}
 	if !tolerate {
-		body()
+		run()
 		return
 	}
 	func() {
@@ -135,7 +152,7 @@ func runSpec(reg *registration, s *specDef) {
 				}
 			}
 		}()
-		body()
+		run()
 	}()
 	switch {
 	case len(failures) > 0 && xfail:
@@ -170,6 +187,19 @@ func firstLine(s string) string {
 	return s
 }
 
+// deferCleanup registers f to run when the spec's body ends, whether it
+// passed or failed, after the cleanups registered later (ginkgo.DeferCleanup
+// would run it outside the bubble of Config.VirtualTime).
+func (b *base) deferCleanup(f func()) { b.cleanups = append(b.cleanups, f) }
+
+// runCleanups runs the cleanups, the last registered first.
+func (b *base) runCleanups() {
+	for i := len(b.cleanups) - 1; i >= 0; i-- {
+		b.cleanups[i]()
+	}
+	b.cleanups = nil
+}
+
 // fail fails the spec with msg.
 func (b *base) fail(msg string) {
 	b.failHandler(msg, 1)
@@ -201,6 +231,8 @@ func (b *base) try(method string, fn func(ctx context.Context)) error {
 func (b *base) tryWithin(method string, within time.Duration, fn func(ctx context.Context)) error {
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan struct{})
+	b.begin(method)
+	defer b.end()
 	var panicked any
 	var stack []byte
 	go func() {
@@ -264,7 +296,7 @@ func (b *base) skipIfNotSupported(method string, err error) {
 // up) in the report and the spec's output.
 func (b *base) note(msg string) {
 	ginkgo.GinkgoWriter.Println("kri conformance: " + msg)
-	ginkgo.AddReportEntry(entryCleanup, msg, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	b.reportEntry(entryCleanup, msg, ginkgo.ReportEntryVisibilityFailureOrVerbose)
 }
 
 // eventually polls f with the state timeout and the poll interval until it
@@ -287,6 +319,7 @@ func (b *base) eventuallyFor(d time.Duration, desc string, f func(g gomega.Gomeg
 	start := time.Now()
 	ok := b.poller().Eventually(func() error {
 		attempts++
+		b.advanced()
 		var err error
 		last, err = attempt(f)
 		return err
@@ -320,6 +353,7 @@ func (b *base) consistentlyFor(d time.Duration, desc string, f func(g gomega.Gom
 	var brokenAfter time.Duration
 	ok := b.poller().Consistently(func() error {
 		attempts++
+		b.advanced()
 		var err error
 		if last, err = attempt(f); last != nil {
 			brokenAfter = time.Since(start).Round(time.Millisecond)

@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,7 +45,7 @@ func (e *podEnv) unchanged(method, what string, want, got any) {
 const changedImage = "kri-conformance/changed:1"
 
 func podInputsOwned(e *podEnv) {
-	ginkgo.By("running a pod, then handing each method a pod, statuses and arguments the spec keeps copies of")
+	e.step("running a pod, then handing each method a pod, statuses and arguments the spec keeps copies of")
 	pod := e.newPod("inputs", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
 	want := pod.DeepCopy()
@@ -104,7 +103,7 @@ func podInputsOwned(e *podEnv) {
 }
 
 func podSyncNilStatus(e *podEnv) {
-	ginkgo.By("syncing a new pod with a nil podStatus, as an agent does before the PLEG has one")
+	e.step("syncing a new pod with a nil podStatus, as an agent does before the PLEG has one")
 	pod := e.newPod("nilstatus", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	if err := e.syncPod(pod, nil); err != nil {
 		e.skipIfNotSupported("SyncPod", err)
@@ -129,7 +128,7 @@ func podKillSendsSIGTERM(e *podEnv) {
 	share := true
 	pod.Spec.ShareProcessNamespace = &share
 	e.syncUntilRunning(pod)
-	ginkgo.By(fmt.Sprintf("killing the pod, whose container exits on SIGTERM, with a grace period of %ds", long))
+	e.step(fmt.Sprintf("killing the pod, whose container exits on SIGTERM, with a grace period of %ds", long))
 	elapsed := e.killAsAgent(pod)
 	if limit := time.Duration(long) * time.Second * 2 / 3; elapsed >= limit {
 		e.failf("KillPod with a grace period of %ds of a container that exits on SIGTERM took %s: it did not send SIGTERM first, or did not notice the exit", long, elapsed)
@@ -143,7 +142,7 @@ func podKillDeletionGrace(e *podEnv) {
 	deletion := e.st.graceSecs
 	deletedAt := metav1.Now()
 	pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &deletedAt, &deletion
-	ginkgo.By(fmt.Sprintf("killing the pod without override: DeletionGracePeriodSeconds %ds, TerminationGracePeriodSeconds %ds", deletion, long))
+	e.step(fmt.Sprintf("killing the pod without override: DeletionGracePeriodSeconds %ds, TerminationGracePeriodSeconds %ds", deletion, long))
 	elapsed := e.killObserved(pod, nil)
 	if elapsed >= time.Duration(long)*time.Second {
 		e.failf("KillPod without override of a pod with DeletionGracePeriodSeconds %ds took %s: it waited for TerminationGracePeriodSeconds (%ds) instead", deletion, elapsed, long)
@@ -154,7 +153,7 @@ func podKillDeletionGrace(e *podEnv) {
 func podKillNilPod(e *podEnv) {
 	pod := e.newPod("nilpod", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
-	ginkgo.By("killing the pod with a nil pod and only the running pod")
+	e.step("killing the pod with a nil pod and only the running pod")
 	e.expectNil("KillPod", e.killPod(nil, e.runningPod(pod), agentGrace(pod)), "KillPod with a nil pod and the running pod")
 	// A KillPod that returns before the containers stopped is KRI-POD-014's.
 	e.eventuallyFor(time.Duration(*agentGrace(pod))*time.Second+2*e.st.t.Stable, fmt.Sprintf("pod %s stopped after KillPod with a nil pod", podRef(pod)), func(g gomega.Gomega) {
@@ -166,7 +165,7 @@ func podKillNilPod(e *podEnv) {
 }
 
 func podRefreshInit(e *podEnv) {
-	ginkgo.By("running a pod whose init container setup exits 0, then refreshing the status the agent builds")
+	e.step("running a pod whose init container setup exits 0, then refreshing the status the agent builds")
 	pod := e.newPod("refreshinit", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	setInitContainers(pod, named("setup", e.w().ExitsWithCode(0)))
 	e.syncUntilRunning(pod)

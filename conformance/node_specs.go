@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -112,7 +111,7 @@ func (e *nodeEnv) register(cb func(*v1.Node)) {
 	registered := make(chan struct{})
 	var once sync.Once
 	release := func() { once.Do(func() { close(registered) }) }
-	ginkgo.DeferCleanup(release) // unblocks a provider that called back synchronously
+	e.deferCleanup(release) // unblocks a provider that called back synchronously
 	wrapped := func(n *v1.Node) {
 		<-registered
 		cb(n)
@@ -128,7 +127,7 @@ func (e *nodeEnv) register(cb func(*v1.Node)) {
 }
 
 func nodeName(e *nodeEnv) {
-	ginkgo.By("configuring the node under the suite's node name")
+	e.step("configuring the node under the suite's node name")
 	for _, name := range []string{e.name(), e.name() + "-other"} {
 		if got := e.configure(name).Name; got != name {
 			e.failf("ConfigureNode(%q) returned a node named %q", name, got)
@@ -137,7 +136,7 @@ func nodeName(e *nodeEnv) {
 }
 
 func nodeResources(e *nodeEnv) {
-	ginkgo.By("configuring the node and reading its capacity and allocatable")
+	e.step("configuring the node and reading its capacity and allocatable")
 	node := e.configure(e.name())
 	capacity, allocatable := node.Status.Capacity, node.Status.Allocatable
 	for _, r := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourcePods} {
@@ -171,7 +170,7 @@ func quantities(l v1.ResourceList) map[v1.ResourceName]string {
 }
 
 func nodeReadyCondition(e *nodeEnv) {
-	ginkgo.By("configuring the node and looking for its Ready condition")
+	e.step("configuring the node and looking for its Ready condition")
 	node := e.configure(e.name())
 	for _, c := range node.Status.Conditions {
 		if c.Type == v1.NodeReady {
@@ -190,7 +189,7 @@ func conditionTypes(cs []v1.NodeCondition) []v1.NodeConditionType {
 }
 
 func nodeOwnership(e *nodeEnv) {
-	ginkgo.By("configuring the node, keeping a copy, then working the provider")
+	e.step("configuring the node, keeping a copy, then working the provider")
 	node := e.configure(e.name())
 	want := node.DeepCopy()
 	// Work the provider; the node it returned must not change meanwhile.
@@ -221,7 +220,7 @@ func nodeOwnership(e *nodeEnv) {
 const pingRounds = 5
 
 func nodePingRepeatedly(e *nodeEnv) {
-	ginkgo.By("pinging the healthy provider several times")
+	e.step("pinging the healthy provider several times")
 	for i := range pingRounds {
 		if err := e.ping(nil); err != nil {
 			e.skipIfNotSupported("Ping", err)
@@ -231,7 +230,7 @@ func nodePingRepeatedly(e *nodeEnv) {
 }
 
 func nodePingCancelled(e *nodeEnv) {
-	ginkgo.By("pinging with a cancelled context")
+	e.step("pinging with a cancelled context")
 	ctx, cancel := context.WithCancel(e.ctx)
 	cancel()
 	if err := e.ping(ctx); !errorsIsCanceled(err) {
@@ -243,7 +242,7 @@ func nodePingCancelled(e *nodeEnv) {
 func errorsIsCanceled(err error) bool { return err != nil && ctxErrOK(err) }
 
 func nodeRefreshFalseUnchanged(e *nodeEnv) {
-	ginkgo.By("refreshing the node status until RefreshNodeStatus reports no change, comparing what it left")
+	e.step("refreshing the node status until RefreshNodeStatus reports no change, comparing what it left")
 	node := e.configure(e.name())
 	check := func(what string, st *v1.NodeStatus) {
 		before := st.DeepCopy()
@@ -259,7 +258,7 @@ func nodeRefreshFalseUnchanged(e *nodeEnv) {
 }
 
 func nodeRefreshSecondFalse(e *nodeEnv) {
-	ginkgo.By("refreshing the node status twice in a row")
+	e.step("refreshing the node status twice in a row")
 	st := e.configure(e.name()).Status.DeepCopy()
 	e.refresh(st)
 	before := st.DeepCopy()
@@ -269,7 +268,7 @@ func nodeRefreshSecondFalse(e *nodeEnv) {
 }
 
 func nodeCallbackRegistration(e *nodeEnv) {
-	ginkgo.By("registering a status callback that would block if called synchronously")
+	e.step("registering a status callback that would block if called synchronously")
 	e.configure(e.name())
 	e.register(func(*v1.Node) {})
 	// A later call replaces the callback; it must not block either.
@@ -277,7 +276,7 @@ func nodeCallbackRegistration(e *nodeEnv) {
 }
 
 func nodeCallbackName(e *nodeEnv) {
-	ginkgo.By("registering a callback and making the provider notice a node change")
+	e.step("registering a callback and making the provider notice a node change")
 	name := e.name()
 	e.configure(name)
 	var mu sync.Mutex
@@ -322,7 +321,7 @@ func deliveredName(n *v1.Node) string {
 // is already cancelled, all at once, so that the spec takes one call timeout
 // however many of them hang, and reports every one that did.
 func nodeCancelledContext(e *nodeEnv) {
-	ginkgo.By("calling RefreshNodeStatus, ConfigureNode and SetStatusUpdateCallback with a cancelled context")
+	e.step("calling RefreshNodeStatus, ConfigureNode and SetStatusUpdateCallback with a cancelled context")
 	e.configure(e.name())
 	ctx, cancel := context.WithCancel(e.ctx)
 	cancel()
@@ -361,7 +360,7 @@ func nodeCancelledContext(e *nodeEnv) {
 // nodeRefreshFillsEmpty refreshes a status that has nothing yet, as the
 // agent's first status update would.
 func nodeRefreshFillsEmpty(e *nodeEnv) {
-	ginkgo.By("refreshing an empty node status")
+	e.step("refreshing an empty node status")
 	e.configure(e.name())
 	st := &v1.NodeStatus{}
 	changed := e.refresh(st)
@@ -396,7 +395,7 @@ type delivery struct {
 }
 
 func nodeCallbackOwnership(e *nodeEnv) {
-	ginkgo.By("registering a callback that mutates every node it receives, then triggering updates")
+	e.step("registering a callback that mutates every node it receives, then triggering updates")
 	name := e.name()
 	node := e.configure(name)
 	var mu sync.Mutex
@@ -437,7 +436,7 @@ func nodeCallbackOwnership(e *nodeEnv) {
 // was triggered count against the provider, so one already under way when
 // the callback was replaced is tolerated.
 func nodeCallbackReplaced(e *nodeEnv) {
-	ginkgo.By("registering a callback, replacing it with another, then triggering an update")
+	e.step("registering a callback, replacing it with another, then triggering an update")
 	e.configure(e.name())
 	var mu sync.Mutex
 	var first, second []string // names of the nodes each callback received once armed
@@ -478,7 +477,7 @@ func nodeCallbackReplaced(e *nodeEnv) {
 }
 
 func nodePingUnhealthy(e *nodeEnv) {
-	ginkgo.By("making the backend unhealthy (Config.MakeBackendUnhealthy), then pinging")
+	e.step("making the backend unhealthy (Config.MakeBackendUnhealthy), then pinging")
 	var err error
 	e.do("MakeBackendUnhealthy", func(ctx context.Context) { err = e.st.cfg.MakeBackendUnhealthy(ctx, e.p) })
 	e.noError("MakeBackendUnhealthy", err)

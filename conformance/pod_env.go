@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -67,7 +66,7 @@ func newPodEnv(b *base, start bool) *podEnv {
 		b.fail("NewPodProvider returned a nil provider and no error")
 	}
 	e.p = p
-	ginkgo.DeferCleanup(e.cleanup)
+	e.deferCleanup(e.cleanup)
 	if start {
 		e.start()
 	}

@@ -168,11 +168,11 @@ var podSpecs = []*specDef{
 
 func podSyncStartsContainers(e *podEnv) {
 	e.strictSync = true
-	ginkgo.By("syncing a new pod of two containers until both run")
+	e.step("syncing a new pod of two containers until both run")
 	pod := e.newPod("web", v1.RestartPolicyAlways,
 		named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
-	ginkgo.By("syncing on until the agent publishes the pod Running")
+	e.step("syncing on until the agent publishes the pod Running")
 	e.syncUntilPublished(pod, "phase Running, every app container Running", func(g gomega.Gomega, s v1.PodStatus) {
 		g.Expect(s.Phase).To(gomega.Equal(v1.PodRunning), "kuscia's agent would publish phase %s for a pod whose containers all run: %s", s.Phase, describeAPIStatus(s))
 		for _, c := range pod.Spec.Containers {
@@ -183,7 +183,7 @@ func podSyncStartsContainers(e *podEnv) {
 }
 
 func podStatusOfUnknownPod(e *podEnv) {
-	ginkgo.By("asking GetPodStatus about a pod the provider never saw")
+	e.step("asking GetPodStatus about a pod the provider never saw")
 	pod := e.newPod("ghost", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	st := e.status(pod) // checks non-nil
 	if len(st.ContainerStatuses) > 0 || len(st.ActiveContainerStatuses) > 0 || len(st.SandboxStatuses) > 0 || len(st.IPs) > 0 {
@@ -194,7 +194,7 @@ func podStatusOfUnknownPod(e *podEnv) {
 
 func podSyncIsIdempotent(e *podEnv) {
 	e.strictSync = true
-	ginkgo.By("running a pod of two containers, then syncing it again and again")
+	e.step("running a pod of two containers, then syncing it again and again")
 	pod := e.newPod("steady", v1.RestartPolicyAlways,
 		named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
 	st := e.syncUntilRunning(pod)
@@ -213,7 +213,7 @@ func podSyncIsIdempotent(e *podEnv) {
 }
 
 func podContainerIDs(e *podEnv) {
-	ginkgo.By("running two pods of two containers each and comparing their container IDs")
+	e.step("running two pods of two containers each and comparing their container IDs")
 	pods := []*v1.Pod{
 		e.newPod("ids-a", v1.RestartPolicyAlways, named("one", e.w().RunsUntilKilled()), named("two", e.w().RunsUntilKilled())),
 		e.newPod("ids-b", v1.RestartPolicyAlways, named("one", e.w().RunsUntilKilled()), named("two", e.w().RunsUntilKilled())),
@@ -252,7 +252,7 @@ func podContainerIDs(e *podEnv) {
 // getPodsSetup runs pod mixed (one container running, one exited) and kills
 // pod killed, as KRI-POD-005 and KRI-POD-086 need them.
 func (e *podEnv) getPodsSetup() (mixed, killed *v1.Pod, mixedSt *pkgcontainer.PodStatus, killedIDs map[pkgcontainer.ContainerID]string) {
-	ginkgo.By("running pod mixed (one container running, one exited) and killing pod killed")
+	e.step("running pod mixed (one container running, one exited) and killing pod killed")
 	mixed = e.newPod("mixed", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(0)))
 	killed = e.newPod("killed", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	mixedSt = e.syncUntil(mixed, "run running and done exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
@@ -291,7 +291,7 @@ func containerIDsOf(p *pkgcontainer.Pod) map[string]string {
 // it.
 func podGetPods(e *podEnv) {
 	mixed, killed, _, _ := e.getPodsSetup()
-	ginkgo.By("listing the pods with GetPods(false), as kuscia's housekeeping does")
+	e.step("listing the pods with GetPods(false), as kuscia's housekeeping does")
 	e.eventually(fmt.Sprintf("pod %s, killed, no longer listed by GetPods(false)", podRef(killed)), func(g gomega.Gomega) {
 		if p := listedByUID(e.getPods(false), killed); p != nil {
 			g.Expect(p).To(gomega.BeNil(), "GetPods(false) lists pod %s (UID %s) after KillPod stopped it (containers %v): once the pod is gone from the API server, kuscia's housekeeping (pod.go HandlePodCleanups) would take it for an orphan and kill it again at every pass", podRef(killed), killed.UID, containerIDsOf(p))
@@ -320,7 +320,7 @@ func podGetPodsDetails(e *podEnv) {
 		}
 		return p
 	}
-	ginkgo.By("listing the pods with GetPods(false)")
+	e.step("listing the pods with GetPods(false)")
 	p := listed(e.getPods(false), mixed, "GetPods(false)")
 	runID := runningOf(mixedSt, "run").ID
 	got := containerIDsOf(p)
@@ -333,7 +333,7 @@ func podGetPodsDetails(e *podEnv) {
 				c.Name, c.ID.String(), podRef(mixed), runID.String(), describeStatus(mixedSt))
 		}
 	}
-	ginkgo.By("listing every pod and container with GetPods(true)")
+	e.step("listing every pod and container with GetPods(true)")
 	p = listed(e.getPods(true), mixed, "GetPods(true)")
 	got = containerIDsOf(p)
 	for _, s := range mixedSt.ContainerStatuses {
@@ -341,7 +341,7 @@ func podGetPodsDetails(e *podEnv) {
 			e.failf("GetPods(true) lists pod %s with containers %v, missing %s (%s, %s)", podRef(mixed), got, s.Name, s.ID.String(), s.State)
 		}
 	}
-	ginkgo.By("comparing what GetPods(true) and GetPodStatus still report of pod killed (a provider may forget it)")
+	e.step("comparing what GetPods(true) and GetPodStatus still report of pod killed (a provider may forget it)")
 	e.expectKilledViews(killed, killedIDs, "after KillPod of pod "+podRef(killed)+" returned nil")
 }
 
@@ -362,7 +362,7 @@ func describePods(list []*pkgcontainer.Pod) string {
 }
 
 func podExitedContainer(e *podEnv) {
-	ginkgo.By("syncing a pod whose container exits 3 under RestartPolicy Never")
+	e.step("syncing a pod whose container exits 3 under RestartPolicy Never")
 	pod := e.newPod("exits", v1.RestartPolicyNever, named("three", e.w().ExitsWithCode(3)))
 	st := e.syncUntil(pod, "container three exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(exitedOf(st, "three")).NotTo(gomega.BeEmpty(), "three has not exited: %s", describeStatus(st))
@@ -388,7 +388,7 @@ func bothExited(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 }
 
 func podRestartNever(e *podEnv) {
-	ginkgo.By("syncing a pod whose containers exit 0 and 3 under RestartPolicy Never while a third runs on, then syncing on")
+	e.step("syncing a pod whose containers exit 0 and 3 under RestartPolicy Never while a third runs on, then syncing on")
 	// run keeps the pod Running: kuscia's agent stops syncing a pod whose
 	// phase is terminal, so only a pod still running shows what SyncPod
 	// does with the exited containers.
@@ -409,7 +409,7 @@ func podRestartNever(e *podEnv) {
 
 func podRestartOnFailure(e *podEnv) {
 	pod := e.newPod("onfailure", v1.RestartPolicyOnFailure, named("ok", e.w().ExitsWithCode(0)), named("bad", e.w().ExitsWithCode(3)))
-	ginkgo.By("syncing a pod whose container ok exits 0 and bad exits 3, under RestartPolicy OnFailure")
+	e.step("syncing a pod whose container ok exits 0 and bad exits 3, under RestartPolicy OnFailure")
 	ok, bad := newHistory("ok"), newHistory("bad")
 	e.syncUntil(pod, "bad exited 3 and restarted, ok exited 0", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		ok.observe(st)
@@ -418,7 +418,7 @@ func podRestartOnFailure(e *podEnv) {
 		g.Expect(bad.exitedWith(3)).To(gomega.BeTrue(), "bad has not been seen exited 3: %s%s", bad, bad.exitHidden())
 		g.Expect(bad.restarts()).To(gomega.BeNumerically(">=", 1), "container bad, which exited 3, was not restarted: %s", bad)
 	})
-	ginkgo.By("syncing on: ok, which exited 0, must not be restarted")
+	e.step("syncing on: ok, which exited 0, must not be restarted")
 	e.holdSync(pod, false, "ok not restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		ok.observe(st)
 		g.Expect(ok.restarts()).To(gomega.BeZero(), "container ok exited 0 and was restarted under RestartPolicy OnFailure: %s", ok)
@@ -427,7 +427,7 @@ func podRestartOnFailure(e *podEnv) {
 
 func podRestartAlways(e *podEnv) {
 	pod := e.newPod("always", v1.RestartPolicyAlways, named("ok", e.w().ExitsWithCode(0)))
-	ginkgo.By("syncing a pod whose container ok exits 0, under RestartPolicy Always")
+	e.step("syncing a pod whose container ok exits 0, under RestartPolicy Always")
 	ok := newHistory("ok")
 	e.syncUntil(pod, "ok exited 0 and restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		ok.observe(st)
@@ -437,7 +437,7 @@ func podRestartAlways(e *podEnv) {
 }
 
 func podInitOrder(e *podEnv) {
-	ginkgo.By("syncing a pod with two short init containers, checking the order in every round")
+	e.step("syncing a pod with two short init containers, checking the order in every round")
 	pod := e.newPod("init", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	setInitContainers(pod, named("first", e.w().RunsFor(e.st.t.ShortRun)),
 		named("second", e.w().RunsFor(e.st.t.ShortRun)))
@@ -470,7 +470,7 @@ func podInitOrder(e *podEnv) {
 }
 
 func podInitFailureBlocks(e *podEnv) {
-	ginkgo.By("syncing a pod whose first init container exits 1 under RestartPolicy Never")
+	e.step("syncing a pod whose first init container exits 1 under RestartPolicy Never")
 	pod := e.newPod("initfail", v1.RestartPolicyNever, named("app", e.w().RunsUntilKilled()))
 	setInitContainers(pod, named("first", e.w().ExitsWithCode(1)),
 		named("second", e.w().ExitsWithCode(0)))
@@ -526,13 +526,13 @@ func defaultWaiting(reason string) bool {
 }
 
 func podStartFailureRecorded(e *podEnv) {
-	ginkgo.By("syncing a pod whose container's executable is missing")
+	e.step("syncing a pod whose container's executable is missing")
 	pod := e.newPod("badstart", v1.RestartPolicyAlways, named("app", e.w().FailsToStart()))
 	e.failStart(pod)
 }
 
 func podStartFailureReturned(e *podEnv) {
-	ginkgo.By("syncing a pod whose container good starts and bad cannot (missing executable)")
+	e.step("syncing a pod whose container good starts and bad cannot (missing executable)")
 	pod := e.newPod("onefails", v1.RestartPolicyAlways, named("good", e.w().RunsUntilKilled()), named("bad", e.w().FailsToStart()))
 	var err error
 	e.eventually(fmt.Sprintf("pod %s: SyncPod reports the failed start of bad", podRef(pod)), func(g gomega.Gomega) {
@@ -557,11 +557,11 @@ func podStartFailureReturned(e *podEnv) {
 
 func podStartSuccessClears(e *podEnv) {
 	pod := e.newPod("recovers", v1.RestartPolicyAlways, named("app", e.w().PullFails()))
-	ginkgo.By(fmt.Sprintf("syncing a pod whose image %s cannot be pulled", pod.Spec.Containers[0].Image))
+	e.step(fmt.Sprintf("syncing a pod whose image %s cannot be pulled", pod.Spec.Containers[0].Image))
 	e.failStart(pod)
 	fixed := pod.DeepCopy()
 	fixed.Spec.Containers[0].Image = e.w().Image
-	ginkgo.By(fmt.Sprintf("changing only the image, to %s, as the API server allows, and syncing until app runs", fixed.Spec.Containers[0].Image))
+	e.step(fmt.Sprintf("changing only the image, to %s, as the API server allows, and syncing until app runs", fixed.Spec.Containers[0].Image))
 	st := e.syncUntilRunning(fixed)
 	if _, ok := e.rc.Get(pod.UID, "app"); !ok {
 		return
@@ -574,7 +574,7 @@ func podStartSuccessClears(e *podEnv) {
 	// ShouldContainerBeRestarted says stay as they are), so the stale
 	// entry is never shown.
 	id := runningOf(st, "app").ID
-	ginkgo.By("app runs but its ReasonCache entry is still there: syncing once more, with the status that shows app running")
+	e.step("app runs but its ReasonCache entry is still there: syncing once more, with the status that shows app running")
 	after := e.syncOnce(fixed, false)
 	if item, ok := e.rc.Get(pod.UID, "app"); ok {
 		e.failf("container app runs (%s) since its image was changed to %s, but its ReasonCache entry (%v: %s) was still there after the GetPodStatus that first showed it running, "+
@@ -584,12 +584,12 @@ func podStartSuccessClears(e *podEnv) {
 }
 
 func podKillStopsAll(e *podEnv) {
-	ginkgo.By("running a pod of two containers, then killing it")
+	e.step("running a pod of two containers, then killing it")
 	pod := e.newPod("kill", v1.RestartPolicyAlways,
 		named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
 	killed := e.killedIDs(pod)
-	ginkgo.By("terminating it as kuscia's agent does: KillPod, then GetPodStatus at once")
+	e.step("terminating it as kuscia's agent does: KillPod, then GetPodStatus at once")
 	running, err := e.terminate(pod, agentGrace(pod))
 	e.noError("KillPod", err)
 	if len(running) > 0 {
@@ -602,7 +602,7 @@ func podKillStopsAll(e *podEnv) {
 }
 
 func podKillUnknownOrStopped(e *podEnv) {
-	ginkgo.By("killing an unknown pod, a pod whose containers have all exited and a pod twice")
+	e.step("killing an unknown pod, a pod whose containers have all exited and a pod twice")
 	unknown := e.newPod("unknown", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	err := e.killPod(unknown, pkgcontainer.Pod{ID: unknown.UID, Name: unknown.Name, Namespace: unknown.Namespace}, agentGrace(unknown))
 	e.expectNil("KillPod", err, "KillPod of a pod the provider does not know")
@@ -644,7 +644,7 @@ func podKillGraceOne(e *podEnv) {
 	long := 3*e.st.graceSecs + 2*minimumGraceSecs
 	pod := e.stubbornPod("grace1", long)
 	one := int64(1)
-	ginkgo.By(fmt.Sprintf("killing the pod, whose own grace period is %ds, with gracePeriodOverride 1", long))
+	e.step(fmt.Sprintf("killing the pod, whose own grace period is %ds, with gracePeriodOverride 1", long))
 	elapsed := e.kill(pod, &one)
 	if elapsed >= time.Duration(long)*time.Second {
 		e.failf("KillPod with gracePeriodOverride 1 took %s: it waited for the pod's grace period of %ds (the agent passes 1 to stop orphans and force-deleted pods quickly)", elapsed, long)
@@ -694,7 +694,7 @@ func podKillGraceOverride(e *podEnv) {
 	long := 3*e.st.graceSecs + minimumGraceSecs
 	pod := e.stubbornPod("grace-override", long)
 	g := e.st.graceSecs
-	ginkgo.By(fmt.Sprintf("killing the pod, whose own grace period is %ds, with gracePeriodOverride %d", long, g))
+	e.step(fmt.Sprintf("killing the pod, whose own grace period is %ds, with gracePeriodOverride %d", long, g))
 	elapsed := e.killObserved(pod, &g)
 	if elapsed >= time.Duration(long)*time.Second {
 		e.failf("KillPod with gracePeriodOverride %ds took %s: it waited for the pod's grace period of %ds", g, elapsed, long)
@@ -704,13 +704,13 @@ func podKillGraceOverride(e *podEnv) {
 
 func podKillPodGrace(e *podEnv) {
 	pod := e.stubbornPod("podgrace", e.st.graceSecs)
-	ginkgo.By(fmt.Sprintf("killing the pod without override: TerminationGracePeriodSeconds %ds", e.st.graceSecs))
+	e.step(fmt.Sprintf("killing the pod without override: TerminationGracePeriodSeconds %ds", e.st.graceSecs))
 	e.killObserved(pod, nil)
 	e.expectNothingRunning(pod, "after KillPod returned nil")
 }
 
 func podDeleteUnknown(e *podEnv) {
-	ginkgo.By("deleting a pod the provider never saw")
+	e.step("deleting a pod the provider never saw")
 	pod := e.newPod("unknown", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	e.expectNil("DeletePod", e.deletePod(pod), "DeletePod of a pod the provider does not know")
 }
@@ -718,10 +718,10 @@ func podDeleteUnknown(e *podEnv) {
 func podDeleteForgets(e *podEnv) {
 	pod := e.newPod("deleted", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
-	ginkgo.By("killing the pod and deleting it, as the agent does once the pod is gone from the API server")
+	e.step("killing the pod and deleting it, as the agent does once the pod is gone from the API server")
 	e.killAsAgent(pod)
 	e.noError("DeletePod", e.deletePod(pod))
-	ginkgo.By("waiting for the pod to be forgotten, checking that none of its containers runs again")
+	e.step("waiting for the pod to be forgotten, checking that none of its containers runs again")
 	e.eventually(fmt.Sprintf("deleted pod %s forgotten", podRef(pod)), func(g gomega.Gomega) {
 		st := e.status(pod)
 		if r := runningOf(st, "app"); r != nil {
@@ -775,7 +775,7 @@ func (e *podEnv) twoRunningPods() (*v1.Pod, *v1.Pod) {
 }
 
 func podCleanupKeepsDesired(e *podEnv) {
-	ginkgo.By("running two pods, then calling CleanupPods with both as desired pods")
+	e.step("running two pods, then calling CleanupPods with both as desired pods")
 	a, b := e.twoRunningPods()
 	before := map[types.UID]map[string]pkgcontainer.ContainerID{a.UID: e.runningIDs(a), b.UID: e.runningIDs(b)}
 	e.noError("CleanupPods", e.cleanupPods([]*v1.Pod{a, b}, nil, nil))
@@ -788,7 +788,7 @@ func podCleanupKeepsDesired(e *podEnv) {
 }
 
 func podCleanupKeepsPossiblyRunning(e *podEnv) {
-	ginkgo.By("running two pods, then calling CleanupPods naming one as running pod and the other as possibly running")
+	e.step("running two pods, then calling CleanupPods naming one as running pod and the other as possibly running")
 	a, b := e.twoRunningPods()
 	before := map[types.UID]map[string]pkgcontainer.ContainerID{a.UID: e.runningIDs(a), b.UID: e.runningIDs(b)}
 	// As kuscia's housekeeping hands them: the running pods of GetPods(false).
@@ -806,7 +806,7 @@ func podCleanupKeepsPossiblyRunning(e *podEnv) {
 }
 
 func podCleanupDropsOrphans(e *podEnv) {
-	ginkgo.By("running two pods, then calling CleanupPods naming only one of them")
+	e.step("running two pods, then calling CleanupPods naming only one of them")
 	orphan, desired := e.twoRunningPods()
 	e.noError("CleanupPods", e.cleanupPods([]*v1.Pod{desired}, nil, nil))
 	e.eventually(fmt.Sprintf("orphan pod %s stopped and forgotten", podRef(orphan)), func(g gomega.Gomega) {
@@ -819,7 +819,7 @@ func podCleanupDropsOrphans(e *podEnv) {
 }
 
 func podRefreshUnknown(e *podEnv) {
-	ginkgo.By("refreshing a status of a pod the provider does not know")
+	e.step("refreshing a status of a pod the provider does not know")
 	pod := e.newPod("unknown", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	in := v1.PodStatus{
 		Phase:   v1.PodPending,
@@ -851,7 +851,7 @@ func withoutReadiness(ps *v1.PodStatus) *v1.PodStatus {
 }
 
 func podRefreshContainers(e *podEnv) {
-	ginkgo.By("running a pod with one running and one exited container, then refreshing the status the agent builds")
+	e.step("running a pod with one running and one exited container, then refreshing the status the agent builds")
 	pod := e.newPod("refresh", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(3)))
 	e.syncUntil(pod, "run running and done exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(runningOf(st, "run")).NotTo(gomega.BeNil(), "run is not running: %s", describeStatus(st))
@@ -889,7 +889,7 @@ func statusNames(ss []v1.ContainerStatus) []string {
 }
 
 func podRefreshWaiting(e *podEnv) {
-	ginkgo.By("syncing a pod whose container cannot start, refreshing the status the agent builds each round")
+	e.step("syncing a pod whose container cannot start, refreshing the status the agent builds each round")
 	pod := e.newPod("waiting", v1.RestartPolicyAlways, named("app", e.w().FailsToStart()))
 	// SyncPod's error and the ReasonCache are the business of KRI-POD-012;
 	// here only RefreshPodStatus counts.
@@ -909,7 +909,7 @@ func podRefreshWaiting(e *podEnv) {
 }
 
 func podCancelledContext(e *podEnv) {
-	ginkgo.By("calling every pod method with a cancelled context")
+	e.step("calling every pod method with a cancelled context")
 	pod := e.newPod("cancelled", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
 	running := e.runningPod(pod)
@@ -1079,7 +1079,7 @@ func (e *podEnv) concurrentLifecycle(pod *v1.Pod, all []*v1.Pod) error {
 }
 
 func podConcurrentPods(e *podEnv) {
-	ginkgo.By("taking several pods through their lives at once, each with its own worker")
+	e.step("taking several pods through their lives at once, each with its own worker")
 	n := e.st.cfg.ConcurrentPods
 	pods := make([]*v1.Pod, n)
 	for i := range pods {
@@ -1144,32 +1144,32 @@ func (e *podEnv) startReturned(within time.Duration, after string, ctxOK bool) {
 }
 
 func podStartReturnsOnCancel(e *podEnv) {
-	ginkgo.By("cancelling the context of a running Start")
+	e.step("cancelling the context of a running Start")
 	e.startStillRunning()
 	e.startCancel()
 	e.startReturned(e.st.t.Call, "after its context was cancelled", true)
 }
 
 func podStopEndsStart(e *podEnv) {
-	ginkgo.By("calling Stop while Start runs")
+	e.step("calling Stop while Start runs")
 	e.startStillRunning()
 	e.do("Stop", func(context.Context) { e.p.Stop() })
 	e.startReturned(e.st.t.Stable, "after Stop returned", false)
 }
 
 func podSecondStop(e *podEnv) {
-	ginkgo.By("calling Stop twice")
+	e.step("calling Stop twice")
 	e.do("Stop", func(context.Context) { e.p.Stop() })
 	e.do("Stop", func(context.Context) { e.p.Stop() })
 }
 
 func podStopWithoutStart(e *podEnv) {
-	ginkgo.By("calling Stop on a provider whose Start was never called")
+	e.step("calling Stop on a provider whose Start was never called")
 	e.do("Stop", func(context.Context) { e.p.Stop() })
 }
 
 func podCallsBeforeStart(e *podEnv) {
-	ginkgo.By("syncing and listing pods before Start is called, then starting the provider")
+	e.step("syncing and listing pods before Start is called, then starting the provider")
 	pod := e.newPod("early", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	e.noError("SyncPod", e.syncPod(pod, emptyStatus(pod)))
 	e.setLast(pod, e.status(pod))
@@ -1179,7 +1179,7 @@ func podCallsBeforeStart(e *podEnv) {
 }
 
 func podSyncRejectsBadInput(e *podEnv) {
-	ginkgo.By("syncing a nil pod, a pod without UID and a pod with a nil ReasonCache")
+	e.step("syncing a nil pod, a pod without UID and a pod with a nil ReasonCache")
 	good := e.newPod("good", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	noUID := good.DeepCopy()
 	noUID.UID = ""
@@ -1193,7 +1193,7 @@ func podSyncRejectsBadInput(e *podEnv) {
 }
 
 func podSyncRejectsDuplicateNames(e *podEnv) {
-	ginkgo.By("syncing a pod with two containers of the same name")
+	e.step("syncing a pod with two containers of the same name")
 	dup := e.newPod("dup", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()), named("app", e.w().RunsUntilKilled()))
 	e.expectRejected(rejectedSync{"a pod with two containers named app", func(ctx context.Context) error {
 		return e.p.SyncPod(ctx, dup, emptyStatus(dup), e.rc)
@@ -1241,7 +1241,7 @@ func (e *podEnv) expectNothingLeft(pods []*v1.Pod, noUID *v1.Pod) {
 }
 
 func podOwnership(e *podEnv) {
-	ginkgo.By("running a pod while checking that SyncPod leaves its inputs alone, then mutating what the provider returned")
+	e.step("running a pod while checking that SyncPod leaves its inputs alone, then mutating what the provider returned")
 	pod := e.newPod("owned", v1.RestartPolicyAlways,
 		named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
 	podCopy := pod.DeepCopy()

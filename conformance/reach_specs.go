@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,7 +47,7 @@ func init() {
 func podOneOfSeveralRestarts(e *podEnv) {
 	pod := e.newPod("onerestarts", v1.RestartPolicyAlways,
 		named("steady", e.w().RunsUntilKilled()), named("flaky", e.w().ExitsWithCode(1)), named("calm", e.w().RunsUntilKilled()))
-	ginkgo.By("syncing a pod of three containers, one of which (flaky) exits 1, until flaky has restarted twice")
+	e.step("syncing a pod of three containers, one of which (flaky) exits 1, until flaky has restarted twice")
 	steady, calm := newHistory("steady"), newHistory("calm")
 	flaky := newHistory("flaky")
 	e.syncUntil(pod, "flaky restarted twice", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
@@ -60,7 +59,7 @@ func podOneOfSeveralRestarts(e *podEnv) {
 	if flaky.maxRestarts < 2 {
 		e.failf("container flaky restarted %d times, but reports RestartCount %d: %s", flaky.restarts(), flaky.maxRestarts, flaky)
 	}
-	ginkgo.By("checking that the containers that did not exit kept their only instance")
+	e.step("checking that the containers that did not exit kept their only instance")
 	for _, h := range []*history{steady, calm} {
 		if len(h.order) != 1 || h.maxRestarts != 0 {
 			e.failf("container %s never exited, but shows %d instances and RestartCount %d while its sibling flaky restarted: %s", h.name, len(h.order), h.maxRestarts, h)
@@ -69,7 +68,7 @@ func podOneOfSeveralRestarts(e *podEnv) {
 			e.failf("container %s never exits, but is %s while its sibling flaky restarts: %s", h.name, n.State, h)
 		}
 	}
-	ginkgo.By("refreshing the status the agent builds: restart counts per container")
+	e.step("refreshing the status the agent builds: restart counts per container")
 	ps, _ := e.refreshSettled(pod, flaky)
 	for _, name := range []string{"steady", "calm"} {
 		if cs := apiStatusOf(ps.ContainerStatuses, name); cs == nil || cs.RestartCount != 0 {
@@ -83,7 +82,7 @@ func podOneOfSeveralRestarts(e *podEnv) {
 
 func podOneStartFails(e *podEnv) {
 	pod := e.newPod("onefails", v1.RestartPolicyAlways, named("good", e.w().RunsUntilKilled()), named("bad", e.w().FailsToStart()))
-	ginkgo.By("syncing a pod whose container good starts and bad cannot (missing executable), as kuscia's agent does")
+	e.step("syncing a pod whose container good starts and bad cannot (missing executable), as kuscia's agent does")
 	e.eventually(fmt.Sprintf("pod %s: good running, bad's failed start published", podRef(pod)), func(g gomega.Gomega) {
 		st, _ := e.agentSync(pod)
 		g.Expect(runningOf(st, "good")).NotTo(gomega.BeNil(), "container good is not running next to bad, whose start fails: %s", describeStatus(st))
@@ -93,7 +92,7 @@ func podOneStartFails(e *podEnv) {
 		g.Expect(bad != nil && bad.State.Waiting != nil && !defaultWaiting(bad.State.Waiting.Reason)).To(gomega.BeTrue(),
 			"kuscia's agent would publish container bad, whose start fails, without the failure's reason (neither the ReasonCache nor RefreshPodStatus gave one): %s", describeAPIStatus(s))
 	})
-	ginkgo.By("syncing on: good must keep running, its ID unchanged")
+	e.step("syncing on: good must keep running, its ID unchanged")
 	id := runningOf(e.lastStatus(pod), "good").ID
 	e.holdSync(pod, true, "good keeps running while bad keeps failing", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		r := runningOf(st, "good")
@@ -122,7 +121,7 @@ func podReplacedInstancesKeepTheirState(e *podEnv) {
 	// reported is seen by the freeze.
 	const code = 3
 	pod := e.newPod("replaced", v1.RestartPolicyAlways, named("app", e.w().ExitsWithCode(code)))
-	ginkgo.By(fmt.Sprintf("syncing a container that exits %d until it has restarted three times, remembering each exited instance", code))
+	e.step(fmt.Sprintf("syncing a container that exits %d until it has restarted three times, remembering each exited instance", code))
 	h := newHistory("app")
 	exited := map[pkgcontainer.ContainerID]frozen{}
 	check := func(st *pkgcontainer.PodStatus) {
@@ -154,9 +153,9 @@ func podReplacedInstancesKeepTheirState(e *podEnv) {
 
 func podRecreatedUnderSameName(e *podEnv) {
 	old := e.newPod("stateful", v1.RestartPolicyAlways, named("app", e.w().ExitsWithCode(2)))
-	ginkgo.By("running pod " + podRef(old) + " until its container has exited and restarted")
+	e.step("running pod " + podRef(old) + " until its container has exited and restarted")
 	oldHist := e.restarted(old, "app", 2)
-	ginkgo.By("creating the pod again under the same namespace and name with a new UID, as a StatefulSet does, while the old one still exists")
+	e.step("creating the pod again under the same namespace and name with a new UID, as a StatefulSet does, while the old one still exists")
 	fresh := old.DeepCopy()
 	fresh.UID = newUID()
 	fresh.Spec.Containers[0] = named("app", e.w().RunsUntilKilled())
@@ -186,7 +185,7 @@ func podRecreatedUnderSameName(e *podEnv) {
 	if item, ok := e.rc.Get(fresh.UID, "app"); ok {
 		e.failf("the ReasonCache holds a failure for the new pod's container app, which started: %v: %s", item.Err, item.Message)
 	}
-	ginkgo.By("killing the old pod: the new one must keep running")
+	e.step("killing the old pod: the new one must keep running")
 	runningID := runningOf(st, "app").ID
 	e.killAsAgent(old)
 	e.hold(fresh, "the new pod keeps running after the old one with its name was killed", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
@@ -195,7 +194,7 @@ func podRecreatedUnderSameName(e *podEnv) {
 		g.Expect(r.ID).To(gomega.Equal(runningID), "the new pod's container was replaced when the old pod was killed: %s", describeStatus(st))
 	})
 	ownStatus(e.status(fresh), "after the old pod was killed")
-	ginkgo.By("deleting the old pod: the new one must keep running")
+	e.step("deleting the old pod: the new one must keep running")
 	e.noError("DeletePod", e.deletePod(old))
 	if r := runningOf(e.status(fresh), "app"); r == nil || r.ID != runningID {
 		e.failf("DeletePod of the old pod %s (UID %s) stopped or replaced the new pod with the same name: %s", podRef(old), old.UID, describeStatus(e.status(fresh)))
@@ -205,11 +204,11 @@ func podRecreatedUnderSameName(e *podEnv) {
 func podKillDuringInit(e *podEnv) {
 	pod := e.newPod("killinit", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	setInitContainers(pod, named("setup", e.w().RunsUntilKilled()))
-	ginkgo.By("syncing a pod whose init container setup runs until killed")
+	e.step("syncing a pod whose init container setup runs until killed")
 	e.syncUntil(pod, "init container setup running", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(runningOf(st, "setup")).NotTo(gomega.BeNil(), "init container setup is not running: %s%s", describeStatus(st), initHidden(pod, st))
 	})
-	ginkgo.By("killing the pod while setup runs")
+	e.step("killing the pod while setup runs")
 	e.killAsAgent(pod)
 	e.expectNothingRunning(pod, "after KillPod of a pod whose init container was running returned nil")
 	e.hold(pod, "nothing runs and app never starts after KillPod (no SyncPod in between)", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
@@ -234,7 +233,7 @@ func podKillRuntimeOnlyPod(e *podEnv) {
 	}
 	apiPod := running.ToAPIPod()
 	grace := e.st.graceSecs
-	ginkgo.By(fmt.Sprintf("killing the pod as an orphan: the running pod of GetPods(false), pod = runningPod.ToAPIPod() (container names and images only), gracePeriodOverride %d", grace))
+	e.step(fmt.Sprintf("killing the pod as an orphan: the running pod of GetPods(false), pod = runningPod.ToAPIPod() (container names and images only), gracePeriodOverride %d", grace))
 	start := time.Now()
 	e.noError("KillPod", e.killPod(apiPod, running, &grace))
 	elapsed := time.Since(start)
@@ -277,7 +276,7 @@ func nodeRefreshKeepsForeignFields(e *nodeEnv) {
 	st.VolumesInUse = append(st.VolumesInUse, attached.Name)
 	st.Images = append(st.Images, image)
 	st.DaemonEndpoints.KubeletEndpoint.Port = 10250
-	ginkgo.By("refreshing a status that carries a condition, volumes and an image other components set")
+	e.step("refreshing a status that carries a condition, volumes and an image other components set")
 	e.refresh(st)
 	e.refresh(st)
 	switch {

@@ -14,6 +14,9 @@ import (
 type registration struct {
 	cfg   Config
 	kinds []string
+	// t is the test that called Run (nil under Describe*): the bubbles of
+	// Config.VirtualTime are its synctest subtests.
+	t *testing.T
 
 	once sync.Once
 	st   *settings
@@ -88,7 +91,7 @@ func Run(t *testing.T, cfg Config) {
 	if err := validate(cfg); err != nil {
 		t.Fatal(err)
 	}
-	reg := &registration{cfg: cfg, kinds: []string{kindPod, kindNode}}
+	reg := &registration{cfg: cfg, kinds: []string{kindPod, kindNode}, t: t}
 	if _, err := reg.settings(); err != nil {
 		t.Fatal(err)
 	}
@@ -130,6 +133,9 @@ func describe(cfg Config, kind string) bool {
 		cfg.NewNodeProvider = nil
 	case kindNode:
 		cfg.NewPodProvider = nil
+	}
+	if cfg.VirtualTime {
+		panic("conformance.Describe" + kindTitle(kind) + "Provider: Config.VirtualTime needs conformance.Run, whose *testing.T testing/synctest runs the bubbles under")
 	}
 	state.Lock()
 	if state.runCalled {

@@ -3,7 +3,6 @@ package conformance
 import (
 	"fmt"
 
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
@@ -50,7 +49,7 @@ func podEnvExpansion(e *podEnv) {
 		containers[i] = tc.c
 	}
 	pod := e.newPod("env", v1.RestartPolicyNever, containers...)
-	ginkgo.By("syncing a pod whose containers exit with codes taken from their environment, through $(VAR) expansion")
+	e.step("syncing a pod whose containers exit with codes taken from their environment, through $(VAR) expansion")
 	st := e.syncUntil(pod, "every container exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		for _, tc := range cases {
 			g.Expect(exitedOf(st, tc.c.Name)).NotTo(gomega.BeEmpty(), "container %s (%s) has not exited: %s", tc.c.Name, tc.how, describeStatus(st))

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
@@ -84,7 +83,7 @@ func podPostStartHook(e *podEnv) {
 	first = withPostStart(first, fmt.Sprintf("sleep %s; echo -n %s >> %s", seconds(hook), postStartWord, first.TerminationMessagePath))
 	next := named("next", e.w().RunsUntilKilled())
 	pod := e.newPod("poststart", v1.RestartPolicyNever, first, next)
-	ginkgo.By(fmt.Sprintf("syncing a pod whose first container runs %s and has a postStart hook that sleeps %s, then writes %s to its termination message file", run, hook, postStartWord))
+	e.step(fmt.Sprintf("syncing a pod whose first container runs %s and has a postStart hook that sleeps %s, then writes %s to its termination message file", run, hook, postStartWord))
 	st := e.syncUntil(pod, "hooked exited and next started", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(exitedOf(st, "hooked")).NotTo(gomega.BeEmpty(), "container hooked has not exited: %s", describeStatus(st))
 		g.Expect(instancesOf(st, "next")).NotTo(gomega.BeEmpty(), "container next has not started: %s", describeStatus(st))
@@ -139,7 +138,7 @@ func podPostStartHookFails(e *podEnv) {
 	// phase is terminal, so only a pod still running shows whether SyncPod
 	// starts app again.
 	never := e.newPod("poststart-fails-never", v1.RestartPolicyNever, e.failingHookContainer(), named("keep", e.w().RunsUntilKilled()))
-	ginkgo.By("syncing a pod with restartPolicy Never whose container's postStart hook exits 3")
+	e.step("syncing a pod with restartPolicy Never whose container's postStart hook exits 3")
 	e.syncUntilOpt(never, true, "app killed after its postStart hook failed", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(runningOf(st, "app")).To(gomega.BeNil(), "container app, whose postStart hook failed, still runs: %s", describeStatus(st))
 		g.Expect(exitedOf(st, "app")).NotTo(gomega.BeEmpty(), "container app has no exited instance: %s", describeStatus(st))
@@ -152,14 +151,14 @@ func podPostStartHookFails(e *podEnv) {
 		}
 	}
 	ids := len(instancesOf(st, "app"))
-	ginkgo.By("syncing again: restartPolicy Never, app is not started again")
+	e.step("syncing again: restartPolicy Never, app is not started again")
 	e.holdSync(never, true, "app not restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(runningOf(st, "app")).To(gomega.BeNil(), "container app was started again under restartPolicy Never: %s", describeStatus(st))
 		g.Expect(instancesOf(st, "app")).To(gomega.HaveLen(ids), "container app was started again under restartPolicy Never: %s", describeStatus(st))
 	})
 
 	always := e.newPod("poststart-fails-always", v1.RestartPolicyAlways, e.failingHookContainer())
-	ginkgo.By("syncing a pod with restartPolicy Always whose container's postStart hook exits 3, until it is restarted")
+	e.step("syncing a pod with restartPolicy Always whose container's postStart hook exits 3, until it is restarted")
 	e.syncUntilOpt(always, true, "app restarted after its postStart hook failed", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		// A second instance, or (a provider that reports only the newest
 		// instance) one with a restart count.
@@ -189,7 +188,7 @@ func podPreStopHook(e *podEnv) {
 	c := e.withMessagePath(named("app", e.w().RunsUntilKilled()))
 	c = withPreStop(c, fmt.Sprintf("sleep %s; echo -n %s >> %s", seconds(hook), preStopWord, c.TerminationMessagePath))
 	pod := e.preStopPod("prestop", grace, c)
-	ginkgo.By(fmt.Sprintf("killing the pod (grace period %ds), whose container exits on SIGTERM and has a preStop hook that sleeps %s, then writes %s", grace, hook, preStopWord))
+	e.step(fmt.Sprintf("killing the pod (grace period %ds), whose container exits on SIGTERM and has a preStop hook that sleeps %s, then writes %s", grace, hook, preStopWord))
 	elapsed := e.killAsAgent(pod)
 	if elapsed < hook {
 		e.failf("KillPod returned after %s, before the preStop hook's sleep of %s was over: the container was stopped without its hook, or before it ended", elapsed, hook)
@@ -214,7 +213,7 @@ func podPreStopHookGrace(e *podEnv) {
 	hook := max(e.st.t.Call, 3*limit)
 	c := withPreStop(named("stubborn", e.w().IgnoresSIGTERM()), "sleep "+seconds(hook))
 	pod := e.preStopPod("prestop-grace", grace, c)
-	ginkgo.By(fmt.Sprintf("killing the pod (grace period %ds), whose container ignores SIGTERM and has a preStop hook that sleeps %s", grace, hook))
+	e.step(fmt.Sprintf("killing the pod (grace period %ds), whose container ignores SIGTERM and has a preStop hook that sleeps %s", grace, hook))
 	elapsed := e.killAsAgent(pod)
 	if elapsed >= limit {
 		e.failf("KillPod with a grace period of %ds took %s (want less than %s): the preStop hook's time was not taken from the grace period", grace, elapsed, limit)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
@@ -51,11 +50,11 @@ func podImageNeverPull(e *podEnv) {
 	c := named("app", e.w().PullFails())
 	c.ImagePullPolicy = v1.PullNever
 	pod := e.newPod("neverpull", v1.RestartPolicyAlways, c)
-	ginkgo.By(fmt.Sprintf("syncing a pod whose container has imagePullPolicy Never and the absent image %s", c.Image))
+	e.step(fmt.Sprintf("syncing a pod whose container has imagePullPolicy Never and the absent image %s", c.Image))
 	e.syncUntilOpt(pod, true, "app's start failed with ErrImageNeverPull", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		e.expectImageWaiting(g, pod, st, reasonErrImageNeverPull)
 	})
-	ginkgo.By("syncing again: the image is still not pulled, app still does not start")
+	e.step("syncing again: the image is still not pulled, app still does not start")
 	e.holdSync(pod, true, "app Waiting with ErrImageNeverPull", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		e.expectImageWaiting(g, pod, st, reasonErrImageNeverPull)
 	})
@@ -67,7 +66,7 @@ func podImagePullFailureWaits(e *podEnv) {
 		c.ImagePullPolicy = policy
 		pod := e.newPod("pullfails-"+strings.ToLower(string(policy[:3])), v1.RestartPolicyAlways, c)
 		reasons := []string{reasonErrImagePull, reasonImagePullBackOff}
-		ginkgo.By(fmt.Sprintf("syncing a pod whose container's image %s cannot be pulled (imagePullPolicy %s)", c.Image, policy))
+		e.step(fmt.Sprintf("syncing a pod whose container's image %s cannot be pulled (imagePullPolicy %s)", c.Image, policy))
 		e.syncUntilOpt(pod, true, "app's pull failure reported", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 			e.expectImageWaiting(g, pod, st, reasons...)
 		})

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
@@ -120,7 +119,7 @@ func podReadinessUntilSuccess(e *podEnv) {
 	c := e.probed(fmt.Sprintf("sleep %s; echo ok > %s; ", seconds(writeAfter), path))
 	c.ReadinessProbe = execProbe(path, 1)
 	pod := e.newPod("ready", v1.RestartPolicyAlways, c)
-	ginkgo.By(fmt.Sprintf("syncing a pod whose readiness probe tests for %s, which its container writes %s after it starts", path, writeAfter))
+	e.step(fmt.Sprintf("syncing a pod whose readiness probe tests for %s, which its container writes %s after it starts", path, writeAfter))
 	r := &probeRun{e: e, pod: pod}
 	first := r.running()
 	early := 0
@@ -153,7 +152,7 @@ func podReadinessFailure(e *podEnv) {
 	c := e.probed(fmt.Sprintf("echo ok > %s; sleep %s; rm -f %s; ", path, seconds(removeAfter), path))
 	c.ReadinessProbe = execProbe(path, 2)
 	pod := e.newPod("unready", v1.RestartPolicyAlways, c)
-	ginkgo.By(fmt.Sprintf("syncing a pod whose readiness probe (failureThreshold 2) tests for %s, which its container removes %s after it starts", path, removeAfter))
+	e.step(fmt.Sprintf("syncing a pod whose readiness probe (failureThreshold 2) tests for %s, which its container removes %s after it starts", path, removeAfter))
 	r := &probeRun{e: e, pod: pod}
 	first := r.running()
 	sameInstance := func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
@@ -167,7 +166,7 @@ func podReadinessFailure(e *podEnv) {
 		sameInstance(g, st)
 		g.Expect(cs.Ready).To(gomega.BeTrue(), "container web is not Ready %s after it started", sinceStart(first).Round(time.Millisecond))
 	})
-	ginkgo.By("waiting for the probe to fail twice in a row once the file is gone")
+	e.step("waiting for the probe to fail twice in a row once the file is gone")
 	e.eventuallyFor(e.st.t.State+removeAfter+periods(4), fmt.Sprintf("pod %s: container web no longer Ready", podRef(pod)), func(g gomega.Gomega) {
 		st, cs := r.round(false)
 		sameInstance(g, st)
@@ -188,7 +187,7 @@ func podLivenessRestart(e *podEnv) {
 	c := e.probed(fmt.Sprintf("echo ok > %s; sleep %s; rm -f %s; ", path, seconds(removeAfter), path))
 	c.LivenessProbe = execProbe(path, 1)
 	pod := e.newPod("liveness", v1.RestartPolicyAlways, c)
-	ginkgo.By(fmt.Sprintf("syncing a pod whose liveness probe tests for %s, which its container removes %s after it starts", path, removeAfter))
+	e.step(fmt.Sprintf("syncing a pod whose liveness probe tests for %s, which its container removes %s after it starts", path, removeAfter))
 	r := &probeRun{e: e, pod: pod}
 	first := r.running()
 	// A provider that keeps only the newest instance (a remote backend)
@@ -218,7 +217,7 @@ func podLivenessPasses(e *podEnv) {
 	c.LivenessProbe = execProbe(path, 1)
 	c.LivenessProbe.InitialDelaySeconds = delay
 	pod := e.newPod("alive", v1.RestartPolicyAlways, c)
-	ginkgo.By(fmt.Sprintf("syncing a pod whose liveness probe (initialDelaySeconds %d) tests for %s, which its container writes %s after it starts", delay, path, writeAfter))
+	e.step(fmt.Sprintf("syncing a pod whose liveness probe (initialDelaySeconds %d) tests for %s, which its container writes %s after it starts", delay, path, writeAfter))
 	r := &probeRun{e: e, pod: pod}
 	first := r.running()
 	window := time.Duration(delay)*time.Second + periods(2)
@@ -239,7 +238,7 @@ func podStartupProbe(e *podEnv) {
 	c.LivenessProbe = execProbe(path, 1)
 	c.ReadinessProbe = execProbe(path, 1)
 	pod := e.newPod("startup", v1.RestartPolicyAlways, c)
-	ginkgo.By(fmt.Sprintf("syncing a pod whose startup, liveness and readiness probes test for %s, which its container writes %s after it starts", path, writeAfter))
+	e.step(fmt.Sprintf("syncing a pod whose startup, liveness and readiness probes test for %s, which its container writes %s after it starts", path, writeAfter))
 	r := &probeRun{e: e, pod: pod}
 	first := r.running()
 	check := func(g gomega.Gomega) (*v1.ContainerStatus, time.Duration) {
@@ -263,7 +262,7 @@ func podStartupProbe(e *podEnv) {
 		g.Expect(cs.Started).To(gomega.HaveValue(gomega.BeTrue()), "container web is not Started %s after it started", ran.Round(time.Millisecond))
 		g.Expect(cs.Ready).To(gomega.BeTrue(), "container web is Started but not Ready %s after it started", ran.Round(time.Millisecond))
 	})
-	ginkgo.By("checking that the liveness probe, which passes now, leaves the container alone")
+	e.step("checking that the liveness probe, which passes now, leaves the container alone")
 	e.consistentlyFor(periods(2), fmt.Sprintf("pod %s: container web keeps running", podRef(pod)), func(g gomega.Gomega) { check(g) })
 }
 
@@ -274,13 +273,13 @@ func podProbesStopOnKill(e *podEnv) {
 	c.LivenessProbe = execProbe(path, 1)
 	c.ReadinessProbe = execProbe(path, 1)
 	pod := e.newPod("killed", v1.RestartPolicyAlways, c)
-	ginkgo.By(fmt.Sprintf("syncing a pod whose liveness and readiness probes test for %s, which its container removes %s after it starts, then killing it at once", path, removeAfter))
+	e.step(fmt.Sprintf("syncing a pod whose liveness and readiness probes test for %s, which its container removes %s after it starts, then killing it at once", path, removeAfter))
 	r := &probeRun{e: e, pod: pod}
 	r.running()
 	e.killAsAgent(pod)
 	after := r.e.status(pod)
 	count := len(instancesOf(after, "web"))
-	ginkgo.By("checking, without SyncPod, that nothing starts again once the liveness probe would have failed")
+	e.step("checking, without SyncPod, that nothing starts again once the liveness probe would have failed")
 	e.consistentlyFor(removeAfter+periods(2), fmt.Sprintf("pod %s: nothing runs after KillPod, no new instance, nothing Ready", podRef(pod)), func(g gomega.Gomega) {
 		st, cs := r.round(true)
 		for _, s := range instancesOf(st, "web") {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -112,7 +111,7 @@ func describeResources(r v1.ResourceRequirements) string {
 
 func podResizeInPlace(e *podEnv) {
 	pod := e.resizePod("inplace", v1.RestartPolicyAlways, v1.NotRequired, v1.NotRequired)
-	ginkgo.By("syncing a pod whose container runs with " + describeResources(resizeBefore))
+	e.step("syncing a pod whose container runs with " + describeResources(resizeBefore))
 	st := e.syncUntil(pod, "container app running and reporting the resources it was started with", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		r := runningOf(st, "app")
 		g.Expect(r).NotTo(gomega.BeNil(), "container app is not running: %s", describeStatus(st))
@@ -121,7 +120,7 @@ func podResizeInPlace(e *podEnv) {
 	first := runningOf(st, "app")
 
 	resized := withResources(pod, resizeAfter)
-	ginkgo.By("syncing the same pod (same UID) with " + describeResources(resizeAfter) + ", resize policy NotRequired")
+	e.step("syncing the same pod (same UID) with " + describeResources(resizeAfter) + ", resize policy NotRequired")
 	sameInstance := func(st *pkgcontainer.PodStatus) *pkgcontainer.Status {
 		for _, in := range instancesOf(st, "app") {
 			if in.ID != first.ID {
@@ -148,12 +147,12 @@ func podResizeInPlace(e *podEnv) {
 
 func podResizeRestart(e *podEnv) {
 	pod := e.resizePod("restart", v1.RestartPolicyNever, v1.NotRequired, v1.RestartContainer)
-	ginkgo.By("syncing a pod (restart policy Never) whose container runs with " + describeResources(resizeBefore))
+	e.step("syncing a pod (restart policy Never) whose container runs with " + describeResources(resizeBefore))
 	st := e.syncUntilRunning(pod)
 	first := runningOf(st, "app")
 
 	resized := withResources(pod, resizeMemory)
-	ginkgo.By("syncing the same pod with " + describeResources(resizeMemory) + ", resize policy RestartContainer for memory")
+	e.step("syncing the same pod with " + describeResources(resizeMemory) + ", resize policy RestartContainer for memory")
 	var next *pkgcontainer.Status
 	e.syncUntil(resized, "container app restarted, with the new resources", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		r := runningOf(st, "app")
@@ -175,12 +174,12 @@ func podResizeRestart(e *podEnv) {
 
 func podResizeAPIStatus(e *podEnv) {
 	pod := e.resizePod("api", v1.RestartPolicyAlways, v1.NotRequired, v1.NotRequired)
-	ginkgo.By("syncing a pod whose container runs with " + describeResources(resizeBefore) + ", then the same pod with " + describeResources(resizeAfter))
+	e.step("syncing a pod whose container runs with " + describeResources(resizeBefore) + ", then the same pod with " + describeResources(resizeAfter))
 	e.syncUntilRunning(pod)
 	resized := withResources(pod, resizeAfter)
 	e.syncOnce(resized, false)
 	st := e.syncUntilRunning(resized)
-	ginkgo.By("building the API status as the agent does (the kubelet's conversion), then handing it to RefreshPodStatus")
+	e.step("building the API status as the agent does (the kubelet's conversion), then handing it to RefreshPodStatus")
 	computed := podstatus.Generate(resized, st, e.rc)
 	want := apiStatusOf(computed.ContainerStatuses, "app")
 	if want == nil || want.Resources == nil {

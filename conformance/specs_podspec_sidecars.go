@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
@@ -88,7 +87,7 @@ func (e *podEnv) startedBefore(st *pkgcontainer.PodStatus, first, later string) 
 }
 
 func podSidecarOrder(e *podEnv) {
-	ginkgo.By("syncing a pod whose init containers are a sidecar, a short init container and a second sidecar, checking the order in every round")
+	e.step("syncing a pod whose init containers are a sidecar, a short init container and a second sidecar, checking the order in every round")
 	pod := e.newPod("sidecars", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	setInitContainers(pod, sidecar("proxy", e.w().RunsUntilKilled()),
 		named("setup", e.w().RunsFor(e.st.t.ShortRun)),
@@ -124,7 +123,7 @@ func podSidecarOrder(e *podEnv) {
 	for _, name := range []string{"proxy", "logger", "app"} {
 		ids[name] = runningOf(st, name).ID
 	}
-	ginkgo.By("syncing on: the sidecars keep running beside the app container, none started again")
+	e.step("syncing on: the sidecars keep running beside the app container, none started again")
 	e.holdSync(pod, false, "sidecars and app container running, not restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		check(st)
 		running(g, st)
@@ -136,7 +135,7 @@ func podSidecarOrder(e *podEnv) {
 }
 
 func podSidecarRestart(e *podEnv) {
-	ginkgo.By("syncing a RestartPolicy Never pod whose sidecar exits 1 after a short run")
+	e.step("syncing a RestartPolicy Never pod whose sidecar exits 1 after a short run")
 	pod := e.newPod("sidecar-restart", v1.RestartPolicyNever, named("app", e.w().RunsUntilKilled()))
 	setInitContainers(pod, sidecar("helper", e.shell("", "sleep "+seconds(e.st.t.ShortRun)+"; exit 1")))
 	var appID, firstID pkgcontainer.ContainerID
@@ -182,7 +181,7 @@ func podSidecarRestart(e *podEnv) {
 }
 
 func podSidecarStopsWithApp(e *podEnv) {
-	ginkgo.By("syncing a RestartPolicy Never pod with a sidecar whose app container exits 0 after a short run")
+	e.step("syncing a RestartPolicy Never pod with a sidecar whose app container exits 0 after a short run")
 	pod := e.newPod("sidecar-done", v1.RestartPolicyNever, named("app", e.w().RunsFor(e.st.t.ShortRun)))
 	setInitContainers(pod, sidecar("helper", e.w().RunsUntilKilled()))
 	done := func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
@@ -199,7 +198,7 @@ func podSidecarStopsWithApp(e *podEnv) {
 				h.FinishedAt.Format(time.RFC3339Nano), app.FinishedAt.Format(time.RFC3339Nano))
 		}
 	}
-	ginkgo.By("syncing on: nothing starts again")
+	e.step("syncing on: nothing starts again")
 	e.holdSync(pod, false, "sidecar helper and app container stay exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		done(g, st)
 		g.Expect(instancesOf(st, "helper")).To(gomega.HaveLen(helpers), "sidecar helper was started again: %s", describeStatus(st))
@@ -249,7 +248,7 @@ func (e *podEnv) killInOrder(build func(attempt int) *v1.Pod, slow, first, later
 			}
 		})
 		grace := e.sidecarKillGrace()
-		ginkgo.By(fmt.Sprintf("calling KillPod with a grace period of %ds, reading GetPodStatus while it runs", grace))
+		e.step(fmt.Sprintf("calling KillPod with a grace period of %ds, reading GetPodStatus while it runs", grace))
 		running := e.runningPod(pod)
 		done := make(chan error, 1)
 		var killErr error
@@ -324,7 +323,7 @@ func (e *podEnv) killInOrder(build func(attempt int) *v1.Pod, slow, first, later
 }
 
 func podSidecarKillAfterApps(e *podEnv) {
-	ginkgo.By("running a pod with a sidecar that exits at once on SIGTERM and an app container whose shutdown takes a while")
+	e.step("running a pod with a sidecar that exits at once on SIGTERM and an app container whose shutdown takes a while")
 	e.killInOrder(func(attempt int) *v1.Pod {
 		pod := e.newPod(fmt.Sprintf("sidecar-kill%d", attempt), v1.RestartPolicyAlways, e.slowStop("app", e.st.t.ShortRun))
 		setInitContainers(pod, sidecar("helper", e.w().RunsUntilKilled()))
@@ -333,7 +332,7 @@ func podSidecarKillAfterApps(e *podEnv) {
 }
 
 func podSidecarKillReverse(e *podEnv) {
-	ginkgo.By("running a pod with two sidecars, the later one's shutdown taking a while")
+	e.step("running a pod with two sidecars, the later one's shutdown taking a while")
 	e.killInOrder(func(attempt int) *v1.Pod {
 		pod := e.newPod(fmt.Sprintf("sidecar-order%d", attempt), v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 		setInitContainers(pod, sidecar("first", e.w().RunsUntilKilled()), sidecar("second", e.slowStop("", e.st.t.ShortRun)))
@@ -342,7 +341,7 @@ func podSidecarKillReverse(e *podEnv) {
 }
 
 func podSidecarStatus(e *podEnv) {
-	ginkgo.By("running a pod with a sidecar and an app container")
+	e.step("running a pod with a sidecar and an app container")
 	pod := e.newPod("sidecar-status", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	setInitContainers(pod, sidecar("helper", e.w().RunsUntilKilled()))
 	st := e.syncUntil(pod, "sidecar helper and app container running", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {

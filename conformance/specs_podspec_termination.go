@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
@@ -97,7 +96,7 @@ func wantMessage(want string) string {
 }
 
 func podTerminationMessage(e *podEnv) {
-	ginkgo.By("syncing a pod whose containers write their termination message file, then exit 0 and 1")
+	e.step("syncing a pod whose containers write their termination message file, then exit 0 and 1")
 	e.checkTerminationMessages("termmsg", []terminationCase{
 		{e.writesMessage("done", "KRI-DONE", "", 0, v1.TerminationMessageReadFile), "KRI-DONE", "writes KRI-DONE to its file, exits 0"},
 		{e.writesMessage("failed", "KRI-FAILED", "", 1, v1.TerminationMessageReadFile), "KRI-FAILED", "writes KRI-FAILED to its file, exits 1"},
@@ -106,7 +105,7 @@ func podTerminationMessage(e *podEnv) {
 }
 
 func podTerminationMessageFallback(e *podEnv) {
-	ginkgo.By("syncing a pod whose containers have terminationMessagePolicy FallbackToLogsOnError")
+	e.step("syncing a pod whose containers have terminationMessagePolicy FallbackToLogsOnError")
 	e.checkTerminationMessages("termlog", []terminationCase{
 		{e.writesMessage("fails", "", "KRI-LOG-TAIL", 1, v1.TerminationMessageFallbackToLogsOnError), "KRI-LOG-TAIL", "prints KRI-LOG-TAIL, exits 1"},
 		{e.writesMessage("succeeds", "", "KRI-LOG-OK", 0, v1.TerminationMessageFallbackToLogsOnError), "", "prints KRI-LOG-OK, exits 0"},

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"github.com/onsi/ginkgo/v2"
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 )
@@ -26,8 +25,8 @@ func podStatusIdentity(e *podEnv) {
 				podRef(pod), pod.UID, when, st.ID, st.Name, st.Namespace)
 		}
 	}
-	ginkgo.By("asking GetPodStatus about a pod the provider never saw")
+	e.step("asking GetPodStatus about a pod the provider never saw")
 	check("before it was ever synced", e.status(pod))
-	ginkgo.By("syncing the pod until it runs and asking again")
+	e.step("syncing the pod until it runs and asking again")
 	check("while it runs", e.syncUntilRunning(pod))
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/distribution/reference"
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -193,7 +192,7 @@ func apiStatusOf(ss []v1.ContainerStatus, name string) *v1.ContainerStatus {
 
 func podRestartCount(e *podEnv) {
 	pod := e.newPod("restarts", v1.RestartPolicyAlways, named("app", e.w().ExitsWithCode(1)))
-	ginkgo.By("syncing a container that exits 1 until it has restarted twice, watching RestartCount")
+	e.step("syncing a container that exits 1 until it has restarted twice, watching RestartCount")
 	h := e.restarted(pod, "app", 3)
 	inst := h.instances()
 	if inst[0].RestartCount != 0 {
@@ -211,7 +210,7 @@ func podRestartCount(e *podEnv) {
 	if h.maxRestarts < 2 {
 		e.failf("container app restarted %d times but its newest instance reports RestartCount %d; %s", h.restarts(), h.maxRestarts, h)
 	}
-	ginkgo.By("refreshing the status the agent builds from GetPodStatus")
+	e.step("refreshing the status the agent builds from GetPodStatus")
 	ps, st := e.refreshSettled(pod, h)
 	newest := newestOf(st, "app")
 	cs := apiStatusOf(ps.ContainerStatuses, "app")
@@ -224,7 +223,7 @@ func podRestartCount(e *podEnv) {
 }
 
 func podRestartTimestamps(e *podEnv) {
-	ginkgo.By("syncing a container that exits 1 until it has restarted twice, then comparing the timestamps of its instances")
+	e.step("syncing a container that exits 1 until it has restarted twice, then comparing the timestamps of its instances")
 	pod := e.newPod("stamps", v1.RestartPolicyAlways, named("app", e.w().ExitsWithCode(1)))
 	h := e.restarted(pod, "app", 3)
 	inst := h.instances()
@@ -266,7 +265,7 @@ func podRestartTimestamps(e *podEnv) {
 }
 
 func podExitReason(e *podEnv) {
-	ginkgo.By("syncing a pod whose containers exit 0 and 3, then reading their reasons")
+	e.step("syncing a pod whose containers exit 0 and 3, then reading their reasons")
 	pod := e.newPod("reasons", v1.RestartPolicyNever, named("done", e.w().ExitsWithCode(0)), named("bad", e.w().ExitsWithCode(3)))
 	st := e.syncUntil(pod, "done and bad exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		for _, name := range []string{"done", "bad"} {
@@ -312,7 +311,7 @@ func sameImage(got, want string) bool {
 
 func podInstanceImages(e *podEnv) {
 	pod := e.newPod("images", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(0)))
-	ginkgo.By("running one container and letting the other exit, then reading their images")
+	e.step("running one container and letting the other exit, then reading their images")
 	st := e.runningAndExited(pod)
 	image := map[string]string{}
 	for _, c := range pod.Spec.Containers {
@@ -349,7 +348,7 @@ func readySandboxes(st *pkgcontainer.PodStatus) []string {
 func podSandboxes(e *podEnv) {
 	pod := e.newPod("sandbox", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
-	ginkgo.By("killing the running pod: the agent's pod worker waits for no running container and no ready sandbox")
+	e.step("killing the running pod: the agent's pod worker waits for no running container and no ready sandbox")
 	e.killAsAgent(pod)
 	if ready := readySandboxes(e.status(pod)); len(ready) > 0 {
 		e.failf("after KillPod of pod %s returned nil, GetPodStatus still reports ready sandboxes %v: the agent's pod worker (isPodStatusCacheTerminal) would never see the pod terminated", podRef(pod), ready)
@@ -359,7 +358,7 @@ func podSandboxes(e *podEnv) {
 func podRefreshAfterRestart(e *podEnv) {
 	const code = 3
 	pod := e.newPod("lastterm", v1.RestartPolicyAlways, named("app", e.w().ExitsWithCode(code)))
-	ginkgo.By(fmt.Sprintf("syncing a container that exits %d until it has restarted, then refreshing the status the agent builds", code))
+	e.step(fmt.Sprintf("syncing a container that exits %d until it has restarted, then refreshing the status the agent builds", code))
 	h := e.restarted(pod, "app", 2)
 	ps, st := e.refreshSettled(pod, h)
 	// A runtime's garbage collector may remove the previous run before the
@@ -370,7 +369,7 @@ func podRefreshAfterRestart(e *podEnv) {
 	// (convertToAPIContainerStatuses takes it from the runtime's second
 	// instance), so the spec waits for the next run, at most twice.
 	for retry := 0; retry < 2 && previousRunCollected(ps, st, h); retry++ {
-		ginkgo.By("the runtime no longer reports the previous run of app, and RefreshPodStatus reports no last termination; syncing until app restarts again")
+		e.step("the runtime no longer reports the previous run of app, and RefreshPodStatus reports no last termination; syncing until app restarts again")
 		e.restartedOnceMore(pod, h)
 		ps, st = e.refreshSettled(pod, h)
 	}
@@ -464,7 +463,7 @@ func (e *podEnv) runningAndExited(pod *v1.Pod) *pkgcontainer.PodStatus {
 }
 
 func podActiveStatuses(e *podEnv) {
-	ginkgo.By("running a pod with one running and one exited container, then reading ActiveContainerStatuses")
+	e.step("running a pod with one running and one exited container, then reading ActiveContainerStatuses")
 	pod := e.newPod("active", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(0)))
 	st := e.runningAndExited(pod)
 	if len(st.ActiveContainerStatuses) == 0 {
@@ -496,11 +495,11 @@ func podActiveStatuses(e *podEnv) {
 }
 
 func podGetPodsStates(e *podEnv) {
-	ginkgo.By("running a pod with one running and one exited container, then comparing GetPods(true) with GetPodStatus")
+	e.step("running a pod with one running and one exited container, then comparing GetPods(true) with GetPodStatus")
 	pod := e.newPod("pleg", v1.RestartPolicyNever, named("run", e.w().RunsUntilKilled()), named("done", e.w().ExitsWithCode(3)))
 	st := e.runningAndExited(pod)
 	e.expectListedAsReported(pod, st, st.ContainerStatuses)
-	ginkgo.By("restarting a container twice, then comparing again: the replaced instances GetPodStatus reports too")
+	e.step("restarting a container twice, then comparing again: the replaced instances GetPodStatus reports too")
 	restarting := e.newPod("pleg-restarts", v1.RestartPolicyAlways, named("app", e.w().ExitsWithCode(3)))
 	e.restarted(restarting, "app", 3)
 	// Only the replaced instances: the newest one changes state between
