@@ -70,8 +70,10 @@ func TestHelper(t *testing.T) {
 	case mode == helperDescribe:
 		// The registration form: specs registered before RunSpecs, which
 		// the test calls itself; then Run, which must refuse.
-		conformance.DescribePodProvider(fakeConfig(nil, nil))
-		conformance.DescribeNodeProvider(fakeConfig(nil, nil))
+		cfg := fakeConfig(nil, nil)
+		cfg.VirtualTime = false // needs Run's *testing.T
+		conformance.DescribePodProvider(cfg)
+		conformance.DescribeNodeProvider(cfg)
 		gomega.RegisterFailHandler(ginkgo.Fail)
 		ginkgo.RunSpecs(t, "describe")
 		conformance.Run(t, fakeConfig(nil, nil))

@@ -35,6 +35,10 @@ func TestConformance(t *testing.T) {
 		},
 		Capabilities: suiteCapabilities,
 		Timeouts:     suiteTimeouts,
+		// The fake clientset, its informers and the simulated kubelet
+		// run on Go's time and do no I/O: each spec runs in a synctest
+		// bubble, its grace periods and back-off on virtual time.
+		VirtualTime: true,
 	})
 }
 

@@ -45,6 +45,10 @@ func TestConformance(t *testing.T) {
 		// The Service reacts at once; only the grace periods (1s) and
 		// the back-off take time. The state timeout leaves room for a
 		// loaded machine.
+		// The Service's only clock is Go's time and it does no I/O: each
+		// spec runs in a synctest bubble, its grace periods and back-off
+		// on virtual time.
+		VirtualTime: true,
 		Timeouts: conformance.Timeouts{
 			Call:        10 * time.Second,
 			State:       15 * time.Second,

@@ -29,6 +29,9 @@ func TestConformance(t *testing.T) {
 			// Not CapResize: the in-memory provider applies no
 			// resources it could change.
 		},
+		// An in-memory provider has no clock but Go's and does no I/O:
+		// each spec runs in a synctest bubble, on virtual time.
+		VirtualTime: true,
 		// An in-memory provider answers at once: short waits keep the
 		// test fast.
 		Timeouts: conformance.Timeouts{
