@@ -36,6 +36,9 @@ type base struct {
 	// failHandler fails the spec (or, for an expected failure or the
 	// warning of a SHOULD spec, records the failure and aborts the body).
 	failHandler func(message string, callerSkip ...int)
+	// failSpec is failHandler without the check that the spec's bubble
+	// was abandoned: the watchdog's failure (virtual_time.go).
+	failSpec func(message string, skip int)
 	// cleanups run in reverse order when the body ends, inside the bubble
 	// under Config.VirtualTime (see deferCleanup).
 	cleanups []func()
@@ -107,6 +110,13 @@ func runSpec(reg *registration, s *specDef) {
 	var failures []recorded
 	inBody := false // the fail handler may abort the body only
 	b := &base{st: st, spec: s}
+	b.failSpec = func(message string, skip int) {
+		if tolerate && inBody {
+			failures = append(failures, recorded{message: message, location: types.NewCodeLocation(skip + 1)})
+			panic(xfailAbort{})
+		}
+		ginkgo.Fail(message, skip+1)
+	}
 	b.failHandler = func(message string, callerSkip ...int) {
 		skip := 0
 		if len(callerSkip) > 0 {
@@ -115,11 +125,7 @@ func runSpec(reg *registration, s *specDef) {
 		if b.vt != nil && b.vt.abandoned.Load() {
 			panic(bubbleAbandoned{}) // Ginkgo has moved on
 		}
-		if tolerate && inBody {
-			failures = append(failures, recorded{message: message, location: types.NewCodeLocation(skip + 1)})
-			panic(xfailAbort{})
-		}
-		ginkgo.Fail(message, skip+1)
+		b.failSpec(message, skip+1)
 	}
 	b.g = gomega.NewGomega(b.failHandler)
 

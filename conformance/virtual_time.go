@@ -120,8 +120,9 @@ func (b *base) runVirtual(t *testing.T, fn func()) {
 				continue
 			}
 			if stood := time.Since(since); stood >= b.stuckAfter() {
+				msg := stuckMessage(bb, stood)
 				bb.abandoned.Store(true)
-				b.failHandler(stuckMessage(bb, stood), 0)
+				b.failSpec(msg, 0)
 				return
 			}
 		}

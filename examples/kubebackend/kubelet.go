@@ -271,7 +271,7 @@ func (k *Kubelet) step(ctx context.Context) (next time.Time, ok bool) {
 		if w.status != nil || w.remove {
 			todo = append(todo, w)
 		}
-		if t, due := p.nextChange(); due && (!ok || t.Before(next)) {
+		if t, due := p.nextChange(now); due && (!ok || t.Before(next)) {
 			next, ok = t, true
 		}
 		if t := p.retryAt; !t.IsZero() && (!ok || t.Before(next)) {

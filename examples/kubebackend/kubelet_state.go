@@ -216,14 +216,17 @@ func (p *simPod) due() (c *simContainer, at time.Time, kind eventKind) {
 	return c, at, kind
 }
 
-// nextChange returns when the pod's status changes next on its own: its
-// earliest event, or a Waiting reason turning into ImagePullBackOff.
-func (p *simPod) nextChange() (time.Time, bool) {
+// nextChange returns when the pod's status changes next on its own, after
+// now: its earliest event, or a Waiting reason turning into
+// ImagePullBackOff (once that has happened it is no longer a change to
+// come: the kubelet's loop would otherwise wake at once, again and again,
+// until the next pull).
+func (p *simPod) nextChange(now time.Time) (time.Time, bool) {
 	c, at, _ := p.due()
 	ok := c != nil
 	for _, cc := range p.containers() {
 		if w := cc.waiting; w != nil && w.pull {
-			if t := w.backOffShownAt(); !ok || t.Before(at) {
+			if t := w.backOffShownAt(); t.After(now) && (!ok || t.Before(at)) {
 				at, ok = t, true
 			}
 		}

@@ -108,6 +108,7 @@ func TestKusciaFaithfulChild(t *testing.T) {
 		},
 		Capabilities: suiteCapabilities,
 		Timeouts:     suiteTimeouts,
+		VirtualTime:  true, // as TestConformance
 	})
 }
 
