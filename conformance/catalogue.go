@@ -56,6 +56,11 @@ type specDef struct {
 	note      string
 	// noStart: the pod provider is not started before the body runs.
 	noStart bool
+	// alone: the spec calls CleanupPods, which stops every pod of the
+	// provider's node that it is not handed, other specs' pods too when
+	// they share a runtime or a backend: under Config.Parallel it runs
+	// alone (Ginkgo's Serial), after the parallel specs.
+	alone bool
 	pod     func(*podEnv)
 	node    func(*nodeEnv)
 }

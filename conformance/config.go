@@ -189,9 +189,17 @@ type Config struct {
 	// skipped under it.
 	VirtualTime bool
 
-	// Parallel allows the specs to run in parallel processes under
-	// 'ginkgo -p'. It needs a factory that returns independent providers
-	// in every process. false (the default) marks every spec Serial.
+	// Parallel lets the specs run in parallel processes under the Ginkgo
+	// CLI of the module: 'go run github.com/onsi/ginkgo/v2/ginkgo
+	// --procs=N <package, or its test binary from go test -c> -- <test
+	// flags>' (README, "Parallel specs"). Every process calls Run and
+	// builds its own providers; they may share one runtime or backend (a
+	// containerd, an API server): every pod of the suite has a name and
+	// UID of its own, and the specs that call CleanupPods, which stops the
+	// pods it is not handed, run alone after the others (Ginkgo's Serial),
+	// as do the benchmarks. Process 1 writes the summary and the verdict
+	// of the whole run. false (the default) marks every spec Serial, so
+	// that 'ginkgo -p' runs them one at a time.
 	Parallel bool
 
 	// ConcurrentPods is the number of pods the concurrency spec drives at

@@ -325,6 +325,11 @@ func (e *podEnv) deletePod(pod *v1.Pod) error {
 }
 
 func (e *podEnv) cleanupPods(pods []*v1.Pod, running []*pkgcontainer.Pod, possibly map[types.UID]sets.Empty) error {
+	if !e.spec.alone {
+		// A spec of the suite that calls CleanupPods must run alone under
+		// Config.Parallel, or it stops the pods of the specs beside it.
+		e.failf("internal error of the suite: %s calls CleanupPods but is not marked alone", e.spec.id)
+	}
 	var err error
 	e.do("CleanupPods", func(ctx context.Context) { err = e.p.CleanupPods(ctx, pods, running, possibly) })
 	return err

@@ -175,7 +175,7 @@ func register(reg *registration) bool {
 					continue
 				}
 				args := []any{ginkgo.Label(s.labels()...)}
-				if !reg.cfg.Parallel {
+				if !reg.cfg.Parallel || s.alone || s.benchmark {
 					args = append(args, ginkgo.Serial)
 				}
 				args = append(args, func() { runSpec(reg, s) })
