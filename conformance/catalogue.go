@@ -61,8 +61,8 @@ type specDef struct {
 	// they share a runtime or a backend: under Config.Parallel it runs
 	// alone (Ginkgo's Serial), after the parallel specs.
 	alone bool
-	pod     func(*podEnv)
-	node    func(*nodeEnv)
+	pod   func(*podEnv)
+	node  func(*nodeEnv)
 }
 
 const (
