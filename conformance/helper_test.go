@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,8 +150,10 @@ func runHelper(t *testing.T, mode string, timeout time.Duration, flags ...string
 		"-ginkgo.json-report=" + reportFile,
 		"-kri.summary=" + summaryFile,
 	}, flags...)
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = append(os.Environ(), helperEnv+"="+mode)
+	cmd := exec.CommandContext(ctx, helperBinary(t), args...)
+	// A -race binary sleeps a second before it exits (GORACE
+	// atexit_sleep_ms, default 1000): a second per run, times ~150 runs.
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	cmd.Dir = dir
 	cmd.WaitDelay = 5 * time.Second
 	var out bytes.Buffer
@@ -174,15 +177,79 @@ func runHelper(t *testing.T, mode string, timeout time.Duration, flags ...string
 	return run
 }
 
+// helperBin is the test binary the helper processes run.
+var helperBin struct {
+	once sync.Once
+	dir  string // removed by TestMain
+	path string
+	err  error
+}
+
+// helperBinary returns the test binary for helper processes: this one, or,
+// when it was built with -race, the package's test binary built once
+// without it. The ~170 suite runs of the mutants, the benign variants and
+// the gate combinations judge the suite's verdicts, not data races, and a
+// -race binary takes three times the CPU for each (the package's time
+// under -race was CPU-bound); the suite itself runs under -race in
+// TestFakeIsConformant and TestParallelProcesses, and so does every
+// package it uses in its own tests.
+func helperBinary(t *testing.T) string {
+	t.Helper()
+	if !raceEnabled {
+		return os.Args[0]
+	}
+	helperBin.once.Do(func() {
+		helperBin.dir, helperBin.err = os.MkdirTemp("", "kri-conformance-helper-")
+		if helperBin.err != nil {
+			return
+		}
+		bin := filepath.Join(helperBin.dir, "conformance.test")
+		out, err := exec.Command("go", "test", "-c", "-o", bin, ".").CombinedOutput()
+		if err != nil {
+			helperBin.err = fmt.Errorf("go test -c without -race: %v\n%s", err, out)
+			return
+		}
+		helperBin.path = bin
+	})
+	if helperBin.err != nil {
+		t.Fatalf("building the helper binary: %v", helperBin.err)
+	}
+	return helperBin.path
+}
+
+// removeHelperBinary removes what helperBinary built.
+func removeHelperBinary() {
+	if helperBin.dir != "" {
+		os.RemoveAll(helperBin.dir)
+	}
+}
+
 // passedState is the Ginkgo state of a passed spec.
 const passedState = types.SpecStatePassed
 
-// helperSlots bounds the helper processes running at once, across the tests
-// that run the suite many times. The children mostly wait on timers (the
-// probe specs alone wait about 19 s per run, for a second or two of CPU
-// under -race): run many per CPU. With 8 at a time on two cores the
-// package took over 10 minutes under -race using a quarter of the CPU.
-var helperSlots = make(chan struct{}, min(24, 12*runtime.NumCPU()))
+// The slots bound the helper processes running at once, across the tests
+// that run the suite many times. The suite runs against the fake in virtual
+// time (Config.VirtualTime): a run is CPU work, a second or two under
+// -race, so a few per CPU keep both busy without thrashing (24 at a time
+// took longer). The runs against hostprocess's real processes wait on the
+// real clock (40s each, 30s of them probe periods, for about a second of
+// CPU): all 36 of them run at once, in one wave.
+var (
+	helperSlots   = make(chan struct{}, 2*runtime.NumCPU())
+	realTimeSlots = make(chan struct{}, min(48, 24*runtime.NumCPU()))
+)
+
+// slotsFor returns the slots of a helper run: the host ones run real
+// processes on the real clock.
+func slotsFor(mode string) chan struct{} {
+	if strings.HasPrefix(mode, helperHostBenign) {
+		return realTimeSlots
+	}
+	if m := mutantNamed(strings.TrimPrefix(mode, helperMutant)); strings.HasPrefix(mode, helperMutant) && m != nil && m.host != nil {
+		return realTimeSlots
+	}
+	return helperSlots
+}
 
 // runHelpers runs one helper process per mode, as many at once as
 // helperSlots allows, the highest rank first (rank nil: in order). The
@@ -201,15 +268,16 @@ func runHelpers(t *testing.T, modes []string, rank []int) []*helperRun {
 	start := time.Now()
 	for _, i := range order {
 		wg.Go(func() {
-			helperSlots <- struct{}{}
-			defer func() { <-helperSlots }()
+			slots := slotsFor(modes[i])
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			began := time.Now()
 			runs[i] = runHelper(t, modes[i], 3*time.Minute)
 			runs[i].took = time.Since(began)
 		})
 	}
 	wg.Wait()
-	t.Logf("%d suite runs in %s (%d at a time)", len(modes), time.Since(start).Round(100*time.Millisecond), cap(helperSlots))
+	t.Logf("%d suite runs in %s (%d at a time in virtual time, %d on the real clock)", len(modes), time.Since(start).Round(100*time.Millisecond), cap(helperSlots), cap(realTimeSlots))
 	return runs
 }
 

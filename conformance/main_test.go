@@ -15,9 +15,18 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) != "" {
 		os.Exit(m.Run())
 	}
-	goleak.VerifyTestMain(m,
+	goleak.VerifyTestMain(removingHelperBinary{m},
 		// RunSpecs never stops the interrupt handler it starts.
 		goleak.IgnoreTopFunction("github.com/onsi/ginkgo/v2/internal/interrupt_handler.(*InterruptHandler).registerForInterrupts.func1"),
 		goleak.IgnoreTopFunction("github.com/onsi/ginkgo/v2/internal/interrupt_handler.(*InterruptHandler).registerForInterrupts.func2"),
 	)
+}
+
+// removingHelperBinary runs the tests, then removes the helper binary they
+// built (helperBinary).
+type removingHelperBinary struct{ m *testing.M }
+
+func (r removingHelperBinary) Run() int {
+	defer removeHelperBinary()
+	return r.m.Run()
 }

@@ -41,6 +41,12 @@ var ErrImageNeverPull = errors.New("ErrImageNeverPull")
 // ImageMissing reports whether image names an image in MissingImageDomain,
 // which no pull finds.
 func ImageMissing(image string) bool {
+	if !strings.HasPrefix(image, MissingImageDomain) {
+		// A reference's domain is its first component as written: an
+		// image that does not start with it is in another domain (this
+		// saves the parse, a regular expression, on every start).
+		return false
+	}
 	named, err := reference.ParseNormalizedNamed(image)
 	if err != nil {
 		return strings.HasPrefix(image, MissingImageDomain+"/")
