@@ -61,10 +61,16 @@ else
 	if [ ${#decl[@]} -ne 1 ]; then
 		failed+=("the suite against the API server: want one _test.go file under $kubebackend declaring TestConformanceAPIServer, found ${#decl[@]} (${decl[*]-})")
 	else
-		api_test "the suite against the API server" "$(dirname "${decl[0]}")" TestConformanceAPIServer "$api_out/test.log" \
-			-ginkgo.no-color -ginkgo.junit-report="$api_out/junit.xml" -kri.summary="$api_out/summary.txt" \
-			${E2E_APISERVER_ARGS:-}
-		api_suite_s=$api_test_s
+		suite_dir=$(dirname "${decl[0]}")
+		if ! (cd "$suite_dir" && "$GO" test -c -o "$API_DIR/suite.test" .) || ! cli=$(ginkgo_cli "$API_DIR"); then
+			failed+=("the suite against the API server: the test binary or the Ginkgo CLI did not build")
+		else
+			t=$(now)
+			KRI_E2E_KUBECONFIG="$API_KUBECONFIG" run_suite "$cli" "$API_DIR/suite.test" "$api_out/test.log" \
+				"$api_out/summary.txt" "$api_out/junit.xml" -test.run '^TestConformanceAPIServer$' ${E2E_APISERVER_ARGS:-} ||
+				failed+=("the suite against the API server (full log: $api_out/test.log)")
+			api_suite_s=$(elapsed "$t")
+		fi
 		[ ! -f "$api_out/summary.txt" ] || cat "$api_out/summary.txt" >&2
 	fi
 fi

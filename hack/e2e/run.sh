@@ -81,15 +81,12 @@ if [[ $parts == *" containerd "* ]]; then
 	# The test binary is built before the clock starts: a cold build of the
 	# kubelet's packages is not the suite's time.
 	(cd "$repo/examples/kubeletruntime" && "$GO" test -c -o "$E2E_DIR/e2e.test" ./e2e/)
+	cli=$(ginkgo_cli "$E2E_DIR")
 	t=$(now)
 	status=0
-	(cd "$repo/examples/kubeletruntime/e2e" && KRI_E2E_CRI_ENDPOINT="unix://$E2E_SOCK" "$E2E_DIR/e2e.test" \
-		-test.run '^TestConformanceContainerd$' -test.count=1 -test.v \
-		-test.timeout "${E2E_TEST_TIMEOUT:-30m}" -ginkgo.no-color \
-		-ginkgo.junit-report="$out/junit.xml" -kri.summary="$out/summary.txt" \
-		${E2E_ARGS:-}) >"$out/test.log" 2>&1 || status=$?
+	KRI_E2E_CRI_ENDPOINT="unix://$E2E_SOCK" run_suite "$cli" "$E2E_DIR/e2e.test" \
+		"$out/test.log" "$out/summary.txt" "$out/junit.xml" ${E2E_ARGS:-} || status=$?
 	suite_s=$(elapsed "$t")
-	grep -E '^(--- |PASS|FAIL|ok )' "$out/test.log" >&2 || true
 	if [ -f "$out/summary.txt" ]; then
 		cat "$out/summary.txt" >&2
 	fi

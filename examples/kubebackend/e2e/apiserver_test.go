@@ -56,6 +56,10 @@ func TestConformanceAPIServer(t *testing.T) {
 		t.Fatalf("preparing namespace %s on %s: %v", Namespace, cfg.Host, err)
 	}
 	conformance.Run(t, conformance.Config{
+		// make e2e runs the suite in parallel processes (the Ginkgo CLI,
+		// --procs): each spec's provider is an agent and a node of its
+		// own in the shared namespace, and CleanupPods does nothing.
+		Parallel: true,
 		NewPodProvider: func(ctx context.Context) (kri.PodProvider, error) {
 			id := randomID()
 			return kubebackend.NewBackend(ctx, client, kubebackend.Options{

@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/ginkgo/v2"
 	v1 "k8s.io/api/core/v1"
 	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	kubelettypes "k8s.io/kubelet/pkg/types"
 
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/examples/kubeletruntime"
@@ -20,7 +23,7 @@ import (
 // ("unix:///tmp/kri-e2e/containerd.sock"). The runtime must have the
 // images of the suite's default workloads (busybox:1.36) and its sandbox
 // image, and must be the test's alone: each spec starts by removing every
-// pod sandbox it has.
+// pod sandbox of its process's namespace (see processNamespace).
 const EndpointEnv = "KRI_E2E_CRI_ENDPOINT"
 
 // criTimeout bounds each CRI call: a real runtime creates and stops
@@ -38,10 +41,16 @@ func TestConformanceContainerd(t *testing.T) {
 	if endpoint == "" {
 		t.Skipf("%s is not set: this test needs a real CRI runtime at that endpoint ('make e2e' starts one); it is not part of 'make test'", EndpointEnv)
 	}
+	namespace := processNamespace()
 	conformance.Run(t, conformance.Config{
 		NewPodProvider: func(ctx context.Context) (kri.PodProvider, error) {
-			return newProvider(ctx, t, endpoint)
+			return newProvider(ctx, t, endpoint, namespace)
 		},
+		// make e2e runs the suite in parallel processes (the Ginkgo CLI,
+		// --procs): they share the runtime, each in a namespace of its
+		// own.
+		Parallel:  true,
+		Namespace: namespace,
 		Capabilities: []conformance.Capability{
 			conformance.CapInitContainers,
 			conformance.CapRestartPolicies,
@@ -70,11 +79,19 @@ func TestConformanceContainerd(t *testing.T) {
 	})
 }
 
+// processNamespace is the namespace of the suite's pods in this Ginkgo
+// process: the parallel processes share the runtime, and each resets only
+// its own pods.
+func processNamespace() string {
+	return fmt.Sprintf("kri-conformance-p%d", ginkgo.GinkgoParallelProcess())
+}
+
 // newProvider connects to the runtime, removes every pod sandbox a former
-// spec left in it (each spec gets a node of its own, as over the
-// simulator), and builds the provider over it. The connections are closed
+// spec of this process left in it (each spec gets a node of its own, as
+// over the simulator, shared only with the specs of the other processes),
+// and builds the provider over it. The connections are closed
 // once ctx, the spec's, is done.
-func newProvider(ctx context.Context, t *testing.T, endpoint string) (*kubeletruntime.Provider, error) {
+func newProvider(ctx context.Context, t *testing.T, endpoint, namespace string) (*kubeletruntime.Provider, error) {
 	rs, is, err := kubeletruntime.DialCRI(ctx, endpoint, criTimeout)
 	if err != nil {
 		return nil, err
@@ -84,7 +101,7 @@ func newProvider(ctx context.Context, t *testing.T, endpoint string) (*kubeletru
 		_ = rs.Close(context.Background())
 		_ = is.Close(context.Background())
 	}
-	if err := resetNode(ctx, rs); err != nil {
+	if err := resetNamespace(ctx, rs, namespace); err != nil {
 		closeAll()
 		return nil, err
 	}
@@ -106,10 +123,13 @@ func newProvider(ctx context.Context, t *testing.T, endpoint string) (*kubeletru
 	return p, nil
 }
 
-// resetNode stops and removes every pod sandbox of the runtime, and with
-// them their containers (CRI RemovePodSandbox forcibly removes them).
-func resetNode(ctx context.Context, rs internalapi.RuntimeService) error {
-	sandboxes, err := rs.ListPodSandbox(ctx, nil)
+// resetNamespace stops and removes every pod sandbox of the runtime in
+// namespace (the kubelet's pod namespace label), and with them their
+// containers (CRI RemovePodSandbox forcibly removes them).
+func resetNamespace(ctx context.Context, rs internalapi.RuntimeService, namespace string) error {
+	sandboxes, err := rs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{
+		LabelSelector: map[string]string{kubelettypes.KubernetesPodNamespaceLabel: namespace},
+	})
 	if err != nil {
 		return fmt.Errorf("resetting the node: ListPodSandbox: %w", err)
 	}
