@@ -119,17 +119,10 @@ func sameResourceList(x, y v1.ResourceList) bool {
 	return true
 }
 
-// sameQuantity reports whether reflect.DeepEqual(x, y).
+// sameQuantity reports whether reflect.DeepEqual(x, y). Only the slow path
+// (a changed quantity, or one held in an *inf.Dec) allocates.
 func sameQuantity(x, y resource.Quantity) bool {
-	return x == y || quantityDeepEqual(x, y)
-}
-
-// quantityDeepEqual is sameQuantity's slow path, kept out of line so that
-// the fast path moves no quantity to the heap.
-//
-//go:noinline
-func quantityDeepEqual(x, y resource.Quantity) bool {
-	return reflect.DeepEqual(x, y)
+	return x == y || reflect.DeepEqual(x, y)
 }
 
 func sameRestartRule(x, y *v1.ContainerRestartRule) bool {

@@ -187,6 +187,10 @@ func TestSameContainerIsDeepEqual(t *testing.T) {
 	if !sameContainer(&v1.Container{}, &v1.Container{}) {
 		t.Fatal("two zero containers differ")
 	}
+	cp := base.DeepCopy()
+	if n := testing.AllocsPerRun(100, func() { sameContainer(&base, cp) }); n != 0 {
+		t.Errorf("comparing a populated container with its DeepCopy allocates %v times", n)
+	}
 	ms := mutations(reflect.ValueOf(&base).Elem(), "Container", nil)
 	for _, m := range ms {
 		x := base.DeepCopy()
