@@ -63,13 +63,27 @@
 // cleaned up: a provider that holds resources beyond Stop releases them then
 // (for example with context.AfterFunc).
 //
-// # Parallel specs
+// # Virtual time and parallel specs
 //
-// With Config.Parallel the specs may run in parallel processes under
-// 'ginkgo -p': each process builds its own providers and the summary is
-// written once, by the first process, from the merged report; that process
-// fails when the gate does (see below). Without it every spec is Serial.
-// Within a process the suite is safe for the race detector.
+// With Config.VirtualTime each spec (the provider's construction, Start,
+// every call and wait, the cleanup and Stop) runs in a testing/synctest
+// bubble of its own, whose clock jumps ahead whenever every goroutine of
+// the spec waits: for providers whose only clock is Go's time and that do
+// no real I/O (the fake, a simulated backend, a fake clientset), the suite's
+// waits then cost no real time. Ginkgo stays outside the bubbles; the
+// spec's steps and report entries are recorded outside them, with real
+// timestamps, and its failure is carried back to Ginkgo. A provider that
+// leaves goroutines blocked after the spec, or blocks a call on something
+// synctest cannot see (a mutex held for good, real I/O), fails the spec
+// with a message naming it (see Config.VirtualTime). It needs Run.
+//
+// With Config.Parallel the specs may run in parallel processes under the
+// Ginkgo CLI ('ginkgo --procs=N'): each process builds its own providers,
+// which may share a runtime or a backend; the specs that call CleanupPods
+// and the benchmarks run alone (Ginkgo's Serial); the summary is written
+// once, by the first process, from the merged report; that process fails
+// when the gate does (see below). Without it every spec is Serial. Within
+// a process the suite is safe for the race detector.
 //
 // # Specs, labels and capabilities
 //
