@@ -40,6 +40,24 @@ func ExampleRun() {
 	_ = TestConformance
 }
 
+// A provider that only simulates its backend (its only clock is Go's time,
+// it does no real I/O) runs the suite in virtual time: each spec in a
+// testing/synctest bubble, its grace periods, probe periods and back-off
+// costing no real time. A provider over a real runtime leaves it false and
+// may set Parallel instead, for the Ginkgo CLI's --procs.
+func ExampleConfig_virtualTime() {
+	TestConformance := func(t *testing.T) {
+		conformance.Run(t, conformance.Config{
+			NewPodProvider: func(ctx context.Context) (kri.PodProvider, error) {
+				return fake.NewPodProvider(), nil // your simulated provider here
+			},
+			Capabilities: []conformance.Capability{conformance.CapRestartPolicies, conformance.CapGracePeriod},
+			VirtualTime:  true,
+		})
+	}
+	_ = TestConformance
+}
+
 // A test package that already has a Ginkgo suite registers the specs at
 // package level and calls RunSpecs itself. The benchmarks run only with
 // -ginkgo.label-filter=benchmark.
