@@ -54,8 +54,15 @@ type bubble struct {
 	// abandoned: the watchdog gave up on the bubble; whatever it still does
 	// must not reach Ginkgo, which has moved on to other specs.
 	abandoned atomic.Bool
-	// id is the synctest bubble's number in goroutine tracebacks.
-	id string
+	// id is the synctest bubble's number in goroutine tracebacks, set by
+	// the bubble as it starts, read by the watchdog at any time.
+	id atomic.Value // string
+}
+
+// bubbleID returns the bubble's number ("" before it is known).
+func (bb *bubble) bubbleID() string {
+	id, _ := bb.id.Load().(string)
+	return id
 }
 
 // bubbleAbandoned ends the body of a bubble the watchdog gave up on.
@@ -86,7 +93,7 @@ func (b *base) runVirtual(t *testing.T, fn func()) {
 		}()
 		synctest.Test(t, func(*testing.T) {
 			own := make([]byte, 256)
-			bb.id = bubbleOf(own[:runtime.Stack(own, false)])
+			bb.id.Store(bubbleOf(own[:runtime.Stack(own, false)]))
 			defer func() {
 				o.carried = recover()
 				b.settle()
@@ -108,7 +115,7 @@ func (b *base) runVirtual(t *testing.T, fn func()) {
 		case o := <-done:
 			b.vt = nil // the bubble is over: what follows runs here
 			if o.deadlock != nil {
-				b.leftover(o.deadlock, bb.id, o.carried != nil)
+				b.leftover(o.deadlock, bb.bubbleID(), o.carried != nil)
 			}
 			if o.carried != nil {
 				panic(o.carried)
@@ -135,7 +142,7 @@ func (b *base) runVirtual(t *testing.T, fn func()) {
 // time they would end unseen after the spec. It runs in the bubble.
 func (b *base) settle() {
 	deadline := time.Now().Add(b.st.t.Call)
-	for wait := b.st.t.Poll; len(providerGoroutines(b.vt.id)) > 0 && time.Now().Before(deadline); wait *= 2 {
+	for wait := b.st.t.Poll; len(providerGoroutines(b.vt.bubbleID())) > 0 && time.Now().Before(deadline); wait *= 2 {
 		time.Sleep(min(wait, time.Until(deadline)))
 	}
 }
@@ -227,7 +234,7 @@ func stuckMessage(bb *bubble, stood time.Duration) string {
 		"(synctest moves the clock when every goroutine waits on one of them); it blocks on something else "+
 		"(a mutex held for good, real I/O, a busy loop). The spec was abandoned, its goroutines left behind; "+
 		"a provider that does real I/O needs the real clock (VirtualTime false).\n\n"+
-		"Goroutines of the spec:\n%s", what, stood.Round(time.Second), bubbleStacks(bb.id))
+		"Goroutines of the spec:\n%s", what, stood.Round(time.Second), bubbleStacks(bb.bubbleID()))
 }
 
 var bubbleHeader = regexp.MustCompile(`synctest bubble (\d+)`)
