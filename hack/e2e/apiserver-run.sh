@@ -66,7 +66,7 @@ else
 			failed+=("the suite against the API server: the test binary or the Ginkgo CLI did not build")
 		else
 			t=$(now)
-			KRI_E2E_KUBECONFIG="$API_KUBECONFIG" run_suite "$cli" "$API_DIR/suite.test" "$api_out/test.log" \
+			KRI_E2E_KUBECONFIG="$API_KUBECONFIG" run_suite "$E2E_APISERVER_PROCS" "$cli" "$API_DIR/suite.test" "$api_out/test.log" \
 				"$api_out/summary.txt" "$api_out/junit.xml" -test.run '^TestConformanceAPIServer$' ${E2E_APISERVER_ARGS:-} ||
 				failed+=("the suite against the API server (full log: $api_out/test.log)")
 			api_suite_s=$(elapsed "$t")

@@ -84,7 +84,7 @@ if [[ $parts == *" containerd "* ]]; then
 	cli=$(ginkgo_cli "$E2E_DIR")
 	t=$(now)
 	status=0
-	KRI_E2E_CRI_ENDPOINT="unix://$E2E_SOCK" run_suite "$cli" "$E2E_DIR/e2e.test" \
+	KRI_E2E_CRI_ENDPOINT="unix://$E2E_SOCK" run_suite "$E2E_PROCS" "$cli" "$E2E_DIR/e2e.test" \
 		"$out/test.log" "$out/summary.txt" "$out/junit.xml" ${E2E_ARGS:-} || status=$?
 	suite_s=$(elapsed "$t")
 	if [ -f "$out/summary.txt" ]; then
