@@ -41,7 +41,7 @@
 // pkgcontainer.ConvertPodStatusToRunningPod, then the agent's check that
 // GetPodStatus reports nothing running, retried while it does; an orphan is
 // killed with the running pod GetPods(false) lists; DeletePod and CleanupPods
-// follow. At the end of the spec (DeferCleanup) the suite kills and deletes
+// follow. At the end of the spec, passed or failed, the suite kills and deletes
 // the pods it created, calls Stop and cancels the contexts it handed out.
 //
 // A MUST spec fails only when what the agent would publish (phase, container
