@@ -198,23 +198,28 @@ func helperBinary(t *testing.T) string {
 	if !raceEnabled {
 		return os.Args[0]
 	}
-	helperBin.once.Do(func() {
-		helperBin.dir, helperBin.err = os.MkdirTemp("", "kri-conformance-helper-")
-		if helperBin.err != nil {
-			return
-		}
-		bin := filepath.Join(helperBin.dir, "conformance.test")
-		out, err := exec.Command("go", "test", "-c", "-o", bin, ".").CombinedOutput()
-		if err != nil {
-			helperBin.err = fmt.Errorf("go test -c without -race: %v\n%s", err, out)
-			return
-		}
-		helperBin.path = bin
-	})
+	helperBin.once.Do(buildHelperBinary)
 	if helperBin.err != nil {
 		t.Fatalf("building the helper binary: %v", helperBin.err)
 	}
 	return helperBin.path
+}
+
+// buildHelperBinary builds the package's test binary without -race, once
+// (TestMain starts it at once, so that it overlaps the tests that run
+// first).
+func buildHelperBinary() {
+	helperBin.dir, helperBin.err = os.MkdirTemp("", "kri-conformance-helper-")
+	if helperBin.err != nil {
+		return
+	}
+	bin := filepath.Join(helperBin.dir, "conformance.test")
+	out, err := exec.Command("go", "test", "-c", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		helperBin.err = fmt.Errorf("go test -c without -race: %v\n%s", err, out)
+		return
+	}
+	helperBin.path = bin
 }
 
 // removeHelperBinary removes what helperBinary built.

@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"flag"
 	"os"
 	"testing"
 
@@ -28,5 +29,14 @@ type removingHelperBinary struct{ m *testing.M }
 
 func (r removingHelperBinary) Run() int {
 	defer removeHelperBinary()
+	flag.Parse() // for testing.Short
+	if raceEnabled && !testing.Short() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			helperBin.once.Do(buildHelperBinary)
+		}()
+		defer func() { <-done }()
+	}
 	return r.m.Run()
 }
