@@ -37,7 +37,10 @@ test:
 ## kube-apiserver and etcd from their Go modules (hack/e2e/apiserver),
 ## starts both on loopback, runs the API server smoke test and the suite
 ## against examples/kubebackend with KRI_E2E_KUBECONFIG set, and tears them
-## down. Writes the summaries, JUnit reports, logs and timings to
+## down. Both suites run in parallel processes under the Ginkgo CLI of the
+## module (KRI_E2E_PROCS, default 3, over containerd;
+## KRI_E2E_APISERVER_PROCS, default 4, against the API server). Writes the
+## summaries, JUnit reports, logs and timings to
 ## $(OUTPUT)/e2e. KRI_E2E_PARTS=apiserver runs only the API server part
 ## (needs no root).
 e2e:
