@@ -125,26 +125,38 @@ func newProvider(ctx context.Context, t *testing.T, endpoint, namespace string) 
 
 // resetNamespace stops and removes every pod sandbox of the runtime in
 // namespace (the kubelet's pod namespace label), and with them their
-// containers (CRI RemovePodSandbox forcibly removes them).
+// containers (CRI RemovePodSandbox forcibly removes them). The former
+// spec's provider may still be removing one of them (its garbage collector
+// ends with its context): a removal that fails is tried again, in a fresh
+// listing, for up to resetRetries rounds.
 func resetNamespace(ctx context.Context, rs internalapi.RuntimeService, namespace string) error {
-	sandboxes, err := rs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{
-		LabelSelector: map[string]string{kubelettypes.KubernetesPodNamespaceLabel: namespace},
-	})
-	if err != nil {
-		return fmt.Errorf("resetting the node: ListPodSandbox: %w", err)
-	}
 	var errs []error
-	for _, sb := range sandboxes {
-		if err := rs.StopPodSandbox(ctx, sb.Id); err != nil {
-			errs = append(errs, fmt.Errorf("StopPodSandbox %s: %w", sb.Id, err))
-			continue
+	for round := 0; round < resetRetries; round++ {
+		if round > 0 {
+			time.Sleep(200 * time.Millisecond)
 		}
-		if err := rs.RemovePodSandbox(ctx, sb.Id); err != nil {
-			errs = append(errs, fmt.Errorf("RemovePodSandbox %s: %w", sb.Id, err))
+		sandboxes, err := rs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{
+			LabelSelector: map[string]string{kubelettypes.KubernetesPodNamespaceLabel: namespace},
+		})
+		if err != nil {
+			return fmt.Errorf("resetting the node: ListPodSandbox: %w", err)
+		}
+		errs = nil
+		for _, sb := range sandboxes {
+			if err := rs.StopPodSandbox(ctx, sb.Id); err != nil {
+				errs = append(errs, fmt.Errorf("StopPodSandbox %s: %w", sb.Id, err))
+				continue
+			}
+			if err := rs.RemovePodSandbox(ctx, sb.Id); err != nil {
+				errs = append(errs, fmt.Errorf("RemovePodSandbox %s: %w", sb.Id, err))
+			}
+		}
+		if len(errs) == 0 {
+			return nil
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("resetting the node: %w", err)
-	}
-	return nil
+	return fmt.Errorf("resetting the node (%d rounds): %w", resetRetries, errors.Join(errs...))
 }
+
+// resetRetries bounds the rounds of resetNamespace.
+const resetRetries = 25
