@@ -6,28 +6,46 @@ GO      ?= go
 OUTPUT  ?= _output
 PKGS    ?= ./...
 
-.PHONY: all test e2e conformance soak bench cover lint tidy-check replace-block suite-times kuscia-cite
+.PHONY: all test test-kit test-consumer test-examples test-k8s e2e conformance soak bench cover lint tidy-check replace-block suite-times kuscia-cite
 
 all: lint test
 
-## test: vet and race-test every package (what CI runs), the example
-## consumer module (testdata/consumer), which gates its own provider on the
-## conformance suite, and examples/kubeletruntime, a module of its own (the
+## test: vet and race-test every package (what CI runs): test-kit, the
+## kit's own packages; test-consumer, the example consumer module
+## (testdata/consumer), which gates its own provider on the conformance
+## suite; test-examples, examples/kubeletruntime, a module of its own (the
 ## kubelet's runtime manager as a provider) so that its dependencies stay
-## out of the kit's module graph; examples/kubebackend, a package of the
-## kit (client-go is a dependency already), whose real-API-server test
-## (KRI_E2E_KUBECONFIG) is left to make e2e; and the unit tests of
-## hack/e2e/apiserver (e2ectl; its ./etcd, etcd's entry point, is left to
-## 'make e2e', which builds it).
+## out of the kit's module graph, and the unit tests of hack/e2e/apiserver
+## (e2ectl; its ./etcd, etcd's entry point, is left to 'make e2e', which
+## builds it). examples/kubebackend, a package of the kit (client-go is a
+## dependency already), leaves its real-API-server test
+## (KRI_E2E_KUBECONFIG) to make e2e. RACE= runs them without -race.
 # vet gets -race too so that it type-checks against the same compiled
 # dependencies as the tests: a cold machine then builds k8s.io/kubernetes
 # once, not twice.
-test:
-	$(GO) vet -race $(PKGS)
-	KRI_E2E_KUBECONFIG= $(GO) test -race -timeout 20m $(PKGS)
-	cd testdata/consumer && $(GO) vet -race ./... && $(GO) test -race ./...
-	cd examples/kubeletruntime && $(GO) vet -race ./... && KRI_E2E_CRI_ENDPOINT= $(GO) test -race ./...
-	cd hack/e2e/apiserver && $(GO) vet -race . ./e2ectl && KRI_E2E_KUBECONFIG= $(GO) test -race . ./e2ectl
+RACE ?= -race
+test: test-kit test-consumer test-examples
+
+test-kit:
+	$(GO) vet $(RACE) $(PKGS)
+	KRI_E2E_KUBECONFIG= $(GO) test $(RACE) -timeout 20m $(PKGS)
+
+test-consumer:
+	cd testdata/consumer && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) ./...
+
+test-examples:
+	cd examples/kubeletruntime && $(GO) vet $(RACE) ./... && KRI_E2E_CRI_ENDPOINT= $(GO) test $(RACE) ./...
+	cd hack/e2e/apiserver && $(GO) vet $(RACE) . ./e2ectl && KRI_E2E_KUBECONFIG= $(GO) test $(RACE) . ./e2ectl
+
+## test-k8s: run make test-kit and test-consumer (K8S_TARGETS) against
+## another Kubernetes release, K8S_VERSION=v1.x.y, on a copy of the
+## repository under $(OUTPUT)/k8s-<version> whose go.mod files are rewritten
+## to it (hack/test-k8s.sh). The kit requires the oldest supported release;
+## the README's "Kubernetes releases" lists the others.
+K8S_TARGETS ?= test-kit test-consumer
+test-k8s:
+	@if [ -z "$(K8S_VERSION)" ]; then echo "usage: make test-k8s K8S_VERSION=v1.x.y [K8S_TARGETS='test-kit test-consumer'] [RACE=]" >&2; exit 2; fi
+	OUTPUT=$(abspath $(OUTPUT)) GO=$(GO) bash hack/test-k8s.sh $(K8S_VERSION) $(K8S_TARGETS) RACE=$(RACE)
 
 ## e2e: the conformance suite against examples/kubeletruntime over a real
 ## containerd (needs root; see hack/e2e/run.sh): installs Debian's

@@ -145,13 +145,7 @@ func remoteView() fake.Interceptors {
 			pods, err := next.GetPods(ctx, all)
 			for _, p := range pods {
 				p.Sandboxes = nil
-				latest := map[string]*pkgcontainer.Container{}
-				for _, c := range p.Containers {
-					if l := latest[c.Name]; l == nil || c.CreatedAt > l.CreatedAt {
-						latest[c.Name] = c
-					}
-				}
-				p.Containers = slices.DeleteFunc(p.Containers, func(c *pkgcontainer.Container) bool { return latest[c.Name] != c })
+				keepNewestListed(p)
 			}
 			return pods, err
 		},
@@ -274,4 +268,17 @@ func collectLater() fake.Interceptors {
 		time.AfterFunc(collectDelay, func() { _ = next.DeletePod(context.Background(), pod) })
 		return nil
 	}}
+}
+
+// keepNewestListed drops from a pod the fake's GetPods listed all but the
+// newest container of each name: the fake lists a pod's containers newest
+// first (Container.CreatedAt, which would tell, exists only from
+// Kubernetes 1.36 on).
+func keepNewestListed(p *pkgcontainer.Pod) {
+	seen := map[string]bool{}
+	p.Containers = slices.DeleteFunc(p.Containers, func(c *pkgcontainer.Container) bool {
+		dup := seen[c.Name]
+		seen[c.Name] = true
+		return dup
+	})
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/fake"
+	"github.com/kri-kit/testkit/internal/k8scompat"
 	"github.com/kri-kit/testkit/kri"
 )
 
@@ -298,8 +299,8 @@ func idMapper(typ string, mapID func(string) string) fake.Interceptors {
 			for _, p := range pods {
 				for _, c := range slices.Concat(p.Containers, p.Sandboxes) {
 					c.ID = cid(c.ID)
-					if c.PodSandboxID != "" {
-						c.PodSandboxID = mapID(c.PodSandboxID)
+					if sandboxID, createdAt, ok := k8scompat.ContainerOrigin(c); ok && sandboxID != "" {
+						k8scompat.SetContainerOrigin(c, mapID(sandboxID), createdAt)
 					}
 				}
 			}
@@ -469,7 +470,7 @@ func extraFields(*fake.PodProvider) fake.Interceptors {
 		GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
 			pods, err := next.GetPods(ctx, all)
 			for _, p := range pods {
-				p.Timestamp = time.Now()
+				k8scompat.SetPodTimestamp(p, time.Now())
 				for _, c := range p.Containers {
 					c.ImageID = "sha256:" + digestID(c.Image)
 					c.ImageRuntimeHandler = "benign"

@@ -69,13 +69,7 @@ func reachMutants() []*mutant {
 				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
 					pods, err := next.GetPods(ctx, all)
 					for _, p := range pods {
-						newest := map[string]*pkgcontainer.Container{}
-						for _, c := range p.Containers {
-							if n := newest[c.Name]; n == nil || c.CreatedAt > n.CreatedAt {
-								newest[c.Name] = c
-							}
-						}
-						p.Containers = slices.DeleteFunc(p.Containers, func(c *pkgcontainer.Container) bool { return newest[c.Name] != c })
+						keepNewestListed(p)
 					}
 					return pods, err
 				}}

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/kri-kit/testkit/internal/k8scompat"
 	"github.com/kri-kit/testkit/kri"
 )
 
@@ -696,8 +697,5 @@ func nodeMergeInfo(dst *v1.NodeSystemInfo, src v1.NodeSystemInfo) {
 	if src.Swap != nil {
 		dst.Swap = src.Swap.DeepCopy()
 	}
-	if src.RunningInUserNamespace != nil {
-		v := *src.RunningInUserNamespace
-		dst.RunningInUserNamespace = &v
-	}
+	k8scompat.CopyRunningInUserNamespace(dst, &src)
 }

@@ -19,6 +19,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kri-kit/testkit/fake"
+	"github.com/kri-kit/testkit/internal/k8scompat"
 	"github.com/kri-kit/testkit/kri"
 )
 
@@ -210,11 +211,12 @@ func TestNodeProviderConfigureNode(t *testing.T) {
 	}, {
 		name:    "node info with swap and user namespace",
 		nodeArg: "swap",
-		opts:    []fake.NodeOption{fake.WithNodeInfo(v1.NodeSystemInfo{Swap: &v1.NodeSwapStatus{Capacity: &nodeSwapBytes}, RunningInUserNamespace: &nodeTrue})},
+		opts:    []fake.NodeOption{fake.WithNodeInfo(nodeInfoWithUserNamespace(v1.NodeSystemInfo{Swap: &v1.NodeSwapStatus{Capacity: &nodeSwapBytes}}, &nodeTrue))},
 		want: func(now time.Time) *v1.Node {
 			info := nodeDefaultInfo()
 			swap, userns := int64(1<<30), true
-			info.Swap, info.RunningInUserNamespace = &v1.NodeSwapStatus{Capacity: &swap}, &userns
+			info.Swap = &v1.NodeSwapStatus{Capacity: &swap}
+			info = nodeInfoWithUserNamespace(info, &userns)
 			return nodeExpected("swap", nodeDefaultCapacity(), nodeDefaultCapacity(), info, nodeDefaultAddresses("swap"), now, now)
 		},
 	}, {
@@ -263,7 +265,7 @@ func TestNodeProviderConfigureNodeReturnsNewCopies(t *testing.T) {
 	capacity := v1.ResourceList{v1.ResourceCPU: nodeQ("2")}
 	addrs := []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "192.0.2.1"}}
 	swap, userns := int64(1<<20), false
-	info := v1.NodeSystemInfo{Swap: &v1.NodeSwapStatus{Capacity: &swap}, RunningInUserNamespace: &userns}
+	info := nodeInfoWithUserNamespace(v1.NodeSystemInfo{Swap: &v1.NodeSwapStatus{Capacity: &swap}}, &userns)
 	p := fake.NewNodeProvider(fake.WithNodeClock(clk), fake.WithNodeCapacity(capacity), fake.WithNodeAddresses(addrs...), fake.WithNodeInfo(info))
 	defer p.Close()
 	// Inputs handed to options are not kept.
@@ -271,7 +273,7 @@ func TestNodeProviderConfigureNodeReturnsNewCopies(t *testing.T) {
 	addrs[0].Address = "198.51.100.1"
 	swap, userns = 7, true
 	info.Swap.Capacity = nil
-	if n := p.ConfigureNode(context.Background(), "a"); *n.Status.NodeInfo.Swap.Capacity != 1<<20 || *n.Status.NodeInfo.RunningInUserNamespace ||
+	if n := p.ConfigureNode(context.Background(), "a"); *n.Status.NodeInfo.Swap.Capacity != 1<<20 || inUserNamespace(&n.Status.NodeInfo) ||
 		n.Status.Addresses[0].Address != "192.0.2.1" {
 		t.Errorf("option inputs were kept: %+v", n.Status)
 	}
@@ -1460,4 +1462,18 @@ func TestNodeProviderHeartbeatInterval(t *testing.T) {
 	if err := bad.Err(); err == nil || !strings.Contains(err.Error(), "WithNodeHeartbeatInterval") {
 		t.Errorf("Err() = %v, want it to name WithNodeHeartbeatInterval", err)
 	}
+}
+
+// nodeInfoWithUserNamespace returns info with RunningInUserNamespace set to
+// v, on the releases that have the field (Kubernetes 1.37 and later).
+func nodeInfoWithUserNamespace(info v1.NodeSystemInfo, v *bool) v1.NodeSystemInfo {
+	k8scompat.SetRunningInUserNamespace(&info, v)
+	return info
+}
+
+// inUserNamespace reports info's RunningInUserNamespace, false where the
+// release has no such field.
+func inUserNamespace(info *v1.NodeSystemInfo) bool {
+	v, ok := k8scompat.RunningInUserNamespace(info)
+	return ok && v != nil && *v
 }

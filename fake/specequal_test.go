@@ -17,8 +17,6 @@ import (
 	"github.com/kri-kit/testkit/kri"
 )
 
-var quantityType = reflect.TypeFor[resource.Quantity]()
-
 // filler sets every exported field reachable from a value to a non-zero
 // value of its own: pointers to filled values, slices of two filled
 // elements, maps of two entries.

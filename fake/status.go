@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/internal/k8scompat"
 )
 
 func (c *core) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
@@ -136,8 +138,8 @@ func (c *core) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, erro
 			Name:      ps.ref.Name,
 			Namespace: ps.ref.Namespace,
 			CreatedAt: uint64(ps.createdAt.UnixNano()),
-			Timestamp: now,
 		}
+		k8scompat.SetPodTimestamp(out, now)
 		for _, in := range ps.instancesNewestFirst() {
 			if all || in.state == pkgcontainer.ContainerStateRunning {
 				out.Containers = append(out.Containers, in.container())
@@ -159,17 +161,17 @@ func (c *core) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, erro
 }
 
 func (in *instance) container() *pkgcontainer.Container {
-	return &pkgcontainer.Container{
-		ID:           pkgcontainer.ContainerID{Type: RuntimeName, ID: in.id},
-		Name:         in.name,
-		Image:        in.image,
-		ImageID:      in.imageID,
-		ImageRef:     in.imageID,
-		Hash:         in.hash,
-		State:        in.state,
-		PodSandboxID: in.sandboxID,
-		CreatedAt:    in.createdAt.UnixNano(),
+	c := &pkgcontainer.Container{
+		ID:       pkgcontainer.ContainerID{Type: RuntimeName, ID: in.id},
+		Name:     in.name,
+		Image:    in.image,
+		ImageID:  in.imageID,
+		ImageRef: in.imageID,
+		Hash:     in.hash,
+		State:    in.state,
 	}
+	k8scompat.SetContainerOrigin(c, in.sandboxID, in.createdAt.UnixNano())
+	return c
 }
 
 func (sb *sandboxState) container() *pkgcontainer.Container {
@@ -177,11 +179,12 @@ func (sb *sandboxState) container() *pkgcontainer.Container {
 	if sb.ready {
 		state = pkgcontainer.ContainerStateRunning
 	}
-	return &pkgcontainer.Container{
-		ID:        pkgcontainer.ContainerID{Type: RuntimeName, ID: sb.id},
-		State:     state,
-		CreatedAt: sb.createdAt.UnixNano(),
+	c := &pkgcontainer.Container{
+		ID:    pkgcontainer.ContainerID{Type: RuntimeName, ID: sb.id},
+		State: state,
 	}
+	k8scompat.SetContainerOrigin(c, "", sb.createdAt.UnixNano())
+	return c
 }
 
 func (c *core) RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus) {

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/internal/k8scompat"
 )
 
 // Default Waiting reasons of a container that has not started, as the
@@ -123,15 +125,15 @@ func (h *host) getPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, erro
 			if !all && inst.exited {
 				continue
 			}
-			pod.Containers = append(pod.Containers, &pkgcontainer.Container{
-				ID:           inst.containerID(),
-				Name:         inst.name,
-				Image:        inst.image,
-				Hash:         inst.hash,
-				State:        inst.state(),
-				PodSandboxID: inst.sandboxID,
-				CreatedAt:    inst.createdAt.UnixNano(),
-			})
+			c := &pkgcontainer.Container{
+				ID:    inst.containerID(),
+				Name:  inst.name,
+				Image: inst.image,
+				Hash:  inst.hash,
+				State: inst.state(),
+			}
+			k8scompat.SetContainerOrigin(c, inst.sandboxID, inst.createdAt.UnixNano())
+			pod.Containers = append(pod.Containers, c)
 		}
 		if !all && len(pod.Containers) == 0 {
 			continue
@@ -144,11 +146,9 @@ func (h *host) getPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, erro
 			if sb.ready {
 				state = pkgcontainer.ContainerStateRunning
 			}
-			pod.Sandboxes = append(pod.Sandboxes, &pkgcontainer.Container{
-				ID:        pkgcontainer.ContainerID{Type: RuntimeName, ID: sb.id},
-				State:     state,
-				CreatedAt: sb.createdAt.UnixNano(),
-			})
+			c := &pkgcontainer.Container{ID: pkgcontainer.ContainerID{Type: RuntimeName, ID: sb.id}, State: state}
+			k8scompat.SetContainerOrigin(c, "", sb.createdAt.UnixNano())
+			pod.Sandboxes = append(pod.Sandboxes, c)
 		}
 		pods = append(pods, pod)
 	}

@@ -11,6 +11,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
+	"github.com/kri-kit/testkit/internal/k8scompat"
 	"github.com/kri-kit/testkit/kri"
 )
 
@@ -101,8 +102,11 @@ func TestGetPods(t *testing.T) {
 	if len(running[0].Containers) != 1 || running[0].Containers[0].Name != "run" || running[0].Containers[0].State != pkgcontainer.ContainerStateRunning {
 		t.Errorf("GetPods(false) containers %+v, want only the running one", running[0].Containers)
 	}
-	if c := running[0].Containers[0]; c.ID.Type != RuntimeName || c.Hash == 0 || c.PodSandboxID == "" || c.Image == "" || c.CreatedAt == 0 {
+	if c := running[0].Containers[0]; c.ID.Type != RuntimeName || c.Hash == 0 || c.Image == "" {
 		t.Errorf("container %+v lacks fields", c)
+	}
+	if sandboxID, createdAt, ok := k8scompat.ContainerOrigin(running[0].Containers[0]); ok && (sandboxID == "" || createdAt == 0) {
+		t.Errorf("container %+v lacks its sandbox ID or creation time", running[0].Containers[0])
 	}
 	if len(running[0].Sandboxes) != 1 || running[0].Sandboxes[0].State != pkgcontainer.ContainerStateRunning {
 		t.Errorf("sandboxes %+v", running[0].Sandboxes)

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 )
@@ -98,5 +99,58 @@ func NewFakeClientset(objects ...runtime.Object) *fake.Clientset {
 		}
 		return true, pod, nil
 	})
+	cs.PrependWatchReactor("pods", func(action clienttesting.Action) (bool, watch.Interface, error) {
+		w, err := cs.Tracker().Watch(pods, action.GetNamespace())
+		if err != nil {
+			return true, nil, err
+		}
+		list, err := cs.Tracker().List(pods, v1.SchemeGroupVersion.WithKind("Pod"), action.GetNamespace())
+		if err != nil {
+			w.Stop()
+			return true, nil, err
+		}
+		return true, replayThenForward(list.(*v1.PodList).Items, w), nil
+	})
 	return cs
+}
+
+// replayThenForward returns a watch that first reports every pod of
+// current as added, then the events of w. client-go's fake tracker before
+// 1.36 keeps no resource versions, so a watch cannot resume where the
+// informer's list ended and the pods created between the two would be
+// lost: taking the list after the watch has started reports them (an
+// informer takes a pod it already has as an update). From 1.36 on, the
+// tracker starts the watch at the list's resource version itself, and the
+// replay only repeats what the informer has.
+func replayThenForward(current []v1.Pod, w watch.Interface) watch.Interface {
+	out := make(chan watch.Event)
+	proxy := watch.NewProxyWatcher(out)
+	go func() {
+		defer close(out)
+		defer w.Stop()
+		send := func(e watch.Event) bool {
+			select {
+			case out <- e:
+				return true
+			case <-proxy.StopChan():
+				return false
+			}
+		}
+		for i := range current {
+			if !send(watch.Event{Type: watch.Added, Object: &current[i]}) {
+				return
+			}
+		}
+		for {
+			select {
+			case e, ok := <-w.ResultChan():
+				if !ok || !send(e) {
+					return
+				}
+			case <-proxy.StopChan():
+				return
+			}
+		}
+	}()
+	return proxy
 }

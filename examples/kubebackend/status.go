@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
+	"github.com/kri-kit/testkit/internal/k8scompat"
 	"github.com/kri-kit/testkit/kri/podstatus"
 )
 
@@ -67,10 +68,11 @@ func (p *Provider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, 
 			if !all && c.State != pkgcontainer.ContainerStateRunning {
 				continue
 			}
-			pod.Containers = append(pod.Containers, &pkgcontainer.Container{
-				ID: c.ID, Name: c.Name, Image: c.Image, ImageID: c.ImageID, ImageRef: c.ImageRef,
-				State: c.State, CreatedAt: c.CreatedAt.UnixNano(),
-			})
+			rc := &pkgcontainer.Container{
+				ID: c.ID, Name: c.Name, Image: c.Image, ImageID: c.ImageID, ImageRef: c.ImageRef, State: c.State,
+			}
+			k8scompat.SetContainerOrigin(rc, "", c.CreatedAt.UnixNano())
+			pod.Containers = append(pod.Containers, rc)
 		}
 		if all || len(pod.Containers) > 0 {
 			out = append(out, pod)

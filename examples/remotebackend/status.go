@@ -9,6 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/internal/k8scompat"
 )
 
 // Waiting reasons of a container the Service has not tried to start, as the
@@ -86,9 +88,9 @@ func (p *Provider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, 
 			if r.State == RunExited {
 				state = pkgcontainer.ContainerStateExited
 			}
-			pod.Containers = append(pod.Containers, &pkgcontainer.Container{
-				ID: containerID(r.ID), Name: c.Name, Image: r.Image, State: state, CreatedAt: r.StartedAt.UnixNano(),
-			})
+			rc := &pkgcontainer.Container{ID: containerID(r.ID), Name: c.Name, Image: r.Image, State: state}
+			k8scompat.SetContainerOrigin(rc, "", r.StartedAt.UnixNano())
+			pod.Containers = append(pod.Containers, rc)
 		}
 		if all || len(pod.Containers) > 0 {
 			out = append(out, pod)

@@ -6,6 +6,13 @@
 //
 //	go run ./hack/replaceblock                 # for the version the kit pins
 //	go run ./hack/replaceblock -version v1.37.2
+//	go run ./hack/replaceblock -version v1.37.2 -rewrite ./testdata/consumer
+//
+// With -rewrite it prints nothing and moves the module in that directory to
+// the release instead (make test-k8s does, on a copy of the repository):
+// k8s.io/kubernetes and its staging modules required at that release, the
+// replace block swapped for the release's. `go mod tidy` is left to the
+// caller.
 //
 // It reads the kubernetes go.mod through the go command (module cache or
 // proxy), so it needs nothing but Go.
@@ -25,14 +32,15 @@ import (
 
 func main() {
 	version := flag.String("version", "", "k8s.io/kubernetes version, e.g. v1.37.2 (default: the version in the current module's go.mod)")
+	rewrite := flag.String("rewrite", "", "a module's directory: rewrite its go.mod to the release instead of printing the block")
 	flag.Parse()
-	if err := run(*version); err != nil {
+	if err := run(*version, *rewrite); err != nil {
 		fmt.Fprintln(os.Stderr, "replaceblock:", err)
 		os.Exit(1)
 	}
 }
 
-func run(version string) error {
+func run(version, rewrite string) error {
 	if version == "" {
 		out, err := goCmd("list", "-m", "-f", "{{.Version}}", "k8s.io/kubernetes")
 		if err != nil {
@@ -55,6 +63,9 @@ func run(version string) error {
 	if err != nil {
 		return err
 	}
+	if rewrite != "" {
+		return rewriteModule(rewrite, version, staging.Modules(gomod))
+	}
 	block, err := staging.ReplaceBlock(version, gomod)
 	if err != nil {
 		return err
@@ -63,9 +74,33 @@ func run(version string) error {
 	return nil
 }
 
-func goCmd(args ...string) ([]byte, error) {
+// rewriteModule moves the module in dir to the kubernetes release version.
+func rewriteModule(dir, version string, staged []string) error {
+	if len(staged) == 0 {
+		return fmt.Errorf("the go.mod of k8s.io/kubernetes %s replaces no staging module", version)
+	}
+	out, err := goCmdIn(dir, "mod", "edit", "-json")
+	if err != nil {
+		return err
+	}
+	var mod staging.GoMod
+	if err := json.Unmarshal(out, &mod); err != nil {
+		return fmt.Errorf("reading the go.mod in %s: %w", dir, err)
+	}
+	args, err := staging.EditArgs(mod, version, staged)
+	if err != nil {
+		return err
+	}
+	_, err = goCmdIn(dir, append([]string{"mod", "edit"}, args...)...)
+	return err
+}
+
+func goCmd(args ...string) ([]byte, error) { return goCmdIn("", args...) }
+
+func goCmdIn(dir string, args ...string) ([]byte, error) {
 	var stderr bytes.Buffer
 	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
-	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
 )
 
 // Reasons of the conditions Generate sets (those of the kubelet's status
@@ -74,17 +73,30 @@ func conditions(pod *v1.Pod, old *v1.PodStatus, s *v1.PodStatus, v *runtimeView,
 // compared when the provider reports one. A provider without sandboxes (a
 // remote backend) counts as ready while it reports container instances for
 // the pod and the pod is not terminal.
+// The reason and messages of a PodReadyToStartContainers condition that is
+// False, as the kubelet 1.37 sets them (the PodSandboxNotReady constants of
+// k8s.io/kubernetes/pkg/kubelet/types, which older releases lack; their
+// kubelets leave the condition's reason and message empty).
+const (
+	sandboxNotReadyReason                  = "PodSandboxNotReady"
+	sandboxNotReadyMsgNoPodSandbox         = "no pod sandbox exists"
+	sandboxNotReadyMsgMultipleSandboxes    = "multiple pod sandboxes are ready and need to be reconciled"
+	sandboxNotReadyMsgSandboxNotReady      = "pod sandbox is not ready"
+	sandboxNotReadyMsgNetworkNamespaceMode = "network namespace mode changed and sandbox needs to be recreated"
+	sandboxNotReadyMsgNoIPAddress          = "pod sandbox has no IP address"
+)
+
 func readyToStartContainers(pod *v1.Pod, v *runtimeView, terminal bool) v1.PodCondition {
 	c := v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionTrue}
 	notReady := func(msg string) v1.PodCondition {
-		c.Status, c.Reason, c.Message = v1.ConditionFalse, kubetypes.PodSandboxNotReadyReason, msg
+		c.Status, c.Reason, c.Message = v1.ConditionFalse, sandboxNotReadyReason, msg
 		return c
 	}
 	if len(v.sandboxes) == 0 {
 		if len(v.instances) > 0 && !terminal {
 			return c
 		}
-		return notReady(kubetypes.PodSandboxNotReadyMsgNoPodSandbox)
+		return notReady(sandboxNotReadyMsgNoPodSandbox)
 	}
 	ready := 0
 	current := v.sandboxes[0]
@@ -98,9 +110,9 @@ func readyToStartContainers(pod *v1.Pod, v *runtimeView, terminal bool) v1.PodCo
 	}
 	switch {
 	case ready > 1:
-		return notReady(kubetypes.PodSandboxNotReadyMsgMultipleSandboxes)
+		return notReady(sandboxNotReadyMsgMultipleSandboxes)
 	case current.State != runtimeapi.PodSandboxState_SANDBOX_READY:
-		return notReady(kubetypes.PodSandboxNotReadyMsgSandboxNotReady)
+		return notReady(sandboxNotReadyMsgSandboxNotReady)
 	}
 	if opts := current.GetLinux().GetNamespaces().GetOptions(); opts != nil {
 		want := runtimeapi.NamespaceMode_POD
@@ -108,11 +120,11 @@ func readyToStartContainers(pod *v1.Pod, v *runtimeView, terminal bool) v1.PodCo
 			want = runtimeapi.NamespaceMode_NODE
 		}
 		if opts.GetNetwork() != want {
-			return notReady(kubetypes.PodSandboxNotReadyMsgNetworkNamespaceMode)
+			return notReady(sandboxNotReadyMsgNetworkNamespaceMode)
 		}
 	}
 	if !pod.Spec.HostNetwork && current.Network != nil && current.Network.Ip == "" {
-		return notReady(kubetypes.PodSandboxNotReadyMsgNoIPAddress)
+		return notReady(sandboxNotReadyMsgNoIPAddress)
 	}
 	return c
 }

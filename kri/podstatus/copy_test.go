@@ -97,10 +97,10 @@ func richInputs() (*v1.Pod, *pkgcontainer.PodStatus) {
 			{Name: "was", State: v1.ContainerState{Running: &v1.ContainerStateRunning{}},
 				LastTerminationState: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "X"}}},
 		},
-		ResourceClaimStatuses:                []v1.PodResourceClaimStatus{{Name: "c", ResourceClaimName: ptrTo("claim")}},
-		ExtendedResourceClaimStatus:          &v1.PodExtendedResourceClaimStatus{ResourceClaimName: "ext", RequestMappings: []v1.ContainerExtendedResourceRequest{{ContainerName: "app"}}},
-		NodeAllocatableResourceClaimStatuses: []v1.NodeAllocatableResourceClaimStatus{{ResourceClaimName: "n"}},
+		ResourceClaimStatuses:       []v1.PodResourceClaimStatus{{Name: "c", ResourceClaimName: ptrTo("claim")}},
+		ExtendedResourceClaimStatus: &v1.PodExtendedResourceClaimStatus{ResourceClaimName: "ext", RequestMappings: []v1.ContainerExtendedResourceRequest{{ContainerName: "app"}}},
 	}
+	setNodeAllocatableClaim(&prev, "n")
 	pod := mkPod(v1.PodSpec{
 		Containers: []v1.Container{
 			{Name: "gone", VolumeMounts: []v1.VolumeMount{{Name: "v", ReadOnly: true, RecursiveReadOnly: &rro}}},
@@ -225,4 +225,17 @@ func scribble(rv reflect.Value) {
 			rv.SetBool(!rv.Bool())
 		}
 	}
+}
+
+// setNodeAllocatableClaim gives s one NodeAllocatableResourceClaimStatus
+// (a field of Kubernetes 1.36 and later) naming claim, where the release
+// compiled in has the field.
+func setNodeAllocatableClaim(s *v1.PodStatus, claim string) {
+	f := reflect.ValueOf(s).Elem().FieldByName("NodeAllocatableResourceClaimStatuses")
+	if !f.IsValid() {
+		return
+	}
+	list := reflect.MakeSlice(f.Type(), 1, 1)
+	list.Index(0).FieldByName("ResourceClaimName").SetString(claim)
+	f.Set(list)
 }

@@ -25,7 +25,11 @@
 // pkg/kubelet/status/generate.go) is made of unexported methods of the
 // kubelet; this package is an independent implementation of the same rules,
 // as they are in Kubernetes 1.37 with its default feature gates. Its
-// behaviour does not depend on the process's feature gates.
+// behaviour does not depend on the process's feature gates, nor on the
+// release compiled in: the kit builds against every release from 1.35 on,
+// and on each it follows 1.37's rules (its tests run on each); a field only
+// newer releases have (PodStatus.NodeAllocatableResourceClaimStatuses, 1.36)
+// is carried over where the release has it.
 //
 // # Containers
 //

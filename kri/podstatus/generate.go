@@ -8,6 +8,7 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	utilnet "k8s.io/utils/net"
 
+	"github.com/kri-kit/testkit/internal/k8scompat"
 	"github.com/kri-kit/testkit/kri"
 )
 
@@ -117,13 +118,8 @@ func generate(pod *v1.Pod, status *pkgcontainer.PodStatus, reasons *kri.ReasonCa
 			s.HostIPs = append([]v1.HostIP{}, old.HostIPs...)
 		}
 	}
-	for i := range old.ResourceClaimStatuses {
-		s.ResourceClaimStatuses = append(s.ResourceClaimStatuses, *old.ResourceClaimStatuses[i].DeepCopy())
-	}
-	s.ExtendedResourceClaimStatus = old.ExtendedResourceClaimStatus.DeepCopy()
-	for i := range old.NodeAllocatableResourceClaimStatuses {
-		s.NodeAllocatableResourceClaimStatuses = append(s.NodeAllocatableResourceClaimStatuses, *old.NodeAllocatableResourceClaimStatuses[i].DeepCopy())
-	}
+	// The resource claim statuses, those the release compiled in has.
+	k8scompat.CopyClaimStatuses(&s, old)
 	return s
 }
 

@@ -5,6 +5,7 @@ package staging
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -56,4 +57,52 @@ func ReplaceBlock(kubernetesVersion string, kubernetesGoMod []byte) (string, err
 	}
 	b.WriteString(")\n")
 	return b.String(), nil
+}
+
+// GoMod is the part of `go mod edit -json`'s output that EditArgs reads.
+type GoMod struct {
+	Require []struct {
+		Path    string
+		Version string
+	}
+	Replace []struct {
+		Old struct{ Path string }
+		New struct{ Path, Version string }
+	}
+}
+
+// EditArgs returns the `go mod edit` flags that move a module, described by
+// mod, to the kubernetes release kubernetesVersion whose staging modules
+// are staged: k8s.io/kubernetes and each staging module it requires at that
+// release (a staging module the release lacks is dropped), and its k8s.io
+// replace block replaced by the release's. Replaces of modules outside
+// k8s.io and those that point into the module's own tree are kept.
+func EditArgs(mod GoMod, kubernetesVersion string, staged []string) ([]string, error) {
+	v, err := StagingVersion(kubernetesVersion)
+	if err != nil {
+		return nil, err
+	}
+	isStaged := func(p string) bool { _, ok := slices.BinarySearch(staged, p); return ok }
+	var args []string
+	for _, r := range mod.Replace {
+		if strings.HasPrefix(r.Old.Path, "k8s.io/") && r.New.Version != "" {
+			args = append(args, "-dropreplace="+r.Old.Path)
+		}
+	}
+	for _, m := range staged {
+		args = append(args, fmt.Sprintf("-replace=%s=%s@%s", m, m, v))
+	}
+	for _, r := range mod.Require {
+		switch {
+		case r.Path == "k8s.io/kubernetes":
+			args = append(args, "-require=k8s.io/kubernetes@"+kubernetesVersion)
+		case isStaged(r.Path):
+			args = append(args, fmt.Sprintf("-require=%s@%s", r.Path, v))
+		case strings.HasPrefix(r.Path, "k8s.io/") && strings.HasPrefix(r.Version, "v0.") && !strings.HasPrefix(r.Version, "v0.0.0-"):
+			// A staging module of another release that this one lacks
+			// (k8s.io/streaming came with 1.37, say).
+			args = append(args, "-droprequire="+r.Path)
+		}
+	}
+	return args, nil
 }

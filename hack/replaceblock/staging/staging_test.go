@@ -38,26 +38,11 @@ func TestReplaceBlock(t *testing.T) {
 // TestGoModsMatchPinnedKubernetes fails when a go.mod of the kit (or of a
 // module of its own under testdata/ or examples/, or the build module of
 // the API server end-to-end run, hack/e2e/apiserver) drifts from the replace
-// block that the pinned
-// k8s.io/kubernetes version needs: a staging module missing, extra, or pinned
-// to another release.
+// block that the k8s.io/kubernetes version it requires needs: a staging
+// module missing, extra, or pinned to another release. The kit and
+// testdata/consumer, the consumer that shows the oldest supported release,
+// require the same version.
 func TestGoModsMatchPinnedKubernetes(t *testing.T) {
-	out, err := exec.Command("go", "list", "-m", "-json", "k8s.io/kubernetes").Output()
-	if err != nil {
-		t.Fatalf("go list -m k8s.io/kubernetes: %v", err)
-	}
-	var mod struct{ Version, GoMod string }
-	if err := json.Unmarshal(out, &mod); err != nil {
-		t.Fatal(err)
-	}
-	kubeGoMod, err := os.ReadFile(mod.GoMod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := ReplaceBlock(mod.Version, kubeGoMod)
-	if err != nil {
-		t.Fatal(err)
-	}
 	root := filepath.Join("..", "..", "..")
 	paths := []string{filepath.Join(root, "go.mod")}
 	for _, dir := range []string{"testdata", "examples"} {
@@ -65,19 +50,59 @@ func TestGoModsMatchPinnedKubernetes(t *testing.T) {
 		paths = append(paths, more...)
 	}
 	paths = append(paths, filepath.Join(root, "hack", "e2e", "apiserver", "go.mod"))
-	if !slices.Contains(paths, filepath.Join(root, "examples", "kubeletruntime", "go.mod")) {
-		t.Fatalf("the go.mod of examples/kubeletruntime is not among the checked ones: %v", paths)
+	for _, must := range []string{"examples/kubeletruntime/go.mod", "testdata/consumer/go.mod"} {
+		if !slices.Contains(paths, filepath.Join(root, must)) {
+			t.Fatalf("%s is not among the checked go.mod files: %v", must, paths)
+		}
 	}
+	required := map[string]string{}
 	for _, path := range paths {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := k8sReplaces(string(data))
-		if got != want {
-			t.Errorf("%s: the k8s.io replace directives do not match k8s.io/kubernetes %s.\ngot:\n%s\nwant (make replace-block):\n%s", path, mod.Version, got, want)
+		version := requiredKubernetes(string(data))
+		if version == "" {
+			t.Errorf("%s requires no k8s.io/kubernetes version", path)
+			continue
+		}
+		required[path] = version
+		out, err := exec.Command("go", "mod", "download", "-json", "k8s.io/kubernetes@"+version).Output()
+		if err != nil {
+			t.Fatalf("go mod download k8s.io/kubernetes@%s: %v", version, err)
+		}
+		var mod struct{ GoMod string }
+		if err := json.Unmarshal(out, &mod); err != nil {
+			t.Fatal(err)
+		}
+		kubeGoMod, err := os.ReadFile(mod.GoMod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ReplaceBlock(version, kubeGoMod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := k8sReplaces(string(data)); got != want {
+			t.Errorf("%s: the k8s.io replace directives do not match k8s.io/kubernetes %s.\ngot:\n%s\nwant (make replace-block K8S_VERSION=%s):\n%s", path, version, got, version, want)
 		}
 	}
+	kit, consumer := required[filepath.Join(root, "go.mod")], required[filepath.Join(root, "testdata", "consumer", "go.mod")]
+	if kit != consumer {
+		t.Errorf("the kit requires k8s.io/kubernetes %s and testdata/consumer %s: the consumer shows the oldest supported release, the kit's", kit, consumer)
+	}
+}
+
+// requiredKubernetes returns the k8s.io/kubernetes version a go.mod
+// requires.
+func requiredKubernetes(gomod string) string {
+	for line := range strings.Lines(gomod) {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(f) >= 2 && f[0] == "k8s.io/kubernetes" && strings.HasPrefix(f[1], "v") {
+			return f[1]
+		}
+	}
+	return ""
 }
 
 // k8sReplaces returns the k8s.io/* => k8s.io/* directives of a go.mod, in
@@ -93,4 +118,39 @@ func k8sReplaces(gomod string) string {
 	}
 	b.WriteString(")\n")
 	return b.String()
+}
+
+func TestEditArgs(t *testing.T) {
+	var mod GoMod
+	if err := json.Unmarshal([]byte(`{
+		"Require": [
+			{"Path": "github.com/onsi/ginkgo/v2", "Version": "v2.34.0"},
+			{"Path": "k8s.io/api", "Version": "v0.35.4"},
+			{"Path": "k8s.io/kubernetes", "Version": "v1.35.4"},
+			{"Path": "k8s.io/streaming", "Version": "v0.37.2"},
+			{"Path": "k8s.io/utils", "Version": "v0.0.0-20251002143259-bc988d571ff4"},
+			{"Path": "k8s.io/klog/v2", "Version": "v2.130.1"}
+		],
+		"Replace": [
+			{"Old": {"Path": "github.com/kri-kit/testkit"}, "New": {"Path": "../.."}},
+			{"Old": {"Path": "k8s.io/api"}, "New": {"Path": "k8s.io/api", "Version": "v0.35.4"}},
+			{"Old": {"Path": "k8s.io/streaming"}, "New": {"Path": "k8s.io/streaming", "Version": "v0.37.2"}}
+		]}`), &mod); err != nil {
+		t.Fatal(err)
+	}
+	got, err := EditArgs(mod, "v1.36.3", []string{"k8s.io/api", "k8s.io/client-go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"-dropreplace=k8s.io/api", "-dropreplace=k8s.io/streaming",
+		"-replace=k8s.io/api=k8s.io/api@v0.36.3", "-replace=k8s.io/client-go=k8s.io/client-go@v0.36.3",
+		"-require=k8s.io/api@v0.36.3", "-require=k8s.io/kubernetes@v1.36.3", "-droprequire=k8s.io/streaming",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("EditArgs =\n%q\nwant\n%q", got, want)
+	}
+	if _, err := EditArgs(mod, "1.36", nil); err == nil {
+		t.Error("EditArgs accepted the version 1.36")
+	}
 }

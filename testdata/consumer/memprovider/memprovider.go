@@ -360,7 +360,9 @@ func (sb *sandbox) status(pod *v1.Pod) *runtimeapi.PodSandboxStatus {
 }
 
 func (sb *sandbox) container() *pkgcontainer.Container {
-	c := &pkgcontainer.Container{ID: pkgcontainer.ContainerID{Type: RuntimeName, ID: sb.id}, State: pkgcontainer.ContainerStateExited, CreatedAt: sb.created.UnixNano()}
+	// Container.CreatedAt and PodSandboxID exist from Kubernetes 1.36 on;
+	// this module builds against 1.35 too, and no agent reads them.
+	c := &pkgcontainer.Container{ID: pkgcontainer.ContainerID{Type: RuntimeName, ID: sb.id}, State: pkgcontainer.ContainerStateExited}
 	if sb.ready {
 		c.State = pkgcontainer.ContainerStateRunning
 	}
@@ -406,7 +408,7 @@ func (p *Provider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, 
 			for _, in := range insts {
 				s := in.status(now)
 				if all || s.State == pkgcontainer.ContainerStateRunning {
-					rp.Containers = append(rp.Containers, &pkgcontainer.Container{ID: s.ID, Name: s.Name, Image: s.Image, State: s.State, PodSandboxID: in.sandbox, CreatedAt: in.started.UnixNano()})
+					rp.Containers = append(rp.Containers, &pkgcontainer.Container{ID: s.ID, Name: s.Name, Image: s.Image, State: s.State})
 				}
 			}
 		}
