@@ -6,7 +6,7 @@ GO      ?= go
 OUTPUT  ?= _output
 PKGS    ?= ./...
 
-.PHONY: all test test-kit test-consumer test-examples test-k8s e2e conformance soak bench cover lint tidy-check replace-block suite-times kuscia-cite
+.PHONY: all test test-kit test-consumer test-examples test-k8s test-k8s-all e2e conformance soak bench cover lint tidy-check replace-block suite-times kuscia-cite
 
 all: lint test
 
@@ -46,6 +46,12 @@ K8S_TARGETS ?= test-kit test-consumer
 test-k8s:
 	@if [ -z "$(K8S_VERSION)" ]; then echo "usage: make test-k8s K8S_VERSION=v1.x.y [K8S_TARGETS='test-kit test-consumer'] [RACE=]" >&2; exit 2; fi
 	OUTPUT=$(abspath $(OUTPUT)) GO=$(GO) bash hack/test-k8s.sh $(K8S_VERSION) $(K8S_TARGETS) RACE=$(RACE)
+
+## test-k8s-all: make test-k8s for every supported release but the pinned
+## one (K8S_RELEASES), one after the other; CI runs it with RACE=.
+K8S_RELEASES ?= v1.36.3 v1.37.2
+test-k8s-all:
+	for v in $(K8S_RELEASES); do $(MAKE) test-k8s K8S_VERSION=$$v; done
 
 ## e2e: the conformance suite against examples/kubeletruntime over a real
 ## containerd (needs root; see hack/e2e/run.sh): installs Debian's
