@@ -92,15 +92,21 @@ var claimStatusFields = func() []field[v1.PodStatus] {
 // listed above that the release compiled in has, to deep copies of src's;
 // an empty list is copied as nil.
 func CopyClaimStatuses(dst, src *v1.PodStatus) {
-	var copied *v1.PodStatus
+	// claims holds src's claim statuses alone, so that DeepCopy copies
+	// nothing else of the status.
+	var claims v1.PodStatus
+	found := false
 	for _, f := range claimStatusFields {
-		if v := f.value(src); v.IsZero() || (v.Kind() == reflect.Slice && v.Len() == 0) {
-			f.value(dst).SetZero()
-			continue
+		if v := f.value(src); !v.IsZero() && (v.Kind() != reflect.Slice || v.Len() > 0) {
+			f.value(&claims).Set(v)
+			found = true
 		}
-		if copied == nil {
-			copied = src.DeepCopy()
-		}
+	}
+	copied := &claims
+	if found {
+		copied = claims.DeepCopy()
+	}
+	for _, f := range claimStatusFields {
 		f.value(dst).Set(f.value(copied))
 	}
 }

@@ -82,6 +82,9 @@ func EditArgs(mod GoMod, kubernetesVersion string, staged []string) ([]string, e
 	if err != nil {
 		return nil, err
 	}
+	if len(staged) == 0 {
+		return nil, fmt.Errorf("the go.mod of k8s.io/kubernetes %s replaces no staging module", kubernetesVersion)
+	}
 	isStaged := func(p string) bool { _, ok := slices.BinarySearch(staged, p); return ok }
 	var args []string
 	for _, r := range mod.Replace {
