@@ -3,6 +3,7 @@ package conformance
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -156,19 +157,6 @@ func killGuardFailure(pod *v1.Pod, running []string) string {
 		podRef(pod), strings.Join(running, ", "))
 }
 
-// syncUntilPublished syncs pod as the agent does until what the agent
-// published for it satisfies cond (state timeout). SyncPod must succeed in
-// every sync.
-func (e *podEnv) syncUntilPublished(pod *v1.Pod, desc string, cond func(g gomega.Gomega, s v1.PodStatus)) v1.PodStatus {
-	var s v1.PodStatus
-	e.eventually(fmt.Sprintf("pod %s: the agent publishes %s", podRef(pod), desc), func(g gomega.Gomega) {
-		e.syncOnce(pod, false)
-		s = e.publishedOf(pod)
-		cond(g, s)
-	})
-	return s
-}
-
 // describeAPIStatus renders what the agent publishes of a pod for failure
 // messages: the phase and, per container, its state and restart count.
 func describeAPIStatus(s v1.PodStatus) string {
@@ -235,4 +223,200 @@ func initHidden(pod *v1.Pod, st *pkgcontainer.PodStatus) string {
 		}
 	}
 	return "; GetPodStatus reports no instance of any init container: kuscia's agent (pod.go getPhase) counts an init container without a status as still to run, so it would publish the pod Pending for as long as it lives"
+}
+
+// What a provider reports of a pod it has killed (KRI-POD-005, KRI-POD-056):
+// it may forget the pod at once, as a provider that deletes the pod from a
+// backend cluster does, and the agent does not mind: the kubelet's
+// SyncTerminatingPod only checks that nothing runs after killPod, and its
+// PLEG (pleg/generic.go Relist) reports a container that vanished as died
+// and removed. What is still reported must be stopped, and the two views
+// must agree.
+
+// killedIDs returns the running containers of pod, by ID, before the spec
+// kills it.
+func (e *podEnv) killedIDs(pod *v1.Pod) map[pkgcontainer.ContainerID]string {
+	out := map[pkgcontainer.ContainerID]string{}
+	for name, id := range e.runningIDs(pod) {
+		out[id] = name
+	}
+	return out
+}
+
+// expectKilledStopped fails the spec when st reports an instance of a
+// killed container that is not exited, or exited with code 0.
+func (e *podEnv) expectKilledStopped(pod *v1.Pod, st *pkgcontainer.PodStatus, killed map[pkgcontainer.ContainerID]string, after string) {
+	for _, c := range st.ContainerStatuses {
+		name, ok := killed[c.ID]
+		if !ok {
+			continue
+		}
+		switch {
+		case c.State != pkgcontainer.ContainerStateExited:
+			e.failf("%s, container %s (%s) of pod %s, which KillPod stopped, is reported %s, want exited or not reported at all: %s",
+				after, name, c.ID.String(), podRef(pod), c.State, describeStatus(st))
+		case c.ExitCode == 0:
+			e.failf("%s, container %s (%s) of pod %s, which KillPod stopped, is reported exited with code 0, want a non-zero code (the signal's, 137 or 143) or not reported at all: %s",
+				after, name, c.ID.String(), podRef(pod), describeStatus(st))
+		}
+	}
+}
+
+// --- the pod worker loop ---
+
+// syncOnce is one sync of kuscia's pod worker (agent.go): GetPodStatus,
+// the status the agent publishes from it, and, unless its phase is
+// terminal, SyncPod with the same runtime status; then GetPodStatus again,
+// which it returns (the status the next sync starts from). Unless allowErr,
+// SyncPod should return nil: the agent reports an error as a failed sync
+// (pod_workers.go managePodLoop). Only the specs that own that promise
+// (strictSync) fail on it; the others note it and go on.
+func (e *podEnv) syncOnce(pod *v1.Pod, allowErr bool) *pkgcontainer.PodStatus {
+	after, err := e.agentSync(pod)
+	if err != nil && !allowErr {
+		msg := fmt.Sprintf("SyncPod of pod %s returned an unexpected error: %v (kuscia's agent would report the sync as failed: pod_workers.go logs \"Error syncing pod\")", podRef(pod), err)
+		if !e.strictSync {
+			// The agent only logs it: the spec goes on, and
+			// KRI-POD-001 and KRI-POD-003 judge the error.
+			e.diagnose("%s; KRI-POD-001 and KRI-POD-003 check this", msg)
+			return after
+		}
+		e.fail(msg)
+	}
+	return after
+}
+
+// agentSync is syncOnce that returns SyncPod's error (nil when the agent
+// did not call it); ErrNotSupported skips the spec.
+func (e *podEnv) agentSync(pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+	st, serr := e.tryStatus(pod)
+	if serr != nil {
+		// The agent would skip this sync; the spec goes on with the
+		// status of the last sync, and KRI-POD-002 judges the error.
+		e.diagnose("%s: kuscia's pod worker would not sync the pod (KRI-POD-002 checks GetPodStatus of a pod the provider has not seen)", serr)
+		st = e.lastStatus(pod)
+	}
+	var err error
+	if api := e.publish(pod, st); !terminalPhase(api.Phase) {
+		if err = e.syncPod(pod, st); err != nil {
+			e.skipIfNotSupported("SyncPod", err)
+		}
+	}
+	after := e.status(pod)
+	e.setLast(pod, after)
+	return after, err
+}
+
+// syncUntil repeats syncOnce until cond holds (state timeout). SyncPod must
+// succeed in every round.
+func (e *podEnv) syncUntil(pod *v1.Pod, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) *pkgcontainer.PodStatus {
+	return e.syncUntilOpt(pod, false, desc, cond)
+}
+
+func (e *podEnv) syncUntilOpt(pod *v1.Pod, allowErr bool, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) *pkgcontainer.PodStatus {
+	var st *pkgcontainer.PodStatus
+	e.eventually(fmt.Sprintf("pod %s: %s", podRef(pod), desc), func(g gomega.Gomega) {
+		st = e.syncOnce(pod, allowErr)
+		cond(g, st)
+	})
+	return st
+}
+
+// syncUntilRunning syncs pod until each of its app containers runs.
+func (e *podEnv) syncUntilRunning(pod *v1.Pod) *pkgcontainer.PodStatus {
+	return e.syncUntil(pod, "every app container running", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		for _, c := range pod.Spec.Containers {
+			if runningOf(st, c.Name) == nil {
+				s := e.publishedOf(pod)
+				g.Expect(runningOf(st, c.Name)).NotTo(gomega.BeNil(), "container %q is not running; status: %s; kuscia's agent publishes: %s", c.Name, describeStatus(st), describeAPIStatus(s))
+			}
+		}
+	})
+}
+
+// holdSync keeps syncing pod for the stable window; cond must hold in every
+// round.
+func (e *podEnv) holdSync(pod *v1.Pod, allowErr bool, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) {
+	e.consistently(fmt.Sprintf("pod %s: %s", podRef(pod), desc), func(g gomega.Gomega) {
+		cond(g, e.syncOnce(pod, allowErr))
+	})
+}
+
+// hold queries pod (no SyncPod) for the stable window; cond must hold.
+func (e *podEnv) hold(pod *v1.Pod, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) {
+	e.consistently(fmt.Sprintf("pod %s: %s", podRef(pod), desc), func(g gomega.Gomega) {
+		cond(g, e.status(pod))
+	})
+}
+
+// runningPod is what a pod worker hands KillPod: the running pod built
+// from the latest status.
+func (e *podEnv) runningPod(pod *v1.Pod) pkgcontainer.Pod {
+	st := e.status(pod)
+	return pkgcontainer.ConvertPodStatusToRunningPod(e.runtimeName(st), st)
+}
+
+// minimumGraceSecs is the shortest grace period a provider may give instead
+// of a shorter one: the kubelet's runtime never gives less
+// (kuberuntime_container.go, minimumGracePeriodInSeconds). Specs that need a
+// grace period to be clearly longer than another add it.
+const minimumGraceSecs = 2
+
+// agentGrace is the gracePeriodOverride a node agent hands KillPod for pod:
+// DeletionGracePeriodSeconds, else TerminationGracePeriodSeconds, at least 1
+// (the kubelet's pod_workers.go calculateEffectiveGracePeriod; kuscia's
+// pod_workers.go does the same).
+func agentGrace(pod *v1.Pod) *int64 {
+	g := int64(1)
+	switch {
+	case pod == nil:
+	case pod.DeletionGracePeriodSeconds != nil:
+		g = *pod.DeletionGracePeriodSeconds
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		g = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	g = max(g, 1)
+	return &g
+}
+
+// killAsAgent is kill with the override a node agent computes for pod.
+func (e *podEnv) killAsAgent(pod *v1.Pod) time.Duration {
+	return e.kill(pod, agentGrace(pod))
+}
+
+// kill terminates pod as kuscia's agent does (terminate) until the
+// termination succeeds: KillPod must return nil, and while GetPodStatus
+// right after still reports a running container the agent fails the
+// termination and tries again (noted, not failed: KRI-POD-014 judges it).
+// It returns how long it took from the first KillPod to the successful
+// termination.
+func (e *podEnv) kill(pod *v1.Pod, grace *int64) time.Duration {
+	start := time.Now()
+	// A provider whose KillPod returns early stops the containers at the
+	// end of the grace period: the retries last that long and a little.
+	effective := grace
+	if effective == nil {
+		effective = agentGrace(pod)
+	}
+	within := 2*e.st.t.Stable + time.Duration(max(*effective, minimumGraceSecs))*time.Second
+	e.eventuallyFor(within, fmt.Sprintf("pod %s terminated as kuscia's agent terminates it (KillPod, then no running container in GetPodStatus)", podRef(pod)), func(g gomega.Gomega) {
+		running, err := e.terminate(pod, grace)
+		e.noError("KillPod", err)
+		if len(running) > 0 {
+			e.diagnose("%s (KRI-POD-014 checks this; the agent tries again)", killGuardFailure(pod, running))
+		}
+		g.Expect(running).To(gomega.BeEmpty(), "%s", killGuardFailure(pod, running))
+	})
+	return time.Since(start)
+}
+
+// expectNothingRunning fails when GetPodStatus reports a running container
+// of pod.
+func (e *podEnv) expectNothingRunning(pod *v1.Pod, after string) {
+	st := e.status(pod)
+	for _, c := range st.ContainerStatuses {
+		if c.State == pkgcontainer.ContainerStateRunning {
+			e.failf("%s, container %q (%s) of pod %s is still running: kuscia's agent would fail the termination (\"detected running containers after a successful KillPod\") and the pod could not finish terminating; status: %s", after, c.Name, c.ID.String(), podRef(pod), describeStatus(st))
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -111,12 +112,37 @@ func Catalogue() []SpecInfo {
 	return out
 }
 
-// allSpecs returns the pod specs, then the benchmarks, then the node specs.
+// specGroups lists the suite's spec groups. Each group lives in a file named
+// for its catalogue label (pod_kill.go holds podKillSpecs, the specs labelled
+// "kill"; podspec_probes.go those of the pod-spec capability "probes"), with
+// its mutants and benign variants in the test files named alike. A spec
+// joins its group's list; a new group is added here.
+var specGroups = [][]*specDef{
+	podSyncSpecs, podStatusSpecs, podRefreshSpecs, podKillSpecs, podRestartSpecs,
+	podInitSpecs, podReasonCacheSpecs, podCleanupSpecs, podDeleteSpecs, podLifecycleSpecs,
+	podOwnershipSpecs, podValidationSpecs, podContextSpecs, podConcurrencySpecs,
+	podspecImageSpecs, podspecEnvSpecs, podspecTerminationMessageSpecs, podspecHooksSpecs,
+	podspecSidecarsSpecs, podspecProbesSpecs, podspecResizeSpecs,
+	podLatencySpecs,
+	nodeConfigureSpecs, nodePingSpecs, nodeRefreshSpecs, nodeCallbackSpecs, nodeContextSpecs,
+}
+
+// allSpecs returns every spec in catalogue order: the pod specs by ID, then
+// the benchmarks, then the node specs by ID.
 func allSpecs() []*specDef {
-	all := make([]*specDef, 0, len(podSpecs)+len(benchSpecs)+len(nodeSpecs))
-	all = append(all, podSpecs...)
-	all = append(all, benchSpecs...)
-	all = append(all, nodeSpecs...)
+	all := slices.Concat(specGroups...)
+	part := func(s *specDef) int {
+		switch {
+		case s.kind == kindNode:
+			return 2
+		case s.benchmark:
+			return 1
+		}
+		return 0
+	}
+	slices.SortFunc(all, func(a, b *specDef) int {
+		return cmp.Or(cmp.Compare(part(a), part(b)), cmp.Compare(a.id, b.id))
+	})
 	return all
 }
 

@@ -14,10 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/ginkgo/v2/reporters"
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
-
-	"github.com/onsi/ginkgo/v2/reporters"
 
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/fake"

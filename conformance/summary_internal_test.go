@@ -64,7 +64,7 @@ func TestVerdictAndGate(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := map[string]types.SpecState{}
-		for _, s := range podSpecs {
+		for _, s := range podSpecsOnly() {
 			if applicable(s, st) {
 				m[s.id] = types.SpecStatePassed
 			}
@@ -172,7 +172,7 @@ func TestVerdictAndGate(t *testing.T) {
 func TestDryRunHasNoVerdict(t *testing.T) {
 	reg := &registration{cfg: Config{NewPodProvider: func(context.Context) (kri.PodProvider, error) { return nil, nil }}, kinds: []string{kindPod}}
 	states := map[string]types.SpecState{}
-	for _, s := range podSpecs {
+	for _, s := range podSpecsOnly() {
 		states[s.id] = types.SpecStatePassed // what Ginkgo reports in a dry run
 	}
 	r := report(states, nil)
@@ -282,4 +282,15 @@ func TestPercentile(t *testing.T) {
 	if got := percentile(nil, 90); got != 0 {
 		t.Errorf("p90 of nothing = %d, want 0", got)
 	}
+}
+
+// podSpecsOnly returns the pod specs that are not benchmarks.
+func podSpecsOnly() []*specDef {
+	var out []*specDef
+	for _, s := range allSpecs() {
+		if s.kind == kindPod && !s.benchmark {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -1,0 +1,61 @@
+package conformance_test
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/fake"
+	"github.com/kri-kit/testkit/kri"
+)
+
+// podKillBenign are the benign variants of the group "kill" (pod_kill.go): the
+// fake taking one freedom each, which the suite must pass.
+func podKillBenign() []*benign {
+	return []*benign{
+		{
+			name:    "minimum-grace",
+			freedom: "a minimum grace period of the provider's own (the kubelet's runtime never gives less than 2 seconds)",
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+					const floor = 2
+					g := int64(floor)
+					switch {
+					case grace != nil:
+						g = max(*grace, floor)
+					case pod != nil && pod.DeletionGracePeriodSeconds != nil:
+						g = max(*pod.DeletionGracePeriodSeconds, floor)
+					case pod != nil && pod.Spec.TerminationGracePeriodSeconds != nil:
+						g = max(*pod.Spec.TerminationGracePeriodSeconds, floor)
+					}
+					return next.KillPod(ctx, pod, rp, &g)
+				}}
+			},
+		},
+		{
+			name:    "forgets-on-kill",
+			freedom: "forgetting a pod as KillPod stops it, as a provider that deletes the backend cluster's pod does (GetPodStatus then reports it unknown, GetPods leaves it out)",
+			pod:     func(*fake.PodProvider) fake.Interceptors { return forgetOnKill() },
+		},
+	}
+}
+
+// forgetOnKill makes KillPod forget the pod once it has stopped it (the
+// fake's DeletePod), as kuscia's K8sProvider, whose KillPod deletes the
+// backend pod: afterwards GetPodStatus reports the pod unknown and GetPods
+// does not list it.
+func forgetOnKill() fake.Interceptors {
+	return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+		if err := next.KillPod(ctx, pod, rp, grace); err != nil {
+			return err
+		}
+		if pod == nil {
+			pod = rp.ToAPIPod()
+		}
+		if pod.UID == "" {
+			return nil
+		}
+		return next.DeletePod(context.WithoutCancel(ctx), pod)
+	}}
+}

@@ -1,0 +1,190 @@
+package conformance_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/fake"
+	"github.com/kri-kit/testkit/kri"
+)
+
+// podKillMutants are the mutants of the group "kill" (pod_kill.go): the fake
+// with one contract violation each, and the specs it must fail.
+func podKillMutants() []*mutant {
+	return []*mutant{
+		{
+			name:      "kill-returns-inside-grace",
+			violation: "KillPod returns as soon as it has asked for the kill, while the containers still run out their grace period (a backend pod deleted with a grace period)",
+			want:      []string{"KRI-POD-014"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+					go func() {
+						// The backend's kubelet sees the deletion a moment
+						// later: long after KillPod has returned.
+						time.Sleep(backendDelay)
+						_ = next.KillPod(context.WithoutCancel(ctx), pod, rp, grace)
+					}()
+					return nil
+				}}
+			},
+		},
+		{
+			name:      "kill-leaves-container-running",
+			violation: "after KillPod returns nil, the pod's first container runs again",
+			want:      []string{"KRI-POD-005", "KRI-POD-014", "KRI-POD-016", "KRI-POD-017", "KRI-POD-018", "KRI-POD-020", "KRI-POD-028", "KRI-POD-041", "KRI-POD-047", "KRI-POD-048", "KRI-POD-055", "KRI-POD-056", "KRI-POD-069", "KRI-POD-070", "KRI-POD-086"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+					if err := next.KillPod(ctx, pod, rp, grace); err != nil || pod == nil || len(pod.Spec.Containers) == 0 {
+						return err
+					}
+					again := withRestartPolicy(pod, v1.RestartPolicyAlways)
+					again.Spec.InitContainers, again.Spec.Containers = nil, again.Spec.Containers[:1]
+					_ = next.SyncPod(ctx, again, nil, kri.NewReasonCache())
+					return nil
+				}}
+			},
+		},
+		{
+			name:      "grace-period-ignored",
+			violation: "KillPod always kills at once (grace period 0)",
+			want:      []string{"KRI-POD-017", "KRI-POD-018", "KRI-POD-048"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, _ *int64) error {
+					zero := int64(0)
+					return next.KillPod(ctx, pod, rp, &zero)
+				}}
+			},
+		},
+		{
+			name:      "grace-override-ignored",
+			violation: "KillPod ignores gracePeriodOverride and uses the pod's grace period",
+			want:      []string{"KRI-POD-016", "KRI-POD-017", "KRI-POD-056"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, _ *int64) error {
+					return next.KillPod(ctx, pod, rp, nil)
+				}}
+			},
+		},
+		{
+			name:      "kill-unknown-pod-errors",
+			violation: "KillPod of a pod it does not know returns an error",
+			want:      []string{"KRI-POD-015"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+					if unknownPod(ctx, next, pod) {
+						return fmt.Errorf("pod %s not found", rp.ID)
+					}
+					return next.KillPod(ctx, pod, rp, grace)
+				}}
+			},
+		},
+		{
+			name:      "kill-without-sigterm",
+			violation: "KillPod waits out the grace period before it signals, as if every container ignored SIGTERM",
+			want:      []string{"KRI-POD-047"},
+			pod: func(p *fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+					for _, c := range rp.Containers {
+						p.Container(rp.Namespace+"/"+rp.Name, c.Name).IgnoreSIGTERM()
+					}
+					return next.KillPod(ctx, pod, rp, grace)
+				}}
+			},
+		},
+		{
+			name:      "deletion-grace-ignored",
+			violation: "KillPod without override uses TerminationGracePeriodSeconds even when the pod has a DeletionGracePeriodSeconds",
+			want:      []string{"KRI-POD-048"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+					if grace == nil && pod != nil && pod.DeletionGracePeriodSeconds != nil {
+						pod = pod.DeepCopy()
+						pod.DeletionGracePeriodSeconds = nil
+					}
+					return next.KillPod(ctx, pod, rp, grace)
+				}}
+			},
+		},
+		{
+			name:      "kill-needs-the-pod",
+			violation: "KillPod with a nil pod does nothing and returns nil",
+			want:      []string{"KRI-POD-049"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+					if pod == nil {
+						return nil
+					}
+					return next.KillPod(ctx, pod, rp, grace)
+				}}
+			},
+		},
+		{
+			name:      "killed-finished-before-started",
+			violation: "an instance killed after it ran reports a FinishedAt before its StartedAt",
+			want:      []string{"KRI-POD-068", "KRI-POD-069", "KRI-POD-070"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
+						if c.State == pkgcontainer.ContainerStateExited && (c.ExitCode == 137 || c.ExitCode == 143) {
+							c.FinishedAt = c.StartedAt.Add(-time.Millisecond)
+						}
+					}
+				})}
+			},
+		},
+		{
+			name:      "sandbox-ready-after-kill",
+			violation: "GetPodStatus reports the sandboxes of a pod without running containers as ready",
+			want:      []string{"KRI-POD-041"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+					if len(st.GetRunningContainerStatuses()) > 0 {
+						return
+					}
+					for _, sb := range st.SandboxStatuses {
+						sb.State = runtimeapi.PodSandboxState_SANDBOX_READY
+					}
+				})}
+			},
+		},
+		{
+			name:      "kill-spares-init-containers",
+			violation: "KillPod returns nil and stops nothing while an init container runs",
+			want:      []string{"KRI-POD-055", "KRI-POD-069", "KRI-POD-070"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+					if pod != nil && slices.ContainsFunc(rp.Containers, func(c *pkgcontainer.Container) bool {
+						return c.State == pkgcontainer.ContainerStateRunning && slices.ContainsFunc(pod.Spec.InitContainers, func(ic v1.Container) bool { return ic.Name == c.Name })
+					}) {
+						return nil
+					}
+					return next.KillPod(ctx, pod, rp, grace)
+				}}
+			},
+		},
+		{
+			name:      "kill-validates-the-pod",
+			violation: "KillPod rejects, as SyncPod does, a pod without restart policy or commands, such as the runningPod.ToAPIPod() of an orphan",
+			want:      []string{"KRI-POD-056"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+					if pod != nil && pod.Spec.RestartPolicy == "" {
+						return errors.New("mutant: invalid pod: spec.restartPolicy is empty")
+					}
+					return next.KillPod(ctx, pod, rp, grace)
+				}}
+			},
+		},
+	}
+}
+
+// backendDelay is how long a mutant's backend takes to act on a request:
+// far longer than the suite's next call, and within the fake's grace period.
+const backendDelay = 300 * time.Millisecond

@@ -1,0 +1,291 @@
+package conformance_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/fake"
+	"github.com/kri-kit/testkit/kri"
+)
+
+// podStatusMutants are the mutants of the group "status" (pod_status.go): the
+// fake with one contract violation each, and the specs it must fail.
+func podStatusMutants() []*mutant {
+	return []*mutant{
+		{
+			name:      "killed-pod-half-forgotten",
+			violation: "GetPodStatus reports nothing of a killed pod while GetPods(true) still lists its exited containers",
+			want:      []string{"KRI-POD-086"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				killed := newUIDSet()
+				return fake.Interceptors{
+					KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+						err := next.KillPod(ctx, pod, rp, grace)
+						if err == nil {
+							killed.add(rp.ID)
+						}
+						return err
+					},
+					SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+						if pod != nil {
+							killed.remove(pod.UID)
+						}
+						return next.SyncPod(ctx, pod, st, rc)
+					},
+					GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+						st, err := next.GetPodStatus(ctx, pod)
+						if err == nil && st != nil && killed.has(st.ID) && len(st.GetRunningContainerStatuses()) == 0 {
+							st.ContainerStatuses, st.ActiveContainerStatuses, st.SandboxStatuses = nil, nil, nil
+						}
+						return st, err
+					},
+				}
+			},
+		},
+		{
+			name:      "getpods-forgets-killed-pods",
+			violation: "GetPods(true) leaves out a killed pod while GetPodStatus still reports its exited containers",
+			want:      []string{"KRI-POD-086"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				killed := newUIDSet()
+				return fake.Interceptors{
+					KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+						err := next.KillPod(ctx, pod, rp, grace)
+						if err == nil {
+							killed.add(rp.ID)
+						}
+						return err
+					},
+					SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+						if pod != nil {
+							killed.remove(pod.UID)
+						}
+						return next.SyncPod(ctx, pod, st, rc)
+					},
+					GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+						pods, err := next.GetPods(ctx, all)
+						return slices.DeleteFunc(pods, func(p *pkgcontainer.Pod) bool { return p != nil && killed.has(p.ID) }), err
+					},
+				}
+			},
+		},
+		{
+			name:      "status-errors-for-unknown-pod",
+			violation: "GetPodStatus of a pod it does not know returns an error instead of an empty status",
+			want:      []string{"KRI-POD-002", "KRI-POD-020", "KRI-POD-023", "KRI-POD-028", "KRI-POD-034", "KRI-POD-036", "KRI-POD-084"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+					st, err := next.GetPodStatus(ctx, pod)
+					if err == nil && len(st.ContainerStatuses) == 0 && len(st.SandboxStatuses) == 0 {
+						return nil, fmt.Errorf("pod %s/%s not found", pod.Namespace, pod.Name)
+					}
+					return st, err
+				}}
+			},
+		},
+		{
+			name:      "getpods-panics",
+			violation: "GetPods panics",
+			want:      []string{"KRI-POD-005", "KRI-POD-020", "KRI-POD-022", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044", "KRI-POD-045", "KRI-POD-056", "KRI-POD-086"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{GetPods: func(context.Context, kri.PodProvider, bool) ([]*pkgcontainer.Pod, error) {
+					panic("mutant: GetPods is broken")
+				}}
+			},
+			check: expectFailureMessage("KRI-POD-005", "GetPods panicked: mutant: GetPods is broken", "pod_status_mutants_test.go"),
+		},
+		{
+			name:      "getpods-lists-killed-pods",
+			violation: "GetPods(false) lists every pod, killed ones included",
+			want:      []string{"KRI-POD-005", "KRI-POD-056"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, _ bool) ([]*pkgcontainer.Pod, error) {
+					return next.GetPods(ctx, true)
+				}}
+			},
+		},
+		{
+			name:      "exit-codes-lost",
+			violation: "GetPodStatus reports exit code 0 for every exited container",
+			want:      []string{"KRI-POD-006", "KRI-POD-008", "KRI-POD-011", "KRI-POD-014", "KRI-POD-053", "KRI-POD-059", "KRI-POD-067", "KRI-POD-086"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+					st, err := next.GetPodStatus(ctx, pod)
+					if st != nil {
+						for _, c := range st.ContainerStatuses {
+							c.ExitCode = 0
+						}
+					}
+					return st, err
+				}}
+			},
+		},
+		{
+			name:      "container-ids-unstable",
+			violation: "GetPodStatus reports a new ID for a running container on every call",
+			want:      []string{"KRI-POD-003", "KRI-POD-004", "KRI-POD-021", "KRI-POD-022", "KRI-POD-028", "KRI-POD-035", "KRI-POD-040", "KRI-POD-043", "KRI-POD-044", "KRI-POD-051", "KRI-POD-052", "KRI-POD-054", "KRI-POD-066", "KRI-POD-067", "KRI-POD-071", "KRI-POD-086"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				var calls atomic.Int64
+				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+					st, err := next.GetPodStatus(ctx, pod)
+					if st != nil {
+						n := calls.Add(1)
+						for _, c := range st.ContainerStatuses {
+							if c.State == pkgcontainer.ContainerStateRunning {
+								c.ID.ID = fmt.Sprintf("%s-%d", c.ID.ID, n)
+							}
+						}
+					}
+					return st, err
+				}}
+			},
+		},
+		{
+			name:      "finished-before-created",
+			violation: "every exited instance reports a FinishedAt one second before its CreatedAt",
+			want:      []string{"KRI-POD-006", "KRI-POD-038"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
+						if c.State == pkgcontainer.ContainerStateExited {
+							c.FinishedAt = c.CreatedAt.Add(-time.Second)
+						}
+					}
+				})}
+			},
+		},
+		{
+			name:      "exit-reason-dropped",
+			violation: "exited containers carry no Reason, in GetPodStatus and RefreshPodStatus (a SHOULD)",
+			want:      []string{"KRI-POD-039"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{
+					GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+						for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
+							if c.State == pkgcontainer.ContainerStateExited {
+								c.Reason = ""
+							}
+						}
+					}),
+					RefreshPodStatus: refreshEdit(func(cs *v1.ContainerStatus) {
+						for _, t := range []*v1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+							if t != nil {
+								t.Reason = ""
+							}
+						}
+					}),
+				}
+			},
+		},
+		{
+			name:      "exited-instances-lose-image",
+			violation: "GetPodStatus reports exited instances without their image",
+			want:      []string{"KRI-POD-040"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
+						if c.State == pkgcontainer.ContainerStateExited {
+							c.Image = ""
+						}
+					}
+				})}
+			},
+		},
+		{
+			name:      "active-statuses-stale",
+			violation: "ActiveContainerStatuses reports every instance as still being created",
+			want:      []string{"KRI-POD-043"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+					for _, c := range st.ActiveContainerStatuses {
+						c.State = pkgcontainer.ContainerStateCreated
+					}
+				})}
+			},
+		},
+		{
+			name:      "getpods-reports-all-running",
+			violation: "GetPods(true) reports every container as running, so a PLEG never sees one die",
+			want:      []string{"KRI-POD-044", "KRI-POD-086"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+					pods, err := next.GetPods(ctx, all)
+					for _, p := range pods {
+						for _, c := range p.Containers {
+							c.State = pkgcontainer.ContainerStateRunning
+						}
+					}
+					return pods, err
+				}}
+			},
+		},
+		{
+			name:      "getpods-lists-newest-only",
+			violation: "GetPods(true) lists only the newest instance of each container, while GetPodStatus reports the replaced ones too",
+			want:      []string{"KRI-POD-044"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+					pods, err := next.GetPods(ctx, all)
+					for _, p := range pods {
+						keepNewestListed(p)
+					}
+					return pods, err
+				}}
+			},
+		},
+		{
+			name:      "pods-keyed-by-name",
+			violation: "the provider knows pods by namespace and name: a pod created again with a new UID is taken for the old one",
+			want:      []string{"KRI-POD-054"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				var mu sync.Mutex
+				first := map[string]types.UID{}
+				alias := func(pod *v1.Pod) *v1.Pod {
+					if pod == nil {
+						return nil
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					key := pod.Namespace + "/" + pod.Name
+					uid, ok := first[key]
+					if !ok {
+						first[key] = pod.UID
+						return pod
+					}
+					if uid == pod.UID {
+						return pod
+					}
+					cp := pod.DeepCopy()
+					cp.UID = uid
+					return cp
+				}
+				return fake.Interceptors{
+					SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+						return next.SyncPod(ctx, alias(pod), st, rc)
+					},
+					GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+						st, err := next.GetPodStatus(ctx, alias(pod))
+						if st != nil && pod != nil {
+							st.ID = pod.UID
+						}
+						return st, err
+					},
+				}
+			},
+		},
+	}
+}
+
+func (s *uidSet) remove(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.uids.Delete(uid)
+}

@@ -1,0 +1,288 @@
+package conformance
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/workload"
+)
+
+// The probe specs (KRI-POD-072..077): in KRI the provider runs the probes,
+// as kuscia's CRIProvider runs the kubelet's prober manager. Their probes
+// are exec probes in the vocabulary of package workload (test -e FILE, for
+// a file the container writes and removes), with a period of one second.
+// Their waits are the state timeout plus the probe periods the behaviour
+// may take, so that they hold on a loaded machine; what must not happen
+// early is checked against the container's StartedAt with a margin of a
+// period or more.
+var podspecProbesSpecs = []*specDef{
+	{id: "KRI-POD-072", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes}, pod: podReadinessUntilSuccess,
+		text: "a running container with a readiness probe is not Ready in RefreshPodStatus until its probe first succeeds, then Ready"},
+	{id: "KRI-POD-073", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes}, pod: podReadinessFailure,
+		text: "a Ready container whose readiness probe fails failureThreshold times in a row is not Ready again, and keeps running (readiness restarts nothing)"},
+	{id: "KRI-POD-074", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes}, pod: podLivenessRestart,
+		text: "a container whose liveness probe fails failureThreshold times is killed and started again: a new instance, the killed one exited by a signal (137 or 143), the restart counted"},
+	{id: "KRI-POD-075", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes}, pod: podLivenessPasses,
+		text: "a container whose liveness probe passes once initialDelaySeconds are over (and would fail before) is left running: same instance, no restart"},
+	{id: "KRI-POD-076", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes}, pod: podStartupProbe,
+		text: "until its startup probe succeeds a container is not Started nor Ready and its liveness probe does not run; then it is Started, and Ready once its readiness probe succeeds"},
+	{id: "KRI-POD-077", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes}, pod: podProbesStopOnKill,
+		text: "once KillPod has stopped a pod, its probes stop: a liveness probe that then fails starts nothing again, and RefreshPodStatus reports no container Ready"},
+}
+
+// probePeriod is the periodSeconds of the specs' probes.
+const probePeriod = time.Second
+
+// execProbe is an exec probe that succeeds while the file at path exists.
+// Its timeout is generous: an exec into a container takes a while on a
+// loaded machine.
+func execProbe(path string, failureThreshold int32) *v1.Probe {
+	return &v1.Probe{
+		ProbeHandler:     v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", "test -e " + path}}},
+		PeriodSeconds:    int32(probePeriod / time.Second),
+		TimeoutSeconds:   5,
+		SuccessThreshold: 1,
+		FailureThreshold: failureThreshold,
+	}
+}
+
+// probed is the container "web" running script (a trap makes it exit on
+// SIGTERM, as PID 1 too) until killed.
+func (e *podEnv) probed(script string) v1.Container {
+	return e.shell("web", "trap 'exit 143' TERM; "+script+"sleep infinity & wait")
+}
+
+// round is one round; noSync leaves SyncPod out (a killed pod).
+func (r *probeRun) round(noSync bool) (*pkgcontainer.PodStatus, *v1.ContainerStatus) {
+	var st *pkgcontainer.PodStatus
+	if noSync {
+		st = r.e.status(r.pod)
+	} else {
+		st = r.e.syncOnce(r.pod, false)
+	}
+	r.prev = r.e.publish(r.pod, st)
+	cs := apiStatusOf(r.prev.ContainerStatuses, "web")
+	if cs == nil {
+		r.e.failf("kuscia's agent would publish no status of container web of pod %s (after RefreshPodStatus): %+v", podRef(r.pod), r.prev.ContainerStatuses)
+	}
+	return st, cs
+}
+
+// expectPodReady fails the spec unless the pod's Ready condition, as the
+// agent brings it up to date after RefreshPodStatus
+// (podstatus.UpdateReadiness), is want: it must follow the container's
+// Ready.
+func (r *probeRun) expectPodReady(want bool) {
+	status := v1.ConditionFalse
+	if want {
+		status = v1.ConditionTrue
+	}
+	for _, c := range r.prev.Conditions {
+		if c.Type == v1.PodReady && c.Status != status {
+			r.e.failf("the pod's Ready condition is %s while container web's Ready is %v (RefreshPodStatus, then podstatus.UpdateReadiness): %+v", c.Status, want, c)
+		}
+	}
+}
+
+// periods is n probe periods.
+func periods(n int) time.Duration { return time.Duration(n) * probePeriod }
+
+// sinceStart is how long the instance has been running by the test's clock.
+func sinceStart(s *pkgcontainer.Status) time.Duration { return time.Since(s.StartedAt) }
+
+func podReadinessUntilSuccess(e *podEnv) {
+	path := e.w().ProbeFilePath()
+	const writeAfter = 2 * time.Second
+	c := e.probed(fmt.Sprintf("sleep %s; echo ok > %s; ", seconds(writeAfter), path))
+	c.ReadinessProbe = execProbe(path, 1)
+	pod := e.newPod("ready", v1.RestartPolicyAlways, c)
+	e.step(fmt.Sprintf("syncing a pod whose readiness probe tests for %s, which its container writes %s after it starts", path, writeAfter))
+	r := &probeRun{e: e, pod: pod}
+	first := r.running()
+	early := 0
+	e.eventuallyFor(e.st.t.State+writeAfter+periods(3), fmt.Sprintf("pod %s: container web Ready", podRef(pod)), func(g gomega.Gomega) {
+		st, cs := r.round(false)
+		run := runningOf(st, "web")
+		g.Expect(run).NotTo(gomega.BeNil(), "container web is not running: %s", describeStatus(st))
+		if run.ID != first.ID {
+			e.failf("container web was restarted (instance %s, then %s) although it has no liveness probe: %s", first.ID, run.ID, describeStatus(st))
+		}
+		// One period of margin: the file is written writeAfter after the
+		// process started, which is at or after StartedAt.
+		if ran := sinceStart(run); ran < writeAfter-probePeriod {
+			early++
+			if cs.Ready {
+				e.failf("RefreshPodStatus reports container web Ready %s after it started, before its readiness probe could succeed (the file is written after %s)", ran.Round(time.Millisecond), writeAfter)
+			}
+		}
+		g.Expect(cs.Ready).To(gomega.BeTrue(), "container web is not Ready %s after it started", sinceStart(run).Round(time.Millisecond))
+		r.expectPodReady(true)
+	})
+	if early == 0 {
+		e.note("no round ran in the first " + (writeAfter - probePeriod).String() + " of the container (a loaded machine): Ready before the first success was not checked")
+	}
+}
+
+func podReadinessFailure(e *podEnv) {
+	path := e.w().ProbeFilePath()
+	const removeAfter = 3 * time.Second
+	c := e.probed(fmt.Sprintf("echo ok > %s; sleep %s; rm -f %s; ", path, seconds(removeAfter), path))
+	c.ReadinessProbe = execProbe(path, 2)
+	pod := e.newPod("unready", v1.RestartPolicyAlways, c)
+	e.step(fmt.Sprintf("syncing a pod whose readiness probe (failureThreshold 2) tests for %s, which its container removes %s after it starts", path, removeAfter))
+	r := &probeRun{e: e, pod: pod}
+	first := r.running()
+	sameInstance := func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		run := runningOf(st, "web")
+		if run == nil || run.ID != first.ID {
+			e.failf("container web (instance %s) no longer runs; readiness failures must restart nothing: %s", first.ID, describeStatus(st))
+		}
+	}
+	e.eventuallyFor(e.st.t.State+periods(3), fmt.Sprintf("pod %s: container web Ready", podRef(pod)), func(g gomega.Gomega) {
+		st, cs := r.round(false)
+		sameInstance(g, st)
+		g.Expect(cs.Ready).To(gomega.BeTrue(), "container web is not Ready %s after it started", sinceStart(first).Round(time.Millisecond))
+	})
+	e.step("waiting for the probe to fail twice in a row once the file is gone")
+	e.eventuallyFor(e.st.t.State+removeAfter+periods(4), fmt.Sprintf("pod %s: container web no longer Ready", podRef(pod)), func(g gomega.Gomega) {
+		st, cs := r.round(false)
+		sameInstance(g, st)
+		g.Expect(cs.Ready).To(gomega.BeFalse(), "container web is still Ready %s after it started (the file was removed after %s)", sinceStart(first).Round(time.Millisecond), removeAfter)
+		r.expectPodReady(false)
+	})
+}
+
+// killedBySignal reports whether code is the exit code of a process ended
+// by SIGTERM or SIGKILL.
+func killedBySignal(code int) bool {
+	return code == workload.ExitCodeSIGTERM || code == workload.ExitCodeSIGKILL
+}
+
+func podLivenessRestart(e *podEnv) {
+	path := e.w().ProbeFilePath()
+	const removeAfter = time.Second
+	c := e.probed(fmt.Sprintf("echo ok > %s; sleep %s; rm -f %s; ", path, seconds(removeAfter), path))
+	c.LivenessProbe = execProbe(path, 1)
+	pod := e.newPod("liveness", v1.RestartPolicyAlways, c)
+	e.step(fmt.Sprintf("syncing a pod whose liveness probe tests for %s, which its container removes %s after it starts", path, removeAfter))
+	r := &probeRun{e: e, pod: pod}
+	first := r.running()
+	// A provider that keeps only the newest instance (a remote backend)
+	// shows the kill in RefreshPodStatus's LastTerminationState alone.
+	e.eventuallyFor(e.st.t.State+removeAfter+periods(4), fmt.Sprintf("pod %s: container web killed and started again", podRef(pod)), func(g gomega.Gomega) {
+		st, cs := r.round(false)
+		newer := false
+		for _, s := range instancesOf(st, "web") {
+			newer = newer || s.ID != first.ID
+			if s.ID == first.ID && s.State == pkgcontainer.ContainerStateExited && !killedBySignal(s.ExitCode) {
+				e.failf("the first instance %s exited with %d after its liveness probe failed, want the exit code of a kill (%d or %d): %s", first.ID, s.ExitCode, workload.ExitCodeSIGTERM, workload.ExitCodeSIGKILL, describeStatus(st))
+			}
+		}
+		g.Expect(newer).To(gomega.BeTrue(), "no new instance of web %s after it started: %s", sinceStart(first).Round(time.Millisecond), describeStatus(st))
+		g.Expect(cs.RestartCount).To(gomega.BeNumerically(">=", 1), "RefreshPodStatus reports RestartCount %d", cs.RestartCount)
+		g.Expect(cs.LastTerminationState.Terminated).NotTo(gomega.BeNil(), "RefreshPodStatus reports no last termination of web: %+v", cs)
+		if code := int(cs.LastTerminationState.Terminated.ExitCode); !killedBySignal(code) {
+			e.failf("RefreshPodStatus reports the last termination of web with exit code %d, want %d or %d (killed after its liveness probe failed)", code, workload.ExitCodeSIGTERM, workload.ExitCodeSIGKILL)
+		}
+	})
+}
+
+func podLivenessPasses(e *podEnv) {
+	path := e.w().ProbeFilePath()
+	const writeAfter, delay = time.Second, 3
+	c := e.probed(fmt.Sprintf("sleep %s; echo ok > %s; ", seconds(writeAfter), path))
+	c.LivenessProbe = execProbe(path, 1)
+	c.LivenessProbe.InitialDelaySeconds = delay
+	pod := e.newPod("alive", v1.RestartPolicyAlways, c)
+	e.step(fmt.Sprintf("syncing a pod whose liveness probe (initialDelaySeconds %d) tests for %s, which its container writes %s after it starts", delay, path, writeAfter))
+	r := &probeRun{e: e, pod: pod}
+	first := r.running()
+	window := time.Duration(delay)*time.Second + periods(2)
+	e.consistentlyFor(window, fmt.Sprintf("pod %s: container web keeps running, not restarted", podRef(pod)), func(g gomega.Gomega) {
+		st, cs := r.round(false)
+		run := runningOf(st, "web")
+		g.Expect(run).NotTo(gomega.BeNil(), "container web (instance %s) no longer runs %s after it started: %s", first.ID, sinceStart(first).Round(time.Millisecond), describeStatus(st))
+		g.Expect(run.ID).To(gomega.Equal(first.ID), "container web was started again %s after its first start: %s", sinceStart(first).Round(time.Millisecond), describeStatus(st))
+		g.Expect(cs.RestartCount).To(gomega.BeZero(), "RefreshPodStatus reports RestartCount %d", cs.RestartCount)
+	})
+}
+
+func podStartupProbe(e *podEnv) {
+	path := e.w().ProbeFilePath()
+	const writeAfter = 2 * time.Second
+	c := e.probed(fmt.Sprintf("sleep %s; echo ok > %s; ", seconds(writeAfter), path))
+	c.StartupProbe = execProbe(path, 30)
+	c.LivenessProbe = execProbe(path, 1)
+	c.ReadinessProbe = execProbe(path, 1)
+	pod := e.newPod("startup", v1.RestartPolicyAlways, c)
+	e.step(fmt.Sprintf("syncing a pod whose startup, liveness and readiness probes test for %s, which its container writes %s after it starts", path, writeAfter))
+	r := &probeRun{e: e, pod: pod}
+	first := r.running()
+	check := func(g gomega.Gomega) (*v1.ContainerStatus, time.Duration) {
+		st, cs := r.round(false)
+		run := runningOf(st, "web")
+		if run == nil || run.ID != first.ID {
+			e.failf("container web (instance %s) was killed or restarted %s after it started, before or right after its startup probe succeeded (the liveness probe must not run before): %s",
+				first.ID, sinceStart(first).Round(time.Millisecond), describeStatus(st))
+		}
+		started := cs.Started != nil && *cs.Started
+		if ran := sinceStart(run); ran < writeAfter-probePeriod && started {
+			e.failf("RefreshPodStatus reports container web Started %s after it started, before its startup probe could succeed (the file is written after %s)", ran.Round(time.Millisecond), writeAfter)
+		}
+		if !started && cs.Ready {
+			e.failf("RefreshPodStatus reports container web Ready but not Started %s after it started: the readiness probe must wait for the startup probe", sinceStart(run).Round(time.Millisecond))
+		}
+		return cs, sinceStart(run)
+	}
+	e.eventuallyFor(e.st.t.State+writeAfter+periods(3), fmt.Sprintf("pod %s: container web Started and Ready", podRef(pod)), func(g gomega.Gomega) {
+		cs, ran := check(g)
+		g.Expect(cs.Started).To(gomega.HaveValue(gomega.BeTrue()), "container web is not Started %s after it started", ran.Round(time.Millisecond))
+		g.Expect(cs.Ready).To(gomega.BeTrue(), "container web is Started but not Ready %s after it started", ran.Round(time.Millisecond))
+	})
+	e.step("checking that the liveness probe, which passes now, leaves the container alone")
+	e.consistentlyFor(periods(2), fmt.Sprintf("pod %s: container web keeps running", podRef(pod)), func(g gomega.Gomega) { check(g) })
+}
+
+func podProbesStopOnKill(e *podEnv) {
+	path := e.w().ProbeFilePath()
+	const removeAfter = time.Second
+	c := e.probed(fmt.Sprintf("echo ok > %s; sleep %s; rm -f %s; ", path, seconds(removeAfter), path))
+	c.LivenessProbe = execProbe(path, 1)
+	c.ReadinessProbe = execProbe(path, 1)
+	pod := e.newPod("killed", v1.RestartPolicyAlways, c)
+	e.step(fmt.Sprintf("syncing a pod whose liveness and readiness probes test for %s, which its container removes %s after it starts, then killing it at once", path, removeAfter))
+	r := &probeRun{e: e, pod: pod}
+	r.running()
+	e.killAsAgent(pod)
+	after := r.e.status(pod)
+	count := len(instancesOf(after, "web"))
+	e.step("checking, without SyncPod, that nothing starts again once the liveness probe would have failed")
+	e.consistentlyFor(removeAfter+periods(2), fmt.Sprintf("pod %s: nothing runs after KillPod, no new instance, nothing Ready", podRef(pod)), func(g gomega.Gomega) {
+		st, cs := r.round(true)
+		for _, s := range instancesOf(st, "web") {
+			g.Expect(s.State).NotTo(gomega.Equal(pkgcontainer.ContainerStateRunning), "container web (instance %s) runs after KillPod: %s", s.ID, describeStatus(st))
+		}
+		g.Expect(len(instancesOf(st, "web"))).To(gomega.BeNumerically("<=", count), "container web has %d instances after KillPod, %d right after it: %s", len(instancesOf(st, "web")), count, describeStatus(st))
+		g.Expect(cs.Ready).To(gomega.BeFalse(), "RefreshPodStatus reports container web Ready after KillPod")
+	})
+}
+
+// probeRun drives a pod of the probe specs as kuscia's agent does: each
+// round is a sync (syncOnce) and the status the agent publishes from the
+// runtime status it ends with (the first step of the next sync: the
+// conversion, RefreshPodStatus, the Ready conditions).
+type probeRun struct {
+	e    *podEnv
+	pod  *v1.Pod
+	prev v1.PodStatus // what the agent published last
+}
+
+// running syncs until container web runs and returns its instance.
+func (r *probeRun) running() *pkgcontainer.Status {
+	st := r.e.syncUntilRunning(r.pod)
+	return runningOf(st, "web")
+}

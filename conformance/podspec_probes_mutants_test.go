@@ -1,0 +1,160 @@
+package conformance_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/fake"
+	"github.com/kri-kit/testkit/kri"
+)
+
+// The mutants of the probe specs (KRI-POD-072..077), on the hostprocess
+// example, which runs exec probes as host processes.
+
+// readyEdit returns a RefreshPodStatus interceptor that calls edit on the
+// status of every running app container that has a readiness probe, with
+// what the provider said of that instance before (whether it ever reported
+// it Ready).
+func readyEdit(edit func(cs *v1.ContainerStatus, everReady bool)) func(kri.PodProvider, *v1.Pod, *v1.PodStatus) {
+	var mu sync.Mutex
+	everReady := map[string]bool{}
+	return func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+		next.RefreshPodStatus(pod, ps)
+		if pod == nil || ps == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for i := range ps.ContainerStatuses {
+			cs := &ps.ContainerStatuses[i]
+			probed := false
+			for _, c := range pod.Spec.Containers {
+				probed = probed || c.Name == cs.Name && c.ReadinessProbe != nil
+			}
+			if !probed || cs.State.Running == nil || cs.ContainerID == "" {
+				continue
+			}
+			ever := everReady[cs.ContainerID]
+			everReady[cs.ContainerID] = ever || cs.Ready
+			edit(cs, ever)
+		}
+	}
+}
+
+// podspecProbesMutants are the mutants of the pod-spec capability "probes"
+// (podspec_probes.go): the hostprocess example with one contract violation
+// each (selftest_hostprocess_test.go), and the specs it must fail.
+func podspecProbesMutants() []*mutant {
+	return []*mutant{
+		{
+			name:      "host-ready-before-probe",
+			violation: "a started container is Ready until its readiness probe has succeeded once (the probe's initial result taken as success)",
+			want:      []string{"KRI-POD-072"},
+			host: func() fake.Interceptors {
+				return fake.Interceptors{RefreshPodStatus: readyEdit(func(cs *v1.ContainerStatus, ever bool) {
+					if !ever && cs.Started != nil && *cs.Started {
+						cs.Ready = true
+					}
+				})}
+			},
+		},
+		{
+			name:      "host-ready-sticks",
+			violation: "a container once Ready stays Ready while it runs: readiness failures are ignored",
+			want:      []string{"KRI-POD-073"},
+			host: func() fake.Interceptors {
+				return fake.Interceptors{RefreshPodStatus: readyEdit(func(cs *v1.ContainerStatus, ever bool) {
+					cs.Ready = cs.Ready || ever
+				})}
+			},
+		},
+		{
+			name:      "host-liveness-ignored",
+			violation: "liveness probes are not run: a container whose probe fails is never restarted",
+			want:      []string{"KRI-POD-074"},
+			host: func() fake.Interceptors {
+				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) { c.LivenessProbe = nil })}
+			},
+		},
+		{
+			name:      "host-initial-delay-ignored",
+			violation: "initialDelaySeconds is ignored: probes run from the start",
+			want:      []string{"KRI-POD-075"},
+			host: func() fake.Interceptors {
+				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+					for _, p := range []*v1.Probe{c.StartupProbe, c.LivenessProbe, c.ReadinessProbe} {
+						if p != nil {
+							p.InitialDelaySeconds = 0
+						}
+					}
+				})}
+			},
+		},
+		{
+			name:      "host-startup-ignored",
+			violation: "startup probes are not run: the container is Started at once and its liveness probe runs from the start",
+			want:      []string{"KRI-POD-076"},
+			host: func() fake.Interceptors {
+				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) { c.StartupProbe = nil })}
+			},
+		},
+		{
+			name:      "host-liveness-outlives-kill",
+			violation: "the liveness restart path outlives KillPod: a container with a liveness probe is started again after the pod was killed",
+			want:      []string{"KRI-POD-077"},
+			host: func() fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, running pkgcontainer.Pod, grace *int64) error {
+					if err := next.KillPod(ctx, pod, running, grace); err != nil || pod == nil {
+						return err
+					}
+					for _, c := range pod.Spec.Containers {
+						if c.LivenessProbe != nil {
+							// What the restart after a liveness failure
+							// does: sync the pod again.
+							return next.SyncPod(ctx, pod, nil, kri.NewReasonCache())
+						}
+					}
+					return nil
+				}}
+			},
+		},
+	}
+}
+
+// probeWants are the probe specs that mutants of the other specs fail too,
+// by mutant: each breaks what the probe specs rely on (a SyncPod that
+// returns, stable container IDs, a KillPod that stops the pod, restarts,
+// exit codes, restart counts and the last termination of a container its
+// liveness probe restarted).
+var probeWants = map[string][]string{
+	"syncpod-blocks-forever":            {"KRI-POD-072", "KRI-POD-073", "KRI-POD-074", "KRI-POD-075", "KRI-POD-076", "KRI-POD-077"},
+	"container-ids-unstable":            {"KRI-POD-072", "KRI-POD-073", "KRI-POD-075", "KRI-POD-076"},
+	"kill-leaves-container-running":     {"KRI-POD-077"},
+	"restart-policy-ignored":            {"KRI-POD-074"},
+	"exit-codes-lost":                   {"KRI-POD-074"},
+	"restart-count-stuck-at-zero":       {"KRI-POD-074"},
+	"last-termination-state-dropped":    {"KRI-POD-074"},
+	"replaced-instances-lose-exit-code": {"KRI-POD-074"},
+}
+
+// withProbeWants adds probeWants to the wants of the mutants it names.
+func withProbeWants(zoo []*mutant) []*mutant {
+	for _, m := range zoo {
+		m.want = append(slices.Clone(m.want), probeWants[m.name]...)
+	}
+	return zoo
+}
+
+// TestProbeWantsNameMutants keeps probeWants in step with the zoo.
+func TestProbeWantsNameMutants(t *testing.T) {
+	for name := range probeWants {
+		if mutantNamed(name) == nil {
+			t.Errorf("probeWants names mutant %q, which the zoo does not have", name)
+		}
+	}
+}

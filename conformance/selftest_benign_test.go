@@ -1,0 +1,120 @@
+package conformance_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	gtypes "github.com/onsi/ginkgo/v2/types"
+
+	"github.com/kri-kit/testkit/conformance"
+	"github.com/kri-kit/testkit/fake"
+)
+
+// A benign variant is the fake with a change that only uses a freedom the
+// contract leaves to providers: the mirror image of a mutant. The suite must
+// pass every one of them; a spec that fails one is a bug in the spec (a false
+// failure a correct provider would hit).
+type benign struct {
+	name string
+	// freedom says what the contract leaves free that the variant uses.
+	freedom string
+	// warns are the SHOULD specs the freedom fails, as warnings: specs of
+	// intermediate answers no agent path reads, which the variant changes.
+	warns []string
+	// pod and node build the interceptors of one fresh provider (state lives
+	// in the closure); nil leaves that provider as it is. pod may script the
+	// fake it decorates.
+	pod  func(*fake.PodProvider) fake.Interceptors
+	node func() fake.NodeInterceptors
+}
+
+// config runs the variant with both providers, every capability and the
+// fake's own timeouts (unscaled: timing is where false failures hide).
+func (b *benign) config() conformance.Config {
+	var podHook func(*fake.PodProvider)
+	var nodeHook func(*fake.NodeProvider)
+	if b.pod != nil {
+		podHook = func(p *fake.PodProvider) { p.SetInterceptors(b.pod(p)) }
+	}
+	if b.node != nil {
+		nodeHook = func(n *fake.NodeProvider) { n.SetInterceptors(b.node()) }
+	}
+	return fakeConfig(podHook, nodeHook)
+}
+
+const helperBenign = "benign:"
+
+func init() {
+	for _, b := range benignVariants() {
+		extraHelpers[helperBenign+b.name] = b.config
+	}
+}
+
+// TestBenignVariantsPass runs the suite against every benign variant, each
+// in its own process, and checks that every spec that applies passes.
+func TestBenignVariantsPass(t *testing.T) {
+	skipInHelper(t)
+	if testing.Short() {
+		t.Skip("runs the suite once per variant")
+	}
+	t.Parallel() // shares the helper slots with TestMutantsAreCaught
+	var want []string
+	for _, s := range conformance.Catalogue() {
+		if !s.Benchmark && fakeDeclares(s) {
+			want = append(want, s.ID)
+		}
+	}
+	want = sortIDs(want)
+	zoo := benignVariants()
+	modes := make([]string, len(zoo))
+	for i, b := range zoo {
+		modes[i] = helperBenign + b.name
+	}
+	runs := runHelpers(t, modes, nil)
+	for i, b := range zoo {
+		t.Run(b.name, func(t *testing.T) {
+			checkBenignRun(t, b.name, b.freedom, runs[i], minus(want, b.warns), "non-benchmark spec but its warnings")
+			checkWarnings(t, b, runs[i])
+		})
+	}
+}
+
+// checkWarnings checks that variant b fails exactly the SHOULD specs it
+// names, each as a warning: the freedom it takes is one a SHOULD spec
+// reports.
+func checkWarnings(t *testing.T, b *benign, r *helperRun) {
+	t.Helper()
+	for _, id := range b.warns {
+		sr, ok := r.specReport(id)
+		if !ok || !sr.State.Is(gtypes.SpecStateSkipped) || !strings.Contains(fmt.Sprint(sr.ReportEntries), "kri:warning") {
+			t.Errorf("variant %s (%s): SHOULD spec %s did not warn (state %v): the freedom is no longer seen by it", b.name, b.freedom, id, sr.State)
+		}
+	}
+}
+
+// checkBenignRun checks the run of benign variant name (which takes
+// freedom): no spec failed, exactly want passed (wantWhat describes them),
+// and the verdict is conformant.
+func checkBenignRun(t *testing.T, name, freedom string, r *helperRun, want []string, wantWhat string) {
+	t.Helper()
+	t.Logf("%s: %s", name, r.took.Round(100*time.Millisecond))
+	if r.report == nil {
+		t.Fatalf("variant %s (%s): no Ginkgo report; output:\n%s", name, freedom, tail(r.output))
+	}
+	for _, id := range r.failedIDs() {
+		msg := ""
+		if sr, ok := r.specReport(id); ok {
+			msg = firstLine(sr.Failure.Message)
+		}
+		t.Errorf("variant %s (%s) fails %s, a false failure: %s", name, freedom, id, msg)
+	}
+	if passed := r.idsIn(passedState); !slices.Equal(passed, want) {
+		t.Errorf("variant %s: specs passed %v\nwant every %s %v\nnot passed: %v", name, passed, wantWhat, want, minus(want, passed))
+	}
+	if r.err != nil || !strings.Contains(r.summary, "verdict: conformant") {
+		t.Errorf("variant %s: the run failed (%v) or its summary is not \"verdict: conformant\":\n%s", name, r.err, r.summary)
+	}
+}

@@ -1,0 +1,215 @@
+package conformance_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/conformance"
+	"github.com/kri-kit/testkit/examples/hostprocess"
+	"github.com/kri-kit/testkit/fake"
+	"github.com/kri-kit/testkit/kri"
+)
+
+// hostBenign is a benign variant on hostprocess.
+type hostBenign struct {
+	name, freedom string
+	ic            func() fake.Interceptors
+}
+
+const helperHostBenign = "host-benign:"
+
+// hostBenignTimeouts are those of hostprocess's own TestConformance.
+func hostBenignTimeouts() conformance.Timeouts {
+	t := conformance.DefaultTimeouts()
+	t.Poll, t.Stable, t.ShortRun = 20*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
+	return t
+}
+
+func init() {
+	for _, b := range hostBenignVariants() {
+		extraHelpers[helperHostBenign+b.name] = func() conformance.Config {
+			cfg := hostConfig(b.ic)
+			cfg.Timeouts = hostBenignTimeouts()
+			return cfg
+		}
+	}
+}
+
+// TestHostBenignVariantsPass runs the pod suite against each benign
+// variant of hostprocess and checks that every spec that applies passes.
+func TestHostBenignVariantsPass(t *testing.T) {
+	skipInHelper(t)
+	if testing.Short() {
+		t.Skip("runs the suite once per variant")
+	}
+	t.Parallel()
+	var want []string
+	for _, s := range conformance.Catalogue() {
+		if !s.Benchmark && s.Provider == "pod" && !slices.ContainsFunc(s.Capabilities, func(c conformance.Capability) bool { return !slices.Contains(hostCapabilities, c) }) {
+			want = append(want, s.ID)
+		}
+	}
+	want = sortIDs(want)
+	zoo := hostBenignVariants()
+	modes := make([]string, len(zoo))
+	for i, b := range zoo {
+		modes[i] = helperHostBenign + b.name
+	}
+	runs := runHelpers(t, modes, nil)
+	for i, b := range zoo {
+		t.Run(b.name, func(t *testing.T) {
+			checkBenignRun(t, b.name, b.freedom, runs[i], want, "pod spec hostprocess declares")
+		})
+	}
+}
+
+// The mutants of the pod-spec specs (KRI-POD-057 on). They decorate the
+// hostprocess example, which implements these features with real
+// processes, with the fake's Interceptors type, so that each spec is shown
+// to catch what a real runtime gets wrong (the fake passes them too, and
+// its own mutants run them). Each runs every pod spec against that
+// provider with the capabilities it declares, so it must fail exactly its
+// specs there.
+
+// hostCapabilities are the capabilities examples/hostprocess declares in its
+// own TestConformance.
+var hostCapabilities = []conformance.Capability{
+	conformance.CapInitContainers, conformance.CapRestartPolicies, conformance.CapGracePeriod,
+	conformance.CapStartFailures, conformance.CapOrphanCleanup,
+	conformance.CapImagePullPolicy, conformance.CapEnvExpansion, conformance.CapTerminationMessage,
+	conformance.CapSidecars,
+	conformance.CapLifecycleHooks,
+	conformance.CapProbes,
+}
+
+// hostConfig runs the suite against hostprocess providers decorated with
+// ic() (nil: undecorated), each rooted in a directory of its own that is
+// removed when its spec is done (or with the helper's directory). The termination message files of a spec's
+// containers are in its provider's directory (the specs run one at a time).
+func hostConfig(ic func() fake.Interceptors) conformance.Config {
+	var n atomic.Int64
+	var root atomic.Pointer[string]
+	return conformance.Config{
+		NewPodProvider: func(ctx context.Context) (kri.PodProvider, error) {
+			// The helper process runs in a temporary directory of the
+			// parent test (runHelper), which removes it with whatever
+			// is left in it.
+			cwd, err := os.Getwd()
+			if err != nil {
+				return nil, err
+			}
+			dir, err := os.MkdirTemp(cwd, "kri-host-mutant-")
+			if err != nil {
+				return nil, err
+			}
+			root.Store(&dir)
+			context.AfterFunc(ctx, func() { os.RemoveAll(dir) })
+			p, err := hostprocess.New(hostprocess.Options{RootDir: dir})
+			if err != nil || ic == nil {
+				return p, err
+			}
+			return &intercepted{PodProvider: p, ic: ic()}, nil
+		},
+		Capabilities: hostCapabilities,
+		RuntimeName:  hostprocess.RuntimeName,
+		Workloads: conformance.Workloads{
+			TerminationMessagePath: func() string {
+				dir := os.TempDir()
+				if d := root.Load(); d != nil {
+					dir = *d
+				}
+				return filepath.Join(dir, fmt.Sprintf("termination-%d", n.Add(1)))
+			},
+			ProbeFilePath: func() string {
+				dir := os.TempDir()
+				if d := root.Load(); d != nil {
+					dir = *d
+				}
+				return filepath.Join(dir, fmt.Sprintf("probe-%d", n.Add(1)))
+			},
+		},
+	}
+}
+
+// hostConfig is the mutant's run: the decorated hostprocess provider, the
+// scaled default timeouts of every mutant.
+func (m *mutant) hostConfig() conformance.Config {
+	cfg := hostConfig(m.host)
+	// Real processes under the mutants' tenfold shorter timeouts: the
+	// grace-period specs, whose timing a loaded machine can upset (a
+	// SIGTERM that arrives before sh has run its trap), are left to the
+	// fake's mutants; these mutants are about the pod-spec specs.
+	cfg.Capabilities = slices.DeleteFunc(slices.Clone(cfg.Capabilities), func(c conformance.Capability) bool {
+		return c == conformance.CapGracePeriod
+	})
+	// Calls keep 6s, as the fake's mutants do: with the hook specs a
+	// KillPod of real processes runs a preStop hook and a grace period
+	// (about 2s for KRI-POD-065) beside 23 other suite runs.
+	cfg.Timeouts = conformance.Timeouts{Call: 2 * conformance.DefaultTimeouts().Call}
+	cfg.TimeoutScale = mutantScale
+	if m.timeouts != nil {
+		cfg.Timeouts, cfg.TimeoutScale = *m.timeouts, 1
+	}
+	return cfg
+}
+
+// intercepted is a provider decorated with the fake's Interceptors: the
+// methods whose interceptor is set call it with the provider as next.
+type intercepted struct {
+	kri.PodProvider
+	ic fake.Interceptors
+}
+
+func (p *intercepted) SyncPod(ctx context.Context, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+	if p.ic.SyncPod != nil {
+		return p.ic.SyncPod(ctx, p.PodProvider, pod, st, rc)
+	}
+	return p.PodProvider.SyncPod(ctx, pod, st, rc)
+}
+
+func (p *intercepted) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+	if p.ic.GetPodStatus != nil {
+		return p.ic.GetPodStatus(ctx, p.PodProvider, pod)
+	}
+	return p.PodProvider.GetPodStatus(ctx, pod)
+}
+
+func (p *intercepted) KillPod(ctx context.Context, pod *v1.Pod, running pkgcontainer.Pod, grace *int64) error {
+	if p.ic.KillPod != nil {
+		return p.ic.KillPod(ctx, p.PodProvider, pod, running, grace)
+	}
+	return p.PodProvider.KillPod(ctx, pod, running, grace)
+}
+
+func (p *intercepted) RefreshPodStatus(pod *v1.Pod, ps *v1.PodStatus) {
+	if p.ic.RefreshPodStatus != nil {
+		p.ic.RefreshPodStatus(p.PodProvider, pod, ps)
+		return
+	}
+	p.PodProvider.RefreshPodStatus(pod, ps)
+}
+
+// rewritePod returns a SyncPod interceptor that hands the provider a copy of
+// the pod with edit applied to every container.
+func rewritePod(edit func(*v1.Container)) func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) error {
+	return func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+		if pod != nil {
+			pod = pod.DeepCopy()
+			for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+				for i := range list {
+					edit(&list[i])
+				}
+			}
+		}
+		return next.SyncPod(ctx, pod, st, rc)
+	}
+}

@@ -1,0 +1,184 @@
+package conformance_test
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kri-kit/testkit/conformance"
+	"github.com/kri-kit/testkit/fake"
+)
+
+// A mutant is the fake with one contract violation, made with the fake's
+// interceptors around its real behaviour. The suite must fail exactly the
+// specs in want: fewer means a spec is too weak to see the violation, more
+// means a spec fails for reasons that are not its own.
+type mutant struct {
+	name string
+	// violation says which contract the mutant breaks.
+	violation string
+	want      []string
+	// pod or node builds the interceptors of one fresh provider (state
+	// kept by a mutant lives in the closure; pod may script the fake it
+	// decorates). The mutant is run with only that provider configured.
+	pod  func(*fake.PodProvider) fake.Interceptors
+	node func() fake.NodeInterceptors
+	// timeouts, when set, replace the scaled default timeouts.
+	timeouts *conformance.Timeouts
+	// withoutCaps are capabilities the mutant's run does not declare.
+	withoutCaps []conformance.Capability
+	// check, when set, makes further assertions on the run.
+	check func(t *testing.T, r *helperRun)
+	// cost ranks the slow mutants, to start them first.
+	cost int
+	// host, when set, builds the mutant on the hostprocess example
+	// instead of the fake, for specs of capabilities the fake does not
+	// simulate (selftest_hostprocess_test.go); pod and node are then unused.
+	host func() fake.Interceptors
+}
+
+// mutantScale shrinks the default timeouts for the mutants: 6s to reach a
+// state, 20ms polls, 200ms stable windows, and 6s per call (config doubles
+// the scaled 3s). The grace period stays
+// one second (whole seconds), so a KillPod that honours it still returns well
+// within the call timeout on a loaded machine.
+const mutantScale = 0.1
+
+func (m *mutant) config() conformance.Config {
+	if m.host != nil {
+		return m.hostConfig()
+	}
+	var podHook func(*fake.PodProvider)
+	var nodeHook func(*fake.NodeProvider)
+	if m.pod != nil {
+		podHook = func(p *fake.PodProvider) { p.SetInterceptors(m.pod(p)) }
+	}
+	if m.node != nil {
+		nodeHook = func(n *fake.NodeProvider) { n.SetInterceptors(m.node()) }
+	}
+	cfg := fakeConfig(podHook, nodeHook)
+	if m.pod != nil {
+		cfg.NewNodeProvider = nil
+	} else {
+		cfg.NewPodProvider = nil
+	}
+	// Calls keep 6s: a KillPod that honours a one-second grace period was
+	// seen to take over 3s when make test ran the mutants beside the other
+	// packages on two cores.
+	cfg.Timeouts = conformance.Timeouts{Call: 2 * conformance.DefaultTimeouts().Call}
+	cfg.TimeoutScale = mutantScale
+	if m.timeouts != nil {
+		cfg.Timeouts, cfg.TimeoutScale = *m.timeouts, 1
+	}
+	cfg.Capabilities = slices.DeleteFunc(slices.Clone(cfg.Capabilities), func(c conformance.Capability) bool {
+		return slices.Contains(m.withoutCaps, c)
+	})
+	return cfg
+}
+
+func mutantNamed(name string) *mutant {
+	for _, m := range mutants() {
+		if m.name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// TestMutantsAreCaught runs the suite against every mutant, each in its own
+// process, and checks that exactly the expected specs fail and that the
+// verdict is "not conformant" when a MUST spec fails.
+func TestMutantsAreCaught(t *testing.T) {
+	if os.Getenv(helperEnv) != "" {
+		t.Skip("helper process")
+	}
+	if testing.Short() {
+		t.Skip("runs the suite once per mutant")
+	}
+	t.Parallel() // shares the helper slots with TestBenignVariantsPass
+	zoo := mutants()
+	if len(zoo) < 15 {
+		t.Fatalf("the zoo has %d mutants, want at least 15", len(zoo))
+	}
+	musts := map[string]bool{}
+	for _, s := range conformance.Catalogue() {
+		musts[s.ID] = s.Level == conformance.Must
+	}
+
+	// Start the slow mutants (those that hang a call in many specs) first,
+	// so that the others run alongside them.
+	modes := make([]string, len(zoo))
+	rank := make([]int, len(zoo))
+	for i, m := range zoo {
+		modes[i], rank[i] = helperMutant+m.name, m.cost
+	}
+	runs := runHelpers(t, modes, rank)
+
+	for i, m := range zoo {
+		t.Run(m.name, func(t *testing.T) {
+			r := runs[i]
+			t.Logf("%s: %s", m.name, r.took.Round(100*time.Millisecond))
+			if r.report == nil {
+				t.Fatalf("mutant %s (%s): no Ginkgo report; output:\n%s", m.name, m.violation, tail(r.output))
+			}
+			got, want := r.failedIDs(), sortIDs(slices.Clone(m.want))
+			if !slices.Equal(got, want) {
+				t.Errorf("mutant %s (%s):\nfailed specs %v\nwant exactly %v\nmissed (spec too weak?): %v\nextra (failing for another reason?): %v",
+					m.name, m.violation, got, want, minus(want, got), minus(got, want))
+				for _, id := range minus(got, want) {
+					if sr, ok := r.specReport(id); ok {
+						t.Logf("%s: %s", id, firstLine(sr.Failure.Message))
+					}
+				}
+			}
+			if r.err == nil {
+				t.Errorf("mutant %s: the suite passed", m.name)
+			}
+			mustFailed := slices.ContainsFunc(want, func(id string) bool { return musts[id] })
+			switch {
+			case mustFailed && !strings.Contains(r.summary, "verdict: not conformant"):
+				t.Errorf("mutant %s fails a MUST spec but the summary does not say \"not conformant\":\n%s", m.name, r.summary)
+			case !mustFailed && !strings.Contains(r.summary, "verdict: conformant"):
+				t.Errorf("mutant %s fails only SHOULD specs but the summary does not say \"conformant\":\n%s", m.name, r.summary)
+			}
+			if m.check != nil {
+				m.check(t, r)
+			}
+		})
+	}
+}
+
+// TestEverySpecHasAMutant checks that the zoo proves every spec that is not
+// a measurement: some mutant must be expected to fail it.
+func TestEverySpecHasAMutant(t *testing.T) {
+	skipInHelper(t)
+	caught := sets.New[string]()
+	for _, m := range mutants() {
+		caught.Insert(m.want...)
+	}
+	for _, s := range conformance.Catalogue() {
+		if !s.Benchmark && !caught.Has(s.ID) {
+			t.Errorf("no mutant is expected to fail %s (%s): add one to mutants()", s.ID, s.Requirement)
+		}
+	}
+}
+
+// minus returns the elements of a not in b.
+func minus(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
