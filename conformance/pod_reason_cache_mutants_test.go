@@ -57,18 +57,14 @@ func podReasonCacheMutants() []*mutant {
 			violation: "SyncPod returns nil although a container failed to start",
 			want:      []string{"KRI-POD-085"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
-					err := next.SyncPod(ctx, pod, st, rc)
-					if err == nil || pod == nil || rc == nil {
-						return err
-					}
+				return fake.Interceptors{SyncPod: afterFailedSync(func(pod *v1.Pod, rc *kri.ReasonCache, err error) error {
 					for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
 						if _, failed := rc.Get(pod.UID, c.Name); failed {
 							return nil // hide the error of a failed start
 						}
 					}
 					return err
-				}}
+				})}
 			},
 		},
 		{
@@ -111,11 +107,7 @@ func podReasonCacheMutants() []*mutant {
 			violation: "a failed start is recorded in the ReasonCache for every container of the pod",
 			want:      []string{"KRI-POD-085"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
-					err := next.SyncPod(ctx, pod, st, rc)
-					if err == nil || pod == nil || rc == nil {
-						return err
-					}
+				return fake.Interceptors{SyncPod: afterFailedSync(func(pod *v1.Pod, rc *kri.ReasonCache, err error) error {
 					var result pkgcontainer.PodSyncResult
 					for _, c := range pod.Spec.Containers {
 						if _, failed := rc.Get(pod.UID, c.Name); !failed {
@@ -126,7 +118,7 @@ func podReasonCacheMutants() []*mutant {
 					}
 					rc.Update(pod.UID, result)
 					return err
-				}}
+				})}
 			},
 		},
 	}

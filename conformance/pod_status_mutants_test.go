@@ -25,29 +25,15 @@ func podStatusMutants() []*mutant {
 			violation: "GetPodStatus reports nothing of a killed pod while GetPods(true) still lists its exited containers",
 			want:      []string{"KRI-POD-086"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
-				killed := newUIDSet()
-				return fake.Interceptors{
-					KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
-						err := next.KillPod(ctx, pod, rp, grace)
-						if err == nil {
-							killed.add(rp.ID)
-						}
-						return err
-					},
-					SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
-						if pod != nil {
-							killed.remove(pod.UID)
-						}
-						return next.SyncPod(ctx, pod, st, rc)
-					},
-					GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
-						st, err := next.GetPodStatus(ctx, pod)
-						if err == nil && st != nil && killed.has(st.ID) && len(st.GetRunningContainerStatuses()) == 0 {
-							st.ContainerStatuses, st.ActiveContainerStatuses, st.SandboxStatuses = nil, nil, nil
-						}
-						return st, err
-					},
+				killed, ic := trackKilled()
+				ic.GetPodStatus = func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+					st, err := next.GetPodStatus(ctx, pod)
+					if err == nil && st != nil && killed.has(st.ID) && len(st.GetRunningContainerStatuses()) == 0 {
+						st.ContainerStatuses, st.ActiveContainerStatuses, st.SandboxStatuses = nil, nil, nil
+					}
+					return st, err
 				}
+				return ic
 			},
 		},
 		{
@@ -55,26 +41,12 @@ func podStatusMutants() []*mutant {
 			violation: "GetPods(true) leaves out a killed pod while GetPodStatus still reports its exited containers",
 			want:      []string{"KRI-POD-086"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
-				killed := newUIDSet()
-				return fake.Interceptors{
-					KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
-						err := next.KillPod(ctx, pod, rp, grace)
-						if err == nil {
-							killed.add(rp.ID)
-						}
-						return err
-					},
-					SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
-						if pod != nil {
-							killed.remove(pod.UID)
-						}
-						return next.SyncPod(ctx, pod, st, rc)
-					},
-					GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
-						pods, err := next.GetPods(ctx, all)
-						return slices.DeleteFunc(pods, func(p *pkgcontainer.Pod) bool { return p != nil && killed.has(p.ID) }), err
-					},
+				killed, ic := trackKilled()
+				ic.GetPods = func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+					pods, err := next.GetPods(ctx, all)
+					return slices.DeleteFunc(pods, func(p *pkgcontainer.Pod) bool { return p != nil && killed.has(p.ID) }), err
 				}
+				return ic
 			},
 		},
 		{
@@ -282,10 +254,4 @@ func podStatusMutants() []*mutant {
 			},
 		},
 	}
-}
-
-func (s *uidSet) remove(uid types.UID) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.uids.Delete(uid)
 }

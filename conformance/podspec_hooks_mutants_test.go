@@ -180,18 +180,11 @@ func podspecHooksMutants() []*mutant {
 			violation: "a container killed because its postStart hook failed is never started again, whatever the restart policy",
 			want:      []string{"KRI-POD-063"},
 			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
-					if hasFailingPostStart(pod) {
-						if now, err := next.GetPodStatus(ctx, pod); err == nil {
-							for _, inst := range now.ContainerStatuses {
-								if inst.State == pkgcontainer.ContainerStateExited {
-									return nil
-								}
-							}
-						}
-					}
-					return next.SyncPod(ctx, pod, st, rc)
-				}}
+				return fake.Interceptors{SyncPod: syncSkippedWhen(hasFailingPostStart, func(pod *v1.Pod, now *pkgcontainer.PodStatus) bool {
+					return slices.ContainsFunc(now.ContainerStatuses, func(inst *pkgcontainer.Status) bool {
+						return inst.State == pkgcontainer.ContainerStateExited
+					})
+				})}
 			},
 		},
 		{

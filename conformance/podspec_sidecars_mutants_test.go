@@ -69,14 +69,7 @@ func podspecSidecarsMutants() []*mutant {
 			violation: "once the app containers are done, SyncPod does nothing more: the sidecars keep the pod running",
 			want:      []string{"KRI-POD-068"},
 			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
-					if hasSidecar(pod) {
-						if cur, err := next.GetPodStatus(ctx, pod); err == nil && appsDoneFor(pod, cur) {
-							return nil
-						}
-					}
-					return next.SyncPod(ctx, pod, st, rc)
-				}}
+				return fake.Interceptors{SyncPod: syncSkippedWhen(hasSidecar, appsDoneFor)}
 			},
 		},
 		{

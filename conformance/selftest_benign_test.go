@@ -56,30 +56,41 @@ func init() {
 // TestBenignVariantsPass runs the suite against every benign variant, each
 // in its own process, and checks that every spec that applies passes.
 func TestBenignVariantsPass(t *testing.T) {
-	skipInHelper(t)
-	if testing.Short() {
-		t.Skip("runs the suite once per variant")
-	}
-	t.Parallel() // shares the helper slots with TestMutantsAreCaught
-	var want []string
-	for _, s := range conformance.Catalogue() {
-		if !s.Benchmark && fakeDeclares(s) {
-			want = append(want, s.ID)
-		}
-	}
-	want = sortIDs(want)
 	zoo := benignVariants()
-	modes := make([]string, len(zoo))
+	names := make([]string, len(zoo))
 	for i, b := range zoo {
-		modes[i] = helperBenign + b.name
+		names[i] = b.name
 	}
-	runs := runHelpers(t, modes, nil)
+	want, runs := runBenignVariants(t, helperBenign, names, fakeDeclares)
 	for i, b := range zoo {
 		t.Run(b.name, func(t *testing.T) {
 			checkBenignRun(t, b.name, b.freedom, runs[i], minus(want, b.warns), "non-benchmark spec but its warnings")
 			checkWarnings(t, b, runs[i])
 		})
 	}
+}
+
+// runBenignVariants runs the suite once per variant named in names, each in
+// a helper process of mode prefix+name, alongside the other tests that run
+// helpers. It returns the runs, and the IDs of the non-benchmark specs
+// applies says the variants' provider declares: those each run must pass.
+func runBenignVariants(t *testing.T, prefix string, names []string, applies func(conformance.SpecInfo) bool) (want []string, runs []*helperRun) {
+	t.Helper()
+	skipInHelper(t)
+	if testing.Short() {
+		t.Skip("runs the suite once per variant")
+	}
+	t.Parallel() // shares the helper slots with TestMutantsAreCaught
+	for _, s := range conformance.Catalogue() {
+		if !s.Benchmark && applies(s) {
+			want = append(want, s.ID)
+		}
+	}
+	modes := make([]string, len(names))
+	for i, name := range names {
+		modes[i] = prefix + name
+	}
+	return sortIDs(want), runHelpers(t, modes, nil)
 }
 
 // checkWarnings checks that variant b fails exactly the SHOULD specs it

@@ -47,24 +47,15 @@ func init() {
 // TestHostBenignVariantsPass runs the pod suite against each benign
 // variant of hostprocess and checks that every spec that applies passes.
 func TestHostBenignVariantsPass(t *testing.T) {
-	skipInHelper(t)
-	if testing.Short() {
-		t.Skip("runs the suite once per variant")
-	}
-	t.Parallel()
-	var want []string
-	for _, s := range conformance.Catalogue() {
-		if !s.Benchmark && s.Provider == "pod" && !slices.ContainsFunc(s.Capabilities, func(c conformance.Capability) bool { return !slices.Contains(hostCapabilities, c) }) {
-			want = append(want, s.ID)
-		}
-	}
-	want = sortIDs(want)
 	zoo := hostBenignVariants()
-	modes := make([]string, len(zoo))
+	names := make([]string, len(zoo))
 	for i, b := range zoo {
-		modes[i] = helperHostBenign + b.name
+		names[i] = b.name
 	}
-	runs := runHelpers(t, modes, nil)
+	hostDeclares := func(s conformance.SpecInfo) bool {
+		return s.Provider == "pod" && !slices.ContainsFunc(s.Capabilities, func(c conformance.Capability) bool { return !slices.Contains(hostCapabilities, c) })
+	}
+	want, runs := runBenignVariants(t, helperHostBenign, names, hostDeclares)
 	for i, b := range zoo {
 		t.Run(b.name, func(t *testing.T) {
 			checkBenignRun(t, b.name, b.freedom, runs[i], want, "pod spec hostprocess declares")

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
+	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
 )
 
@@ -136,4 +137,60 @@ func unknownPod(ctx context.Context, next kri.PodProvider, pod *v1.Pod) bool {
 	}
 	st, err := next.GetPodStatus(context.WithoutCancel(ctx), pod)
 	return err == nil && len(st.ContainerStatuses) == 0 && len(st.SandboxStatuses) == 0
+}
+
+func (s *uidSet) remove(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.uids.Delete(uid)
+}
+
+// trackKilled returns the interceptors of a provider that remembers the
+// pods it killed: KillPod adds a pod to killed once it returns nil, and
+// SyncPod of the pod (created again, or synced anew) removes it. A mutant
+// adds the interceptor that misreports the killed pods.
+func trackKilled() (killed *uidSet, ic fake.Interceptors) {
+	killed = newUIDSet()
+	return killed, fake.Interceptors{
+		KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+			err := next.KillPod(ctx, pod, rp, grace)
+			if err == nil {
+				killed.add(rp.ID)
+			}
+			return err
+		},
+		SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			if pod != nil {
+				killed.remove(pod.UID)
+			}
+			return next.SyncPod(ctx, pod, st, rc)
+		},
+	}
+}
+
+// afterFailedSync is a SyncPod interceptor that runs the fake's SyncPod and,
+// when it fails for a pod and a ReasonCache, returns what f makes of its
+// error instead.
+func afterFailedSync(f func(pod *v1.Pod, rc *kri.ReasonCache, err error) error) func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) error {
+	return func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+		err := next.SyncPod(ctx, pod, st, rc)
+		if err == nil || pod == nil || rc == nil {
+			return err
+		}
+		return f(pod, rc, err)
+	}
+}
+
+// syncSkippedWhen is a SyncPod interceptor that returns nil without syncing
+// a pod of the kind applies picks when skip says so of what GetPodStatus
+// reports of it now: a provider that stops acting on a pod in some state.
+func syncSkippedWhen(applies func(pod *v1.Pod) bool, skip func(pod *v1.Pod, now *pkgcontainer.PodStatus) bool) func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) error {
+	return func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+		if applies(pod) {
+			if now, err := next.GetPodStatus(ctx, pod); err == nil && skip(pod, now) {
+				return nil
+			}
+		}
+		return next.SyncPod(ctx, pod, st, rc)
+	}
 }
