@@ -1,0 +1,215 @@
+// Package conformance is the Ginkgo v2 suite every KRI provider must pass: it
+// checks a kri.PodProvider (PodLifecycleHandler) and a kri.NodeProvider
+// against the contracts in the doc comments of package kri.
+//
+// # Running it
+//
+// From a plain 'go test', call Run once per test binary with one Config that
+// carries both provider factories:
+//
+//	func TestConformance(t *testing.T) {
+//		conformance.Run(t, conformance.Config{
+//			NewPodProvider: func(ctx context.Context) (kri.PodProvider, error) { return myprovider.New(), nil },
+//			Capabilities:   []conformance.Capability{conformance.CapRestartPolicies},
+//		})
+//	}
+//
+// Run calls ginkgo.RunSpecs itself, so the -ginkgo.* flags keep working
+// (-ginkgo.label-filter, -ginkgo.focus, -ginkgo.junit-report, -ginkgo.v), as
+// do the suite's own flags: -kri.timeout-scale=N multiplies every timeout,
+// -kri.summary=FILE writes the summary to FILE, -kri.strict and
+// -kri.skip-expected-failures set Config.Strict and
+// Config.SkipExpectedFailures. With 'go test -v', Run shows the run's
+// progress: each spec as it starts, its steps and its outcome and duration
+// (Ginkgo's verbose reporter, unless a -ginkgo.v, -ginkgo.vv or
+// -ginkgo.succinct flag says otherwise); without -v the go command shows a
+// listed package's output only once its tests are over. A test package that
+// already has a Ginkgo
+// suite registers the specs at package level with DescribePodProvider and
+// DescribeNodeProvider instead, and calls RunSpecs itself.
+//
+// # How the provider is driven
+//
+// Every spec gets a fresh provider from the Config's factory and drives it the
+// way kuscia's agent (secretflow/kuscia pkg/agent/framework, a port of the
+// kubelet's pod workers) drives it: Start runs in its own goroutine; a sync
+// is GetPodStatus, the API status the agent publishes (built as it builds it,
+// package podstatus with AsKusciaAgent, then refined by RefreshPodStatus),
+// and SyncPod with the same runtime status unless the published phase is
+// terminal, again and again until the pod reaches the desired state; a
+// termination is KillPod with the running pod built by
+// pkgcontainer.ConvertPodStatusToRunningPod, then the agent's check that
+// GetPodStatus reports nothing running, retried while it does; an orphan is
+// killed with the running pod GetPods(false) lists; DeletePod and CleanupPods
+// follow. At the end of the spec, passed or failed, the suite kills and deletes
+// the pods it created, calls Stop and cancels the contexts it handed out.
+//
+// A MUST spec fails only when what the agent would publish (phase, container
+// states and reasons, restart counts, last terminations, readiness) or decide
+// (an error, a kill issued or skipped) is wrong, or when the pod spec's ask
+// (the pod-spec capabilities) is not met, and its message says so. A
+// provider's intermediate answers that no agent path reads are judged by
+// SHOULD specs of their own; a spec that meets one on its way notes it in a
+// kri:diagnostic report entry and goes on to judge its own promise.
+//
+// Every provider call runs under a deadline (Timeouts.Call, 30s by default):
+// a call that does not return fails the spec with "<Method> did not return
+// within 30s" and the run goes on, its goroutine abandoned; a call that
+// panics fails the spec with the panic value and stack. No spec uses a raw
+// duration: the waits all come from Timeouts, scaled by TimeoutScale and
+// -kri.timeout-scale.
+//
+// The context handed to a factory is cancelled once the spec has been
+// cleaned up: a provider that holds resources beyond Stop releases them then
+// (for example with context.AfterFunc).
+//
+// # Virtual time and parallel specs
+//
+// With Config.VirtualTime each spec (the provider's construction, Start,
+// every call and wait, the cleanup and Stop) runs in a testing/synctest
+// bubble of its own, whose clock jumps ahead whenever every goroutine of
+// the spec waits: for providers whose only clock is Go's time and that do
+// no real I/O (the fake, a simulated backend, a fake clientset), the suite's
+// waits then cost no real time. Ginkgo stays outside the bubbles; the
+// spec's steps and report entries are recorded outside them, with real
+// timestamps, and its failure is carried back to Ginkgo. A provider that
+// leaves goroutines blocked after the spec, or blocks a call on something
+// synctest cannot see (a mutex held for good, real I/O), fails the spec
+// with a message naming it (see Config.VirtualTime). It needs Run.
+//
+// With Config.Parallel the specs may run in parallel processes under the
+// Ginkgo CLI ('ginkgo --procs=N'): each process builds its own providers,
+// which may share a runtime or a backend; the specs that call CleanupPods
+// and the benchmarks run alone (Ginkgo's Serial); the summary is written
+// once, by the first process, from the merged report; that process fails
+// when the gate does (see below). Without it every spec is Serial. Within
+// a process the suite is safe for the race detector.
+//
+// # Specs, labels and capabilities
+//
+// Each spec has a stable ID at the start of its text ("[KRI-POD-001] ...")
+// and labels: "pod" or "node", a feature group ("sync", "kill", "cleanup",
+// ...), its level ("must" or "should"), "capability:<name>" for each optional
+// capability it needs, and "benchmark" for the latency measurements, which
+// are left out unless the label filter asks for them. Catalogue lists them
+// all; the kit keeps the same list in testdata/conformance.yaml.
+//
+// A spec needing a Capability the Config does not declare is skipped, naming
+// the capability. A provider may return ErrNotSupported (wrapped or not) from
+// an operation it does not implement: the spec is skipped, naming the
+// operation. Specs a provider is known to fail can be listed in
+// Config.ExpectedFailures while it adopts the suite.
+//
+// # What the pod spec asks of the node
+//
+// Specs in the group "pod-spec" (KRI-POD-057 on) check what the pod spec
+// asks of whoever runs the containers, which in KRI is the provider, as the
+// kubelet's runtime manager is for the kubelet: imagePullPolicy
+// (CapImagePullPolicy), env values and $(VAR) expansion (CapEnvExpansion),
+// termination messages (CapTerminationMessage). Each is gated by its
+// capability, so a provider that leaves these to its backend declares none
+// and stays conformant, and each mirrors a node e2e test of
+// kubernetes/kubernetes test/e2e/common/node. Their workloads are shell
+// scripts in the vocabulary of package workload, run through
+// Workloads.Shell; Workloads.TerminationMessagePath lets a provider without
+// a container file system name a host file instead of /dev/termination-log.
+//
+// # Verdict and exit status
+//
+// After the run the suite prints a short summary: the result of every spec
+// (passed, failed, skipped, expected-failure, not-run), the capabilities
+// declared, per failed spec its catalogue requirement, last By step and
+// first failure line, and a verdict. The verdict is "conformant" only when
+// every MUST spec that applies to the configured providers and declared
+// capabilities passed: a skip is never a pass, nor is an expected failure,
+// and a filtered run (-ginkgo.focus, -ginkgo.skip, a label filter that
+// leaves MUST specs out) is never conformant.
+//
+// The rule: the run (go test with Run, RunSpecs with the Describe functions)
+// fails exactly when the verdict is "not conformant" or, in strict mode
+// (Config.Strict, -kri.strict), when an applicable SHOULD spec did not pass
+// and Config.ExpectedFailures does not list it.
+//
+// Without strict mode a failed SHOULD spec is a warning: Ginkgo sees a skip
+// whose message starts "<ID> is a SHOULD spec: its failure is a warning",
+// the console shows the failure as the spec's kri:warning report entry, the
+// JUnit report has a <skipped> testcase with a kri:warning property holding
+// the failure, and the summary lists the spec as failed and names it in a
+// warning under the verdict. It is deliberately not a JUnit <failure>: the
+// dashboards and report actions that count failures (a merge request's test
+// widget, an "unstable" build, a check run that fails on failed tests) would
+// then contradict the exit status; this way the JUnit failures are exactly
+// what fails the run. In strict mode a SHOULD failure is an ordinary failure.
+//
+// When the gate fails, the summary node, the testcase "[ReportAfterSuite]
+// KRI conformance summary", fails with the reasons, so that a run that fails
+// with no failed spec (a skipped MUST spec, an expected failure) shows a
+// failure in the JUnit report as well. Its kri:verdict and kri:gate report
+// entries (JUnit properties) always carry the verdict and the gate. A dry run
+// (-ginkgo.dry-run) has no verdict and fails nothing.
+//
+// Config.ExpectedFailures does not change the rule: an expected failure of a
+// MUST spec still fails the run, one of a SHOULD spec never does (without
+// strict mode the entry is unnecessary and the summary says so).
+// Config.SkipExpectedFailures saves the timeouts such specs wait out.
+//
+// # Where things are
+//
+// Every spec group lives in a file named for its catalogue label:
+// pod_<group>.go for the PodLifecycleHandler groups (pod_sync.go,
+// pod_status.go, pod_refresh.go, pod_kill.go, pod_restart.go, pod_init.go,
+// pod_reason_cache.go, pod_cleanup.go, pod_delete.go, pod_lifecycle.go,
+// pod_ownership.go, pod_validation.go, pod_context.go, pod_concurrency.go,
+// and the benchmarks in pod_latency.go), podspec_<capability>.go for what
+// the pod spec asks (podspec_image.go, podspec_env.go,
+// podspec_termination_message.go, podspec_hooks.go, podspec_sidecars.go,
+// podspec_probes.go, podspec_resize.go), node_<group>.go for the
+// NodeProvider (node_configure.go, node_ping.go, node_refresh.go,
+// node_callback.go, node_context.go). Each holds its specs' list
+// (podKillSpecs) and their bodies; catalogue.go's specGroups lists the
+// groups. The self-tests of a group sit beside it: pod_kill_mutants_test.go
+// (providers that break a kill spec, each failing exactly the specs it
+// names) and pod_kill_benign_test.go (providers that take a freedom the
+// contract grants, which every spec must pass).
+//
+// The machinery: run.go (Run, the Describe functions), config.go (Config,
+// capabilities, timeouts, workloads), catalogue.go, summary.go (the summary,
+// the verdict and the gate), env.go (what every spec runs on: the guarded
+// provider calls, the polls, the cleanups), agent.go (the agent model: the
+// calls kuscia's agent makes and what it publishes), pod_env.go and
+// node_env.go (a spec's provider, pods and containers), pod_observe.go
+// (reading statuses: instances, restarts across polls), virtual_time.go.
+// The self-test harness: selftest_registry_test.go (every group's mutants
+// and benign variants), selftest_mutants_test.go and
+// selftest_benign_test.go (the runners), selftest_helper_test.go (each run
+// in a process of its own), selftest_hostprocess_test.go (the pod-spec
+// mutants and variants built on examples/hostprocess),
+// selftest_interceptors_test.go (interceptors they share).
+//
+// To add a spec to a group: append its specDef to the group's list with
+// the next unused ID (IDs are never reused), its body beside it; regenerate
+// testdata/conformance.yaml (KRI_UPDATE_CATALOGUE=1 go test ./conformance
+// -run TestCatalogue); list the spec in testdata/contract.yaml under the kri
+// doc sentence it checks, citing the kuscia agent code that depends on it
+// for a MUST and the node e2e test it mirrors for a pod-spec spec; add a
+// mutant to the group's _mutants_test.go that fails exactly it (or name it
+// in an existing mutant's want when that mutant already breaks it) and, for
+// a freedom the spec grants, a benign variant to its _benign_test.go.
+// TestCatalogue, TestContractCoverage and TestEverySpecHasAMutant fail
+// until those steps are done; TestMutantsAreCaught and
+// TestBenignVariantsPass then prove the spec: its mutant fails it and no
+// more, every benign variant passes it. A new group also needs its list in
+// specGroups and its mutants and variants in selftest_registry_test.go.
+//
+// # Workloads
+//
+// The pods the suite creates use busybox-style containers with a small
+// command vocabulary that both the fake provider and a real shell understand
+// (see DefaultWorkloads); Config.Workloads replaces any of them:
+//
+//	sleep infinity                        runs until killed
+//	sh -c "exit 3"                        exits with code 3 at once
+//	sh -c "sleep 1; exit 0"               runs for a while, then exits 0
+//	sh -c "trap '' TERM; sleep infinity"  ignores SIGTERM
+//	/nonexistent/kri-conformance          fails to start
+package conformance
