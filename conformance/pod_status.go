@@ -26,9 +26,6 @@ var podStatusSpecs = []*specDef{
 		text: "GetPods(false) lists, by UID, every pod with a running container, and soon stops listing a pod KillPod has stopped"},
 	{id: "KRI-POD-006", level: Must, kind: kindPod, groups: []string{"status"}, pod: podExitedContainer,
 		text: "a container that exits is reported exited with its exit code, with StartedAt and FinishedAt set and FinishedAt not before CreatedAt"},
-	{id: "KRI-POD-086", level: Should, kind: kindPod, groups: []string{"status"}, pod: podGetPodsDetails,
-		note: "Split from KRI-POD-005 as a SHOULD: kuscia's agent never calls GetPods(true), keys the pods of GetPods(false) by UID and hands an orphan's running pod back to KillPod; in KRI the PLEG that reads container states lives inside the provider (kuscia's CRIProvider).",
-		text: "GetPods(false) lists each running pod under its name and namespace with its running containers as running; GetPods(true) also lists exited containers; of a killed pod, GetPods(true) and GetPodStatus report the same containers (none once the provider forgets it), each exited with a non-zero code"},
 	{id: "KRI-POD-039", level: Should, kind: kindPod, groups: []string{"status"}, pod: podExitReason,
 		text: "an exited container carries a Reason in GetPodStatus and in the Terminated state RefreshPodStatus reports"},
 	{id: "KRI-POD-040", level: Should, kind: kindPod, groups: []string{"status"}, pod: podInstanceImages,
@@ -45,6 +42,9 @@ var podStatusSpecs = []*specDef{
 	{id: "KRI-POD-084", level: Should, kind: kindPod, groups: []string{"status"}, pod: podStatusIdentity,
 		note: "Split from KRI-POD-001 and KRI-POD-002, whose MUST checks stopped at it, and from the check every spec made of every GetPodStatus answer. A SHOULD: kuscia's agent reads ID, Name and Namespace of the runtime status only through pkgcontainer.ConvertPodStatusToRunningPod, into the running pod it hands KillPod with the API pod; a provider that kills by the API pod (kuscia's K8sProvider) never looks at them.",
 		text: "GetPodStatus reports the pod's UID, name and namespace, for a pod the provider never saw and for one it runs"},
+	{id: "KRI-POD-086", level: Should, kind: kindPod, groups: []string{"status"}, pod: podGetPodsDetails,
+		note: "Split from KRI-POD-005 as a SHOULD: kuscia's agent never calls GetPods(true), keys the pods of GetPods(false) by UID and hands an orphan's running pod back to KillPod; in KRI the PLEG that reads container states lives inside the provider (kuscia's CRIProvider).",
+		text: "GetPods(false) lists each running pod under its name and namespace with its running containers as running; GetPods(true) also lists exited containers; of a killed pod, GetPods(true) and GetPodStatus report the same containers (none once the provider forgets it), each exited with a non-zero code"},
 }
 
 // expectKilledViews checks what GetPodStatus and GetPods(true) report of pod
