@@ -2,10 +2,15 @@ package conformance
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/workload"
 )
 
 // The environment spec (KRI-POD-059): env values and $(VAR) expansion as the
@@ -19,9 +24,10 @@ func podEnvExpansion(e *podEnv) {
 	// Each container exits with a code only the right environment and
 	// expansion give: a variable that does not reach the process makes
 	// "exit $CODE" a bare exit (0), an unexpanded $(CODE) is a command
-	// substitution in sh (127) and outside the vocabulary of a simulator
-	// (runs until killed), an unescaped $$ is the shell's PID (exit fails
-	// with 2).
+	// substitution in sh that prints nothing (a bare exit again, 0; 127
+	// where the shell exits with the substitution's status) and outside the
+	// vocabulary of a simulator (runs until killed), an unescaped $$ is the
+	// shell's PID (exit fails with 2).
 	cases := []struct {
 		c    v1.Container
 		code int
@@ -53,23 +59,56 @@ func podEnvExpansion(e *podEnv) {
 			g.Expect(exitedOf(st, tc.c.Name)).NotTo(gomega.BeEmpty(), "container %s (%s) has not exited: %s", tc.c.Name, tc.how, describeStatus(st))
 		}
 	})
-	for _, tc := range cases {
+	var wrong []string
+	envLost := false
+	for i, tc := range cases {
 		got := exitedOf(st, tc.c.Name)[0].ExitCode
-		if got != tc.code {
-			e.failf("container %s (%s) exited %d, want %d: %s", tc.c.Name, tc.how, got, tc.code, envHint(got))
+		if got == tc.code {
+			continue
 		}
+		command, args, env := workload.Expand(&tc.c)
+		saw := envSaw(got, slices.Concat(command, args))
+		if i == 0 {
+			envLost = true
+		} else if envLost {
+			saw = "(the environment did not reach the processes, so this code says nothing of the expansion)"
+		}
+		wrong = append(wrong, fmt.Sprintf("container %s (%s) exited %d, want %d: the kubelet would start it with the command line %q and the environment %s; %s",
+			tc.c.Name, tc.how, got, tc.code, slices.Concat(command, args), describeEnv(env), saw))
 	}
+	if len(wrong) == 0 {
+		return
+	}
+	lead := "the processes did not see the environment and command lines the kubelet gives"
+	if envLost {
+		lead = fmt.Sprintf("the environment did not reach the processes: container plain, whose script needs no expansion (CODE=3, sh -c \"exit $CODE\"), exited %d", exitedOf(st, cases[0].c.Name)[0].ExitCode)
+	}
+	e.failf("%s. A node agent publishes these exit codes as the containers' own:\n%s", lead, strings.Join(wrong, "\n"))
 }
 
-// envHint says what an unexpected exit code of the env spec suggests.
-func envHint(code int) string {
+// envSaw says what a container of the env spec that exited with code saw,
+// what its shell's exit must have read, given the command line the kubelet
+// would start it with.
+func envSaw(code int, commandLine []string) string {
 	switch code {
 	case 0:
-		return "the variable did not reach the process (exit with an empty argument is a bare exit), or $(CODE) was not expanded (sh took it for a command substitution, which gave nothing)"
+		if !strings.Contains(strings.Join(commandLine, " "), "$") {
+			return "its shell's exit read no number, where the kubelet's command line has it: its command line still held $(CODE), which sh ran as a command substitution that printed nothing"
+		}
+		return "its shell's exit read no number: the variable it reads was empty or unset in its environment"
 	case 2:
-		return "sh could not read the exit code: $$ was not turned into $ (sh expanded $$ to its PID)"
+		return "its shell's exit read something that is not a number: its command line still held $$ (sh turns $$ into its PID), or its variable held no number (an env value whose $(VAR) was not expanded)"
 	case 127:
-		return "$(CODE) was not expanded before sh ran it (sh took it for a command substitution)"
+		return "its shell ran $(CODE) as a command that does not exist: its command line still held $(CODE), not expanded"
 	}
 	return fmt.Sprintf("exit code %d is none the environment gives", code)
+}
+
+// describeEnv renders env sorted by name, NAME=value separated by spaces.
+func describeEnv(env map[string]string) string {
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		kv = append(kv, k+"="+env[k])
+	}
+	return strings.Join(kv, " ")
 }

@@ -17,6 +17,7 @@ func podspecEnvMutants() []*mutant {
 			name:      "host-env-dropped",
 			violation: "the container's env never reaches its process",
 			want:      []string{"KRI-POD-059"},
+			check:     expectFailureMessage("KRI-POD-059", "the environment did not reach the processes: container plain"),
 			host: func() fake.Interceptors {
 				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) { c.Env = nil })}
 			},
@@ -25,6 +26,7 @@ func podspecEnvMutants() []*mutant {
 			name:      "host-env-unexpanded",
 			violation: "$(VAR) in env values, command and args is passed on as it is, not expanded",
 			want:      []string{"KRI-POD-059"},
+			check:     expectFailureMessage("KRI-POD-059", "its command line still held $(CODE)"),
 			host: func() fake.Interceptors {
 				// Doubling every $ makes the provider's expansion give back
 				// the text as it was: no reference is expanded.
@@ -46,6 +48,7 @@ func podspecEnvMutants() []*mutant {
 			name:      "host-env-dollar-kept",
 			violation: "$$ is not turned into $ ($(VAR) is expanded, but a $$ stays $$)",
 			want:      []string{"KRI-POD-059"},
+			check:     expectFailureMessage("KRI-POD-059", "its command line still held $$"),
 			host: func() fake.Interceptors {
 				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
 					for i := range c.Args {
