@@ -169,22 +169,21 @@ func WithKubeletSemantics() Option {
 	}
 }
 
-// WithRunningPodKill makes KillPod stop only what the running pod handed
-// to it lists, as the kubelet's runtime does (KillPod, then
+// WithRunningPodKill makes KillPod stop only what the running pod handed to
+// it lists, as the kubelet's runtime does (KillPod, then
 // killContainersWithSyncResult and killPodWithSyncResult in
 // pkg/kubelet/kuberuntime/kuberuntime_manager.go): the instances of the pod
 // named by runningPod.ID whose IDs are in runningPod.Containers, and the
 // sandboxes in runningPod.Sandboxes. IDs the fake does not know for that
 // pod are ignored, as the runtime ignores containers that are not found. An
 // agent that passes an empty running pod stops nothing. A container the
-// running pod leaves out keeps running only if its sandbox does: stopping
-// a sandbox the running pod lists kills every container still created or
+// running pod leaves out keeps running only if its sandbox does: stopping a
+// sandbox the running pod lists kills every container still created or
 // running in it, at once, with exit code 137 and reason Error (SIGKILL,
 // without SIGTERM or grace period), as the CRI's StopPodSandbox requires
-// and containerd does. Without this option
-// KillPod stops every container and sandbox of the pod and does not read
-// the lists; either way the call log records them (Call.RunningContainers,
-// Call.RunningSandboxes).
+// and containerd does. Without this option KillPod stops every container
+// and sandbox of the pod and does not read the lists; either way the call
+// log records them (Call.RunningContainers, Call.RunningSandboxes).
 func WithRunningPodKill() Option {
 	return func(cfg *podConfig) { cfg.runningPodKill = true }
 }

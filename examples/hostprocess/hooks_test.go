@@ -105,7 +105,8 @@ func TestHooksRunBeforeTheNextStepAndWithinGrace(t *testing.T) {
 	}
 
 	// The sleep hook runs first: SIGTERM comes no sooner than its 1s, and
-	// ends first (143) well within the grace period of 10s.
+	// first, which exits on SIGTERM, ends with 143, not with SIGKILL at the
+	// end of the grace period of 10s.
 	start := time.Now()
 	grace := int64(10)
 	if err := p.KillPod(context.Background(), pod, pkgcontainer.Pod{ID: pod.UID}, &grace); err != nil {

@@ -20,17 +20,17 @@ import (
 // pod's DeletionGracePeriodSeconds, else its TerminationGracePeriodSeconds,
 // else 2s; never less than the runtime's 2s, so that the backend's kubelet
 // sends SIGTERM and a deletion is never immediate) and waits until the
-// mirror is gone from the API server and from the informer, or ctx is
-// done. The backend's kubelet stops the containers
-// (SIGTERM, SIGKILL once the grace period is over) and finishes the
-// deletion. Afterwards the provider has forgotten the pod, as kuscia's
-// K8sProvider has: GetPodStatus reports it as unknown and GetPods does not
-// list it. A pod without mirror is killed at once (nil).
+// mirror is gone from the API server and from the informer, or ctx is done.
+// The backend's kubelet stops the containers (SIGTERM, SIGKILL once the
+// grace period is over) and finishes the deletion. Afterwards the provider
+// has forgotten the pod, as kuscia's K8sProvider has: GetPodStatus reports
+// it as unknown and GetPods does not list it. A pod without mirror is
+// killed at once (nil).
 //
 // With a nil pod (an orphan), runningPod names the pod (ID, namespace,
 // name), and the grace periods are the mirror's, as the kubelet's runtime
-// reads an orphan's from its containers' labels. A context that ends first returns its error, wrapped; the deletion
-// goes on in the backend.
+// reads an orphan's from its containers' labels. A context that ends first
+// returns its error, wrapped; the deletion goes on in the backend.
 func (p *Provider) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error {
 	uid, namespace, name := runningPod.ID, runningPod.Namespace, runningPod.Name
 	if pod != nil {

@@ -15,11 +15,12 @@
 # examples/kubebackend that declares it), both with KRI_E2E_KUBECONFIG set.
 #
 # Tears down what it started (down.sh, apiserver-down.sh), also when a step
-# failed or the run was interrupted, and nothing of another run: when
-# up.sh or apiserver-up.sh refuses because an earlier run's containerd or
-# servers are still up (exit status 2), their part is not torn down. Prints the wall time of each step
-# and writes the suites' summaries and JUnit reports to $OUTPUT/e2e
-# (default _output/e2e; the API server's under $OUTPUT/e2e/apiserver).
+# failed or the run was interrupted, and nothing of another run: when up.sh
+# or apiserver-up.sh refuses because an earlier run's containerd or servers
+# are still up (exit status 2), their part is not torn down. Prints the wall
+# time of each step and writes the suites' summaries and JUnit reports to
+# $OUTPUT/e2e (default _output/e2e; the API server's under
+# $OUTPUT/e2e/apiserver).
 #
 # Exits non-zero when a prerequisite is missing, a step fails, a suite
 # fails or teardown leaves anything behind. A failing containerd part does
