@@ -18,7 +18,9 @@
 // start attempt is reported to the ReasonCache handed to SyncPod. KillPod
 // sends SIGTERM (exit code 143, or the code of the command's handler) and,
 // to containers that ignore it, SIGKILL (137) once the grace period is over,
-// waiting for that on the clock.
+// waiting for that on the clock. In every mode a sandbox the fake stops
+// takes the containers still in it along: one no kill is stopping gets
+// SIGKILL (137) at once, as the CRI's StopPodSandbox requires.
 // CleanupPods stops each orphan the same way and forgets it once none of its
 // containers runs. Each method's documentation says exactly what it does.
 //
@@ -44,7 +46,10 @@
 //     instance (exit code 128, reason StartError) and counts a restart, as
 //     under containerd. Without it a failed start leaves no instance.
 //   - WithRunningPodKill: KillPod stops only the containers and sandboxes
-//     of the running pod it is handed. Without it KillPod stops everything
+//     of the running pod it is handed; a container the running pod leaves
+//     out dies with its sandbox if the running pod lists that (SIGKILL at
+//     once, exit code 137, reason Error, as containerd's StopPodSandbox
+//     kills it), and otherwise runs on. Without it KillPod stops everything
 //     of the pod, so an agent that passes an incomplete running pod is not
 //     caught.
 //   - WithImagePullBackOff: a failed pull is retried only after the image

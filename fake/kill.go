@@ -80,13 +80,27 @@ func (p *PodProvider) runningPodPicks(runningPod pkgcontainer.Pod) (func(*instan
 // containers after the other containers.
 
 // stopSandboxes stops the ready sandboxes of the pod that pick selects
-// (every one when pick is nil). The caller holds p.mu.
+// (every one when pick is nil), as a CRI runtime's StopPodSandbox does: a
+// container still created or running in such a sandbox that no kill is
+// stopping already (one the running pod handed to KillPod left out, say)
+// is killed with it at once, exit code 137 (reason Error), with no SIGTERM,
+// preStop hook or grace period, as containerd stops the containers of a
+// sandbox. Containers a kill is stopping keep their grace period. The
+// caller holds p.mu.
 func (p *PodProvider) stopSandboxes(ps *podState, now time.Time, pick func(*sandboxState) bool) {
 	for _, sb := range ps.sandboxes {
-		if sb.ready && (pick == nil || pick(sb)) {
-			sb.ready = false
-			p.publish(Event{At: now, Type: EventSandboxStopped, Pod: ps.ref, ContainerID: sb.id})
+		if !sb.ready || (pick != nil && !pick(sb)) {
+			continue
 		}
+		for _, h := range ps.order {
+			for _, in := range h.instances {
+				if in.sandboxID == sb.id && in.active() && !in.terminating {
+					p.exitNow(ps, in, now, exitCodeSIGKILL)
+				}
+			}
+		}
+		sb.ready = false
+		p.publish(Event{At: now, Type: EventSandboxStopped, Pod: ps.ref, ContainerID: sb.id})
 	}
 }
 

@@ -91,9 +91,11 @@ func WithCallLogSize(n int) Option {
 //   - a container the status shows running is left alone even if it has
 //     exited since: its restart waits for a sync with a fresh status;
 //   - a status without a ready sandbox (nil or empty, say, for a pod that
-//     runs) makes SyncPod kill what the status shows running, create a new
-//     sandbox and start the containers again; containers the status did not
-//     show keep running, so the pod may run two instances of a container;
+//     runs) makes SyncPod kill what the status shows running, stop the
+//     sandboxes it shows, create a new sandbox and start the containers
+//     again; a container the status did not show keeps running if its
+//     sandbox is not among them (so the pod may run two instances of a
+//     container), and is killed with its sandbox (exit code 137) if it is;
 //   - restart counts continue from the status's RestartCount;
 //   - init containers start one per sync, and a pod whose app containers
 //     have all ended for good (per its restart policy) has its sandbox
@@ -149,7 +151,8 @@ func WithStartErrorInstances() Option {
 //   - WithStartErrorInstances: a container that cannot run leaves an exited
 //     instance (exit code 128, StartError);
 //   - WithRunningPodKill: KillPod stops only the containers and sandboxes
-//     of the running pod it is handed;
+//     of the running pod it is handed, and a sandbox it stops takes every
+//     container left in it along (SIGKILL, exit code 137);
 //   - WithImagePullBackOff: a failed pull is retried only after the image
 //     back-off (10s doubling to 300s), ImagePullBackOff meanwhile;
 //   - WithPodIPs: a sandbox has an IP (none for host-network pods);
@@ -166,17 +169,21 @@ func WithKubeletSemantics() Option {
 	}
 }
 
-// WithRunningPodKill makes KillPod stop only what the running pod handed
-// to it lists, as the kubelet's runtime does (KillPod, then
+// WithRunningPodKill makes KillPod stop only what the running pod handed to
+// it lists, as the kubelet's runtime does (KillPod, then
 // killContainersWithSyncResult and killPodWithSyncResult in
 // pkg/kubelet/kuberuntime/kuberuntime_manager.go): the instances of the pod
 // named by runningPod.ID whose IDs are in runningPod.Containers, and the
 // sandboxes in runningPod.Sandboxes. IDs the fake does not know for that
 // pod are ignored, as the runtime ignores containers that are not found. An
-// agent that passes an empty running pod stops nothing. Without this option
-// KillPod stops every container and sandbox of the pod and does not read
-// the lists; either way the call log records them (Call.RunningContainers,
-// Call.RunningSandboxes).
+// agent that passes an empty running pod stops nothing. A container the
+// running pod leaves out keeps running only if its sandbox does: stopping a
+// sandbox the running pod lists kills every container still created or
+// running in it, at once, with exit code 137 and reason Error (SIGKILL,
+// without SIGTERM or grace period), as the CRI's StopPodSandbox requires
+// and containerd does. Without this option KillPod stops every container
+// and sandbox of the pod and does not read the lists; either way the call
+// log records them (Call.RunningContainers, Call.RunningSandboxes).
 func WithRunningPodKill() Option {
 	return func(cfg *podConfig) { cfg.runningPodKill = true }
 }

@@ -153,8 +153,8 @@ func (p *PodProvider) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgco
 	return err
 }
 
-// KillPod stops the containers of the pod named by runningPod.ID (pod's
-// UID when that is empty): by default every created or running one, with
+// KillPod stops the containers of the pod named by runningPod.ID (pod's UID
+// when that is empty): by default every created or running one, with
 // WithRunningPodKill only those runningPod.Containers lists. SIGTERM comes
 // first, which ends a container at once with exit code 143 (or its
 // handler's code); a container that ignores SIGTERM (see WithPID1Signals)
@@ -162,14 +162,21 @@ func (p *PodProvider) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgco
 // the pod's DeletionGracePeriodSeconds, else its
 // TerminationGracePeriodSeconds (pod as handed in, else as last synced),
 // else 30s, as the kubelet's runtime orders them (at least 2s with
-// WithMinimumGracePeriod). It then stops the pod's sandboxes (with
-// WithRunningPodKill, those runningPod.Sandboxes lists). KillPod returns
-// once no container it stopped runs, waiting for that on the provider's
-// clock (step a FakeClock past the grace period); a done ctx ends the wait
-// with its error. Killing a pod the fake does not know, or one with nothing
-// running, returns nil. The pod stays known: SyncPod starts it again in a
-// new sandbox. The call log records the IDs runningPod lists
-// (Call.RunningContainers, Call.RunningSandboxes).
+// WithMinimumGracePeriod). It stops the pod's sandboxes too (with
+// WithRunningPodKill, those runningPod.Sandboxes lists), as the CRI's
+// StopPodSandbox does: a container still created or running in a sandbox it
+// stops that it did not send SIGTERM (with WithRunningPodKill, one
+// runningPod.Containers leaves out) is killed with the sandbox, at once,
+// with exit code 137 and reason Error (SIGKILL: no preStop hook, no grace
+// period), as containerd kills it. The fake stops the sandboxes when
+// KillPod begins, while the containers it sent SIGTERM run out their grace
+// period (the kubelet's runtime stops them once those have exited). KillPod
+// returns once no container it stopped runs, waiting for that on the
+// provider's clock (step a FakeClock past the grace period); a done ctx
+// ends the wait with its error. Killing a pod the fake does not know, or
+// one with nothing running, returns nil. The pod stays known: SyncPod
+// starts it again in a new sandbox. The call log records the IDs runningPod
+// lists (Call.RunningContainers, Call.RunningSandboxes).
 func (p *PodProvider) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error {
 	c := Call{Method: MethodKillPod, Pod: PodRef{UID: runningPod.ID, Namespace: runningPod.Namespace, Name: runningPod.Name}}
 	if c.Pod.UID == "" {

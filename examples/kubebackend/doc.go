@@ -31,11 +31,12 @@
 //   - GetPods lists the agent's pods that have a mirror, from the informer.
 //   - RefreshPodStatus copies the mirror's container statuses by name, as
 //     K8sProvider does.
-//   - KillPod deletes the mirror with the kubelet's grace period (override,
-//     else DeletionGracePeriodSeconds, else TerminationGracePeriodSeconds;
-//     at least 1s) and waits until it is gone from the API server and the
-//     informer: the pod is then forgotten (GetPodStatus reports it unknown,
-//     GetPods does not list it), as with K8sProvider.
+//   - KillPod deletes the mirror with the kubelet's runtime's grace period
+//     (kri.RuntimeGracePeriod: override, else DeletionGracePeriodSeconds,
+//     else TerminationGracePeriodSeconds; at least 2s) and waits until it
+//     is gone from the API server and the informer: the pod is then
+//     forgotten (GetPodStatus reports it unknown, GetPods does not list
+//     it), as with K8sProvider.
 //   - DeletePod and CleanupPods do nothing, as in K8sProvider: the provider
 //     declares no orphan cleanup (the agent kills the orphans GetPods lists).
 //   - Stop ends the informer; the mirrors stay (they outlive the agent).

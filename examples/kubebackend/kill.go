@@ -11,22 +11,26 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/kri"
 )
 
-// KillPod deletes the pod's mirror with the grace period the kubelet would
-// give (gracePeriodOverride, else the pod's DeletionGracePeriodSeconds, else
-// its TerminationGracePeriodSeconds, else the API server's default of 30s;
-// at least 1s, so that the backend's kubelet sends SIGTERM before it kills)
-// and waits until the mirror is gone from the API server and from the
-// informer, or ctx is done. The backend's kubelet stops the containers
-// (SIGTERM, SIGKILL once the grace period is over) and finishes the
-// deletion. Afterwards the provider has forgotten the pod, as kuscia's
-// K8sProvider has: GetPodStatus reports it as unknown and GetPods does not
-// list it. A pod without mirror is killed at once (nil).
+// KillPod deletes the pod's mirror with the grace period the kubelet's
+// runtime would give (kri.RuntimeGracePeriod: gracePeriodOverride, else the
+// pod's DeletionGracePeriodSeconds, else its TerminationGracePeriodSeconds,
+// else 2s; never less than the runtime's 2s, so that the backend's kubelet
+// sends SIGTERM and a deletion is never immediate) and waits until the
+// mirror is gone from the API server and from the informer, or ctx is done.
+// The backend's kubelet stops the containers (SIGTERM, SIGKILL once the
+// grace period is over) and finishes the deletion. Afterwards the provider
+// has forgotten the pod, as kuscia's K8sProvider has: GetPodStatus reports
+// it as unknown and GetPods does not list it. A pod without mirror is
+// killed at once (nil).
 //
 // With a nil pod (an orphan), runningPod names the pod (ID, namespace,
-// name). A context that ends first returns its error, wrapped; the deletion
-// goes on in the backend.
+// name), and the grace periods are the mirror's, as the kubelet's runtime
+// reads an orphan's from its containers' labels. A context that ends first
+// returns its error, wrapped; the deletion goes on in the backend.
 func (p *Provider) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error {
 	uid, namespace, name := runningPod.ID, runningPod.Namespace, runningPod.Name
 	if pod != nil {
@@ -35,8 +39,12 @@ func (p *Provider) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgconta
 	if uid == "" {
 		return fmt.Errorf("kubebackend: KillPod of pod %s/%s without UID", namespace, name)
 	}
-	grace := max(effectiveGrace(pod, gracePeriodOverride), 1)
 	bkName := MirrorName(namespace, name, uid)
+	spec := pod
+	if spec == nil {
+		spec, _ = p.lister.Get(bkName) // none: RuntimeGracePeriod's default
+	}
+	grace := kri.RuntimeGracePeriod(spec, gracePeriodOverride)
 	err := p.client.CoreV1().Pods(p.namespace).Delete(ctx, bkName, metav1.DeleteOptions{GracePeriodSeconds: &grace})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("KillPod of pod %s/%s: deleting its mirror %s/%s: %w", namespace, name, p.namespace, bkName, err)
@@ -45,23 +53,6 @@ func (p *Provider) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgconta
 		return fmt.Errorf("KillPod of pod %s/%s: waiting for its mirror %s/%s to go: %w", namespace, name, p.namespace, bkName, err)
 	}
 	return nil
-}
-
-// effectiveGrace is the grace period the kubelet gives when it kills pod
-// (killPodWithSyncResult's callers, kuberuntime's killContainer): the
-// override, else the pod's DeletionGracePeriodSeconds, else its
-// TerminationGracePeriodSeconds, else the default.
-func effectiveGrace(pod *v1.Pod, override *int64) int64 {
-	switch {
-	case override != nil:
-		return *override
-	case pod == nil:
-	case pod.DeletionGracePeriodSeconds != nil:
-		return *pod.DeletionGracePeriodSeconds
-	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		return *pod.Spec.TerminationGracePeriodSeconds
-	}
-	return v1.DefaultTerminationGracePeriodSeconds
 }
 
 // waitGone waits until the API server no longer has the mirror named name

@@ -3,6 +3,7 @@ package kubebackend_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -161,13 +162,17 @@ func TestKillPodGivesTheKubeletsGracePeriodAndForgets(t *testing.T) {
 		override *int64
 		deletion *int64
 		pod      *int64
+		orphan   bool // KillPod with a nil pod: the grace periods are the mirror's
 		want     int64
 	}{
-		{"override", ptr(int64(3)), ptr(int64(9)), ptr(int64(30)), 3},
-		{"deletion grace", nil, ptr(int64(4)), ptr(int64(30)), 4},
-		{"termination grace", nil, nil, ptr(int64(2)), 2},
-		{"default", nil, nil, nil, v1.DefaultTerminationGracePeriodSeconds},
-		{"at least 1s", ptr(int64(0)), nil, nil, 1},
+		{name: "override", override: ptr(int64(3)), deletion: ptr(int64(9)), pod: ptr(int64(30)), want: 3},
+		{name: "deletion grace", deletion: ptr(int64(4)), pod: ptr(int64(30)), want: 4},
+		{name: "termination grace", pod: ptr(int64(5)), want: 5},
+		{name: "default: the runtime's 2s", want: kri.RuntimeMinimumGracePeriodSeconds},
+		{name: "override 0: at least 2s", override: ptr(int64(0)), want: kri.RuntimeMinimumGracePeriodSeconds},
+		{name: "override 1: at least 2s", override: ptr(int64(1)), pod: ptr(int64(30)), want: kri.RuntimeMinimumGracePeriodSeconds},
+		{name: "termination grace 1: at least 2s", pod: ptr(int64(1)), want: kri.RuntimeMinimumGracePeriodSeconds},
+		{name: "orphan: the mirror's termination grace", pod: ptr(int64(5)), orphan: true, want: 5},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,14 +181,17 @@ func TestKillPodGivesTheKubeletsGracePeriodAndForgets(t *testing.T) {
 			pod := agentPod("kill", v1.RestartPolicyAlways, ctr("stubborn", "sh", "-c", "trap '' TERM; sleep infinity"))
 			pod.Spec.TerminationGracePeriodSeconds, pod.DeletionGracePeriodSeconds = tc.pod, tc.deletion
 			st := syncUntil(t, p, pod, kri.NewReasonCache(), "stubborn running", func(st *pkgcontainer.PodStatus) bool { return runningIn(st, "stubborn") != nil })
+			running := pkgcontainer.ConvertPodStatusToRunningPod(kubebackend.RuntimeType, st)
+			handed := pod
+			if tc.orphan {
+				handed = nil
+			}
 			killed := make(chan error, 1)
-			go func() {
-				killed <- p.KillPod(t.Context(), pod, pkgcontainer.ConvertPodStatusToRunningPod(kubebackend.RuntimeType, st), tc.override)
-			}()
+			go func() { killed <- p.KillPod(t.Context(), handed, running, tc.override) }()
 			name := kubebackend.MirrorName(pod.Namespace, pod.Name, pod.UID)
 			mirror := e.waitFor(name, "a graceful deletion", func(p *v1.Pod) bool { return p != nil && p.DeletionTimestamp != nil })
 			if g := mirror.DeletionGracePeriodSeconds; g == nil || *g != tc.want {
-				t.Fatalf("KillPod deleted the mirror with grace %v, want %d", g, tc.want)
+				t.Fatalf("KillPod (override %s, pod handed in: %v) deleted the mirror with grace %s, want %ds", secs(tc.override), !tc.orphan, secs(g), tc.want)
 			}
 			e.step(time.Duration(tc.want)*time.Second - time.Millisecond)
 			select {
@@ -213,6 +221,14 @@ func TestKillPodGivesTheKubeletsGracePeriodAndForgets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// secs shows a number of seconds that may be absent.
+func secs(s *int64) string {
+	if s == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%ds", *s)
 }
 
 func TestKillPodReturnsWhenTheContextEnds(t *testing.T) {

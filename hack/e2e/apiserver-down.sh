@@ -43,13 +43,4 @@ if [ -f "$API_PORTS" ]; then
 		! port_listening "$p" || leftovers+=("port $p is still listened on")
 	done
 fi
-if [ ${#leftovers[@]} -eq 0 ]; then
-	rm -rf "$API_DIR"
-	[ ! -e "$API_DIR" ] || leftovers+=("$API_DIR could not be removed")
-fi
-if [ ${#leftovers[@]} -gt 0 ]; then
-	printf 'e2e: API server teardown left behind:\n' >&2
-	printf '  - %s\n' "${leftovers[@]}" >&2
-	exit 1
-fi
-log "torn down: no etcd, kube-apiserver or listener left; $API_DIR removed"
+finish_teardown "API server teardown" "$API_DIR" "torn down: no etcd, kube-apiserver or listener left; $API_DIR removed"

@@ -22,10 +22,6 @@
 set -euo pipefail
 . "$(dirname "$0")/apiserver-common.sh"
 
-refuse() {
-	log "$*"
-	exit 2
-}
 for b in etcd kube-apiserver e2ectl; do
 	[ -x "$API_BIN/$b" ] || refuse "$API_BIN/$b is missing: run hack/e2e/apiserver-build.sh first"
 done

@@ -29,6 +29,44 @@ E2E_PACKAGES=(containerd:containerd runc:runc busybox-static:busybox)
 log() { printf 'e2e: %s\n' "$*" >&2; }
 die() { printf 'e2e: %s\n' "$*" >&2; exit 1; }
 
+# An up script that finds another run's containerd or servers still up
+# refuses with exit status 2, touching nothing: the caller's teardown must
+# then leave that run alone (start_part).
+refuse() {
+	log "$*"
+	exit 2
+}
+
+# start_part VAR SCRIPT: runs the up script SCRIPT with the variable VAR
+# set to 1, which tells the caller's teardown to tear down what SCRIPT may
+# have started, even half-way. When SCRIPT refuses (exit status 2) VAR is
+# cleared, so that teardown leaves the other run alone. Exits with
+# SCRIPT's status when it fails.
+start_part() {
+	local status=0
+	printf -v "$1" 1
+	bash "$2" || status=$?
+	[ "$status" -ne 2 ] || printf -v "$1" ''
+	[ "$status" -eq 0 ] || exit "$status"
+}
+
+# finish_teardown WHAT DIR DONE: the end of a down script, whose array
+# leftovers lists what it found left behind. With nothing left it removes
+# DIR and logs DONE; otherwise, or when DIR cannot be removed, it prints
+# the leftovers of WHAT and exits 1.
+finish_teardown() {
+	if [ ${#leftovers[@]} -eq 0 ]; then
+		rm -rf "$2"
+		[ ! -e "$2" ] || leftovers+=("$2 could not be removed")
+	fi
+	if [ ${#leftovers[@]} -gt 0 ]; then
+		printf 'e2e: %s left behind:\n' "$1" >&2
+		printf '  - %s\n' "${leftovers[@]}" >&2
+		exit 1
+	fi
+	log "$3"
+}
+
 # now prints the time in nanoseconds; elapsed START prints the seconds since.
 now() { date +%s%N; }
 elapsed() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1f", (e - s) / 1e9 }'; }

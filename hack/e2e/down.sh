@@ -106,13 +106,4 @@ if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
 	leftovers+=("containerd pid $pid")
 fi
 [ -z "$(mounts_under "$E2E_DIR")" ] || leftovers+=("mounts under $E2E_DIR: $(echo $(mounts_under "$E2E_DIR"))")
-if [ ${#leftovers[@]} -eq 0 ]; then
-	rm -rf "$E2E_DIR"
-	[ ! -e "$E2E_DIR" ] || leftovers+=("$E2E_DIR could not be removed")
-fi
-if [ ${#leftovers[@]} -gt 0 ]; then
-	printf 'e2e: teardown left behind:\n' >&2
-	printf '  - %s\n' "${leftovers[@]}" >&2
-	exit 1
-fi
-log "torn down: no containerd, shim, mount or network interface left; $E2E_DIR removed"
+finish_teardown teardown "$E2E_DIR" "torn down: no containerd, shim, mount or network interface left; $E2E_DIR removed"

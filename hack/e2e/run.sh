@@ -14,10 +14,13 @@
 # against examples/kubebackend (TestConformanceAPIServer, in the package of
 # examples/kubebackend that declares it), both with KRI_E2E_KUBECONFIG set.
 #
-# Tears everything down (down.sh, apiserver-down.sh), also when a step
-# failed or the run was interrupted. Prints the wall time of each step
-# and writes the suites' summaries and JUnit reports to $OUTPUT/e2e
-# (default _output/e2e; the API server's under $OUTPUT/e2e/apiserver).
+# Tears down what it started (down.sh, apiserver-down.sh), also when a step
+# failed or the run was interrupted, and nothing of another run: when up.sh
+# or apiserver-up.sh refuses because an earlier run's containerd or servers
+# are still up (exit status 2), their part is not torn down. Prints the wall
+# time of each step and writes the suites' summaries and JUnit reports to
+# $OUTPUT/e2e (default _output/e2e; the API server's under
+# $OUTPUT/e2e/apiserver).
 #
 # Exits non-zero when a prerequisite is missing, a step fails, a suite
 # fails or teardown leaves anything behind. A failing containerd part does
@@ -50,7 +53,7 @@ report() {
 teardown() {
 	local rc=$? t
 	trap - EXIT INT TERM
-	if [[ $parts == *" containerd "* ]]; then
+	if [ -n "${containerd_up:-}" ]; then
 		t=$(now)
 		bash "$here/down.sh" || rc=1
 		teardown_s=$(elapsed "$t")
@@ -74,7 +77,7 @@ if [[ $parts == *" containerd "* ]]; then
 	prereq_s=$(elapsed "$t")
 
 	t=$(now)
-	bash "$here/up.sh"
+	start_part containerd_up "$here/up.sh"
 	bash "$here/images.sh"
 	setup_s=$(elapsed "$t")
 

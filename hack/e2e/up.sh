@@ -4,16 +4,17 @@
 # the cgroupfs driver (SystemdCgroup = false), the CRI plugin's sandbox image
 # set to the locally built pause image and empty CNI directories (the suite's
 # pods use the host network, so none needs CNI). Waits until the CRI answers
-# on the socket. Refuses when a containerd already serves that socket.
+# on the socket. Refuses, with exit status 2 and touching nothing, when the
+# containerd, a shim or a mount of an earlier run is still there (run.sh
+# then leaves them alone at teardown).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 if [ -f "$E2E_PIDFILE" ] && kill -0 "$(cat "$E2E_PIDFILE")" 2>/dev/null; then
-	die "a containerd (pid $(cat "$E2E_PIDFILE")) already runs for $E2E_DIR: run hack/e2e/down.sh first"
+	refuse "a containerd (pid $(cat "$E2E_PIDFILE")) already runs for $E2E_DIR: run hack/e2e/down.sh first"
 fi
-if [ -n "$(mounts_under "$E2E_DIR")" ]; then
-	die "mounts are left under $E2E_DIR from an earlier run: run hack/e2e/down.sh first"
-fi
+[ -z "$(shim_pids)" ] || refuse "shims of an earlier run still serve $E2E_SOCK (pids $(echo $(shim_pids))): run hack/e2e/down.sh first"
+[ -z "$(mounts_under "$E2E_DIR")" ] || refuse "mounts are left under $E2E_DIR from an earlier run: run hack/e2e/down.sh first"
 rm -rf "$E2E_DIR"
 mkdir -p "$E2E_ROOT" "$E2E_STATE" "$E2E_RUNC_ROOT" "$E2E_CNI/bin" "$E2E_CNI/net.d"
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -99,39 +100,45 @@ func TestExecSyncIsCutShort(t *testing.T) {
 			t.Errorf("ExecSync of sleep 5 with a 1s timeout = %v, want DeadlineExceeded", err)
 		}
 
+		// Cut by the container's exit: the command (5s) outlives its
+		// container (2s), so the call fails, saying the container exited,
+		// once it has; the command's write, due at 5s, is lost.
 		id2, host := hooked(t, r, "sh", "-c", "sleep 2; exit 0")
 		start := time.Now()
 		_, _, err = r.ExecSync(t.Context(), id2, []string{"sh", "-c", "sleep 5; echo -n LATE > /dev/termination-log"}, 0)
-		if err == nil || time.Since(start) > 2*time.Second+10*time.Millisecond {
-			t.Errorf("ExecSync of a command outliving its container: %v after %s, want an error at the container's exit (2s)", err, time.Since(start))
+		if returned := time.Since(start); returned < 2*time.Second {
+			t.Errorf("ExecSync returned %s after it began, before its container exited (2s)", returned)
 		}
+		wantContainerExitedError(t, err, "a 5s command in a container that exits after 2s")
+		wantExited(t, r, id2, 0, "Completed", 2*time.Second)
 		if _, err := os.Stat(host); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the cut command's write reached the host file (stat: %v)", err)
 		}
 
+		// Cut by StopContainer: the container exits on SIGTERM after 1s,
+		// and the command (30s) ends with it.
 		id3, _ := hooked(t, r, "sh", "-c", "trap 'exit 143' TERM; sleep infinity & wait")
 		errc := make(chan error, 1)
 		go func() {
-			_, _, err := r.ExecSync(t.Context(), id3, []string{"sleep", "infinity"}, 0)
+			_, _, err := r.ExecSync(t.Context(), id3, []string{"sleep", "30"}, 0)
 			errc <- err
 		}()
 		time.Sleep(time.Second)
 		if err := r.StopContainer(t.Context(), id3, 2); err != nil {
 			t.Fatal(err)
 		}
-		// The command notices within a poll of the runtime's.
-		time.Sleep(50 * time.Millisecond)
-		synctest.Wait()
-		select {
-		case err := <-errc:
-			if err == nil {
-				t.Error("ExecSync in a container that was stopped returned nil")
-			}
-		default:
-			t.Error("ExecSync still runs 50ms after its container was stopped")
-			<-errc
-		}
+		wantExited(t, r, id3, 143, "Error", time.Second)
+		wantContainerExitedError(t, <-errc, "sleep 30 in a container stopped after 1s")
 	})
+}
+
+// wantContainerExitedError fails the test unless err is ExecSync's error
+// for a command its container's exit cut short.
+func wantContainerExitedError(t *testing.T, err error, what string) {
+	t.Helper()
+	if status.Code(err) != codes.Unknown || !strings.Contains(err.Error(), "exited") {
+		t.Errorf("ExecSync of %s = %v, want an error saying the container exited", what, err)
+	}
 }
 
 // Only a running container runs commands.
