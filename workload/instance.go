@@ -120,6 +120,10 @@ type Instance struct {
 	ending  bool
 	endAt   time.Time
 	endCode int
+	// termPending: SIGTERM is due at termAt with termGrace (SIGTERMAt).
+	termPending bool
+	termAt      time.Time
+	termGrace   time.Duration
 	// finishedAt and code once it has exited.
 	finishedAt time.Time
 	code       int
@@ -213,15 +217,31 @@ func (in *Instance) Next() (time.Time, bool) {
 	case InstanceCreated:
 		return in.startsAt, true
 	case InstanceRunning:
-		exitAt, natural := in.ExitsAt()
-		switch {
-		case natural && (!in.ending || !in.endAt.Before(exitAt)):
-			return exitAt, true
-		case in.ending:
-			return in.endAt, true
+		var next time.Time
+		for _, t := range in.times() {
+			if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+				next = t
+			}
 		}
+		return next, !next.IsZero()
 	}
 	return time.Time{}, false
+}
+
+// times returns the times of the running instance's events: its exit on
+// its own, its end, a SIGTERM due; zero for those it does not have.
+func (in *Instance) times() [3]time.Time {
+	var t [3]time.Time
+	if exitAt, natural := in.ExitsAt(); natural {
+		t[0] = exitAt
+	}
+	if in.ending {
+		t[1] = in.endAt
+	}
+	if in.termPending {
+		t[2] = in.termAt
+	}
+	return t
 }
 
 // Advance carries out the events of the instance due at or before now, each
@@ -238,6 +258,15 @@ func (in *Instance) Advance(now time.Time) (started, exited bool) {
 		return started, false
 	}
 	exitAt, natural := in.ExitsAt()
+	if in.termPending && !in.termAt.After(now) && (!natural || !exitAt.Before(in.termAt)) {
+		// The SIGTERM comes before it exits on its own (or at the same
+		// instant).
+		in.termPending = false
+		in.SIGTERM(in.termAt, in.termAt, in.termGrace)
+		if in.state == InstanceExited {
+			return started, true
+		}
+	}
 	natural = natural && !exitAt.After(now)
 	killed := in.ending && !in.endAt.After(now)
 	switch {
@@ -264,6 +293,7 @@ func (in *Instance) Exit(at time.Time, code int) {
 	}
 	in.state, in.finishedAt, in.code = InstanceExited, at, code
 	in.ending, in.endAt, in.endCode = false, time.Time{}, 0
+	in.termPending = false
 }
 
 // SIGTERM sends SIGTERM to the instance at at (now or later: after a
@@ -302,6 +332,19 @@ func (in *Instance) SIGTERM(now, at time.Time, grace time.Duration) time.Time {
 		code, end = ExitCodeSIGKILL, at.Add(max(grace, 0))
 	}
 	return in.endWith(now, end, code)
+}
+
+// SIGTERMAt plans SIGTERM to the running instance at the later time at,
+// with grace before SIGKILL (a postStart hook that fails, and the kubelet
+// kills the container when it ends). Advance sends it when it reaches at,
+// as SIGTERM would, unless the instance has exited on its own before (a
+// SIGTERM and an exit on its own at the same instant: the SIGTERM wins). A
+// later SIGTERMAt replaces an earlier one that is still to come.
+func (in *Instance) SIGTERMAt(at time.Time, grace time.Duration) {
+	if in.state == InstanceExited {
+		return
+	}
+	in.termPending, in.termAt, in.termGrace = true, at, grace
 }
 
 // SIGKILL kills the instance at at (ExitCodeSIGKILL), unless it exits
