@@ -180,7 +180,8 @@ func StartError(c *PodContainer) (string, error) {
 // container gets SIGTERM with grace and is started again with the new
 // image once it has exited, whatever the restart policy, as the kubelet
 // restarts a container whose spec changed; one waiting to be started again
-// is started at once. The caller has advanced the pod to now.
+// is started at once. The caller has advanced the pod to now, and calls
+// Reconcile after its changes.
 func (p *Pod) SetImage(c *PodContainer, image string, now time.Time, grace time.Duration) {
 	if c.Image == image {
 		return
