@@ -13,7 +13,9 @@ var t0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func sec(n float64) time.Time { return t0.Add(time.Duration(n * float64(time.Second))) }
 
-func shell(script string) workload.Behaviour { return workload.Parse([]string{"sh", "-c", script}, nil) }
+func shell(script string) workload.Behaviour {
+	return workload.Parse([]string{"sh", "-c", script}, nil)
+}
 
 // An instance ends as its command and the signals say, each event at its
 // own instant, whenever the caller advances it.
