@@ -1,9 +1,7 @@
 package fake
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -34,8 +32,8 @@ import (
 // HTTP and TCP actions, and exec commands outside the vocabulary, succeed at
 // once; a command that runs until killed takes the whole grace period as a
 // preStop hook and, as a postStart hook, succeeds at once (the kubelet would
-// block for ever). What a hook writes is kept with the instance, at the
-// times it writes it (instance.hookWrites).
+// block for ever). What a hook writes goes to the instance's files, at the
+// times it writes it (workload.Instance.RecordWrite).
 
 // hookRun is what one run of a hook does.
 type hookRun struct {
@@ -50,12 +48,6 @@ type hookRun struct {
 type scriptedHook struct {
 	d    time.Duration
 	code int
-}
-
-// timedWrite is a write of a hook at the simulated time it happened.
-type timedWrite struct {
-	At time.Time
-	workload.Write
 }
 
 // hookOf returns the run of the postStart (post) or preStop hook of c, as
@@ -94,11 +86,12 @@ func hookOf(script *containerScript, c *v1.Container, post bool) (hookRun, bool)
 	return hookRun{how: "http/tcp (not simulated)"}, true
 }
 
-// recordWrites keeps the writes of a hook run from start until end.
+// recordWrites writes what a hook run from start until end writes into the
+// instance's files.
 func (in *instance) recordWrites(run hookRun, start, end time.Time) {
 	for _, w := range run.writes {
 		if at := start.Add(w.At); !at.After(end) {
-			in.hookWrites = append(in.hookWrites, timedWrite{At: at, Write: w})
+			in.sim.RecordWrite(at, w)
 		}
 	}
 }
@@ -123,9 +116,14 @@ func (s *syncer) postStart(c *v1.Container, in *instance, script *containerScrip
 		return true
 	}
 	// killContainer with the pod's grace period (setTerminationGracePeriod).
-	in.stopping, in.termAt, in.stopGrace = true, end, s.p.gracePeriod(nil, s.ps.pod, nil)
-	s.p.schedule(in, in.termAt)
-	s.p.schedule(in, in.termAt.Add(in.stopGrace))
+	grace := s.p.gracePeriod(nil, s.ps.pod, nil)
+	in.termAt = end
+	in.sim.SIGTERMAt(end, grace)
+	s.p.schedule(in, end)
+	s.p.schedule(in, end.Add(grace))
+	if d := in.sim.Shutdown().Delay; d > 0 && d < grace {
+		s.p.schedule(in, end.Add(d)) // a handler that takes a while
+	}
 	in.hookFailure = fmt.Sprintf("PostStartHook %s failed with exit code %d", run.how, run.code)
 	if end.After(s.now) {
 		in.hookFailPending = true
@@ -204,52 +202,4 @@ func specOf(pod *v1.Pod, name string) *v1.Container {
 		}
 	}
 	return nil
-}
-
-// advanceStop applies the SIGTERM of a stop planned for termAt (after a
-// hook), if due at now and the container has not exited on its own before.
-// It reports whether the container exited. The caller is advance.
-func (in *instance) advanceStop(now time.Time) bool {
-	if !in.stopping || in.termAt.After(now) {
-		return false
-	}
-	if !in.runsForever && in.exitAt.Before(in.termAt) {
-		return false // it exits on its own first
-	}
-	in.stopping = false
-	switch {
-	case !in.ignoresSIGTERM:
-		in.exit(in.termAt, in.termCode)
-		return true
-	case in.stopGrace <= 0:
-		in.exit(in.termAt, exitCodeSIGKILL)
-		return true
-	case !in.terminating || in.killAt.After(in.termAt.Add(in.stopGrace)):
-		in.terminating, in.killAt = true, in.termAt.Add(in.stopGrace)
-	}
-	return false
-}
-
-// withHookWrites returns b with the file writes of its instance's hooks
-// (writes, at their times; started is when the instance started) among its
-// own, in the order they happened, so that the instance's files, and its
-// termination message, hold what the hooks wrote too. What a hook prints
-// is not the container's output (the kubelet returns it to the hook's
-// caller) and is left out.
-func withHookWrites(b workload.Behaviour, started time.Time, writes []timedWrite) workload.Behaviour {
-	if len(writes) == 0 {
-		return b
-	}
-	all := slices.Clone(b.Writes)
-	for _, w := range writes {
-		if w.Path == workload.Stdout {
-			continue
-		}
-		hw := w.Write
-		hw.At = max(w.At.Sub(started), 0)
-		all = append(all, hw)
-	}
-	slices.SortStableFunc(all, func(x, y workload.Write) int { return cmp.Compare(x.At, y.At) })
-	b.Writes = all
-	return b
 }

@@ -231,33 +231,28 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 	delete(ps.lastStartErr, c.Name)
 
 	in := s.newInstance(c, init, sb)
-	in.probes = newProbeState(c) // probe.go
-	in.runsForever, in.plannedCode = b.RunsUntilKilled, b.ExitCode
-	in.termination = terminationSourceOf(c, b)
-	in.ignoresSIGTERM, in.termCode = b.OnSIGTERM(p.pid1Signals)
-	in.termDelay = b.SIGTERMDelay
-	if in.ignoresSIGTERM {
-		in.termCode = exitCodeSIGTERM // stopped while still created
-	}
-	runFor := b.RunFor
+	in.termination = terminationSourceOf(c)
 	if script != nil {
 		in.runningAt = s.now.Add(script.latency)
-		if run, ok := script.takeExitRun(); ok {
-			in.runsForever, runFor, in.plannedCode = false, run.after, run.code
-		} else if script.exit != nil {
-			in.runsForever, runFor, in.plannedCode = false, script.exit.after, script.exit.code
-		}
-		in.ignoresSIGTERM = in.ignoresSIGTERM || script.ignoreTERM
 	}
 	// The postStart hooks of the containers started before it in this
 	// sync have ended (hooks.go).
 	in.runningAt = maxTime(in.runningAt, s.cursor)
-	if !in.runsForever {
-		in.exitAt = in.runningAt.Add(runFor)
+	in.sim = workload.NewInstance(b, s.now, workload.InstanceOptions{StartsAt: in.runningAt, PID1: p.pid1Signals})
+	if script != nil {
+		if run, ok := script.takeExitRun(); ok {
+			in.sim.ExitAfter(run.after, run.code)
+		} else if script.exit != nil {
+			in.sim.ExitAfter(script.exit.after, script.exit.code)
+		}
+		if script.ignoreTERM {
+			in.sim.IgnoreSIGTERM()
+		}
 	}
+	in.probes = p.newProbeState(ps, in, c) // probe.go
 	p.schedule(in, in.runningAt)
-	if !in.runsForever {
-		p.schedule(in, in.exitAt)
+	if exitAt, ok := in.sim.ExitsAt(); ok {
+		p.schedule(in, exitAt)
 	}
 	p.advanceInstance(ps, in, s.now)
 	return s.postStart(c, in, script, res)

@@ -2,7 +2,6 @@ package fake
 
 import (
 	"fmt"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -22,22 +21,21 @@ func neverPullMessage(image string) string {
 	return fmt.Sprintf("Container image %q is not present with pull policy of Never", image)
 }
 
-// terminationSource is what the termination message of an instance is read
-// from: the command's behaviour (its writes) and the path and policy of its
-// container (copied: in a status-driven sync the container is the caller's).
+// terminationSource is where the termination message of an instance is
+// read: the path and policy of its container (copied: in a status-driven
+// sync the container is the caller's).
 type terminationSource struct {
-	b      workload.Behaviour
 	path   string
 	policy v1.TerminationMessagePolicy
 }
 
-func terminationSourceOf(c *v1.Container, b workload.Behaviour) terminationSource {
-	return terminationSource{b: b, path: c.TerminationMessagePath, policy: c.TerminationMessagePolicy}
+func terminationSourceOf(c *v1.Container) terminationSource {
+	return terminationSource{path: c.TerminationMessagePath, policy: c.TerminationMessagePolicy}
 }
 
-// message is the termination message of an instance that ran for ran and
-// exited with code (workload.Behaviour.TerminationMessage).
-func (t terminationSource) message(ran time.Duration, code int) string {
+// message is the termination message of the exited instance sim: what its
+// command and its hooks left (workload.Instance.TerminationMessage).
+func (t terminationSource) message(sim *workload.Instance) string {
 	c := v1.Container{TerminationMessagePath: t.path, TerminationMessagePolicy: t.policy}
-	return t.b.TerminationMessage(&c, ran, code)
+	return sim.TerminationMessage(&c)
 }

@@ -1,7 +1,6 @@
 package fake
 
 import (
-	"fmt"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -15,15 +14,15 @@ import (
 // (ContainerScript.FailProbe) and events.
 type ProbeKind string
 
-// The probes of a container.
+// The probes of a container (those of package workload).
 const (
-	StartupProbe   ProbeKind = "startup"
-	LivenessProbe  ProbeKind = "liveness"
-	ReadinessProbe ProbeKind = "readiness"
+	StartupProbe   = ProbeKind(workload.StartupProbe)
+	LivenessProbe  = ProbeKind(workload.LivenessProbe)
+	ReadinessProbe = ProbeKind(workload.ReadinessProbe)
 )
 
 // probeKinds are the kinds in the order the fake runs probes due at the
-// same moment.
+// same moment (workload.ProbeKinds).
 var probeKinds = []ProbeKind{StartupProbe, LivenessProbe, ReadinessProbe}
 
 // The events of probe results: a probe's result changed (the kubelet's
@@ -33,66 +32,43 @@ const (
 	EventProbeFailed    EventType = "ProbeFailed"
 )
 
-// probeOf returns the probe of kind in c, nil if it has none.
-func probeOf(c *v1.Container, kind ProbeKind) *v1.Probe {
-	switch kind {
-	case StartupProbe:
-		return c.StartupProbe
-	case LivenessProbe:
-		return c.LivenessProbe
-	case ReadinessProbe:
-		return c.ReadinessProbe
-	}
-	return nil
-}
-
 // probeState is the prober of one instance: the kubelet's prober workers
 // (k8s.io/kubernetes/pkg/kubelet/prober/worker.go), one per probe, run on
-// the provider's clock. Probes run lazily: whenever the instance is brought
-// up to date, every probe due since is run at its own moment, in order, so
-// the outcome does not depend on when the fake is read. Guarded by p.mu.
+// the provider's clock by workload.Prober. Probes run lazily: whenever the
+// instance is brought up to date, every probe due since is run at its own
+// moment, in order, so the outcome does not depend on when the fake is
+// read. Guarded by p.mu.
 type probeState struct {
-	spec    *v1.Container      // the container as started: its probes and env
-	files   workload.Behaviour // the container's command, whose writes are its files
-	workers []*probeWorker
-	// hasStartup and hasReadiness say which probes decide Started and
-	// Ready; started is true once the startup probe has succeeded, ready
-	// is the readiness probe's result.
-	hasStartup, hasReadiness bool
-	started, ready           bool
+	*workload.Prober
 	// timer wakes the fake at the next probe, so that WaitFor and
 	// Subscribe see probe results without polling.
 	timer   clock.Timer
 	timerAt time.Time
 }
 
-// probeWorker is one probe of an instance.
-type probeWorker struct {
-	kind  ProbeKind
-	probe *v1.Probe
-	next  time.Time // the next run; zero until the instance runs
-	// run counts the latest consecutive raw results equal to last;
-	// result is the current result (0 none yet, 1 success, -1 failure).
-	run    int32
-	last   bool
-	result int
-	off    bool // the worker has stopped
-}
-
-// newProbeState returns the prober of a new instance of c, nil when c has no
-// probes.
-func newProbeState(c *v1.Container) *probeState {
+// newProbeState returns the prober of instance in of c, of pod ps, which
+// runs from in.runningAt on; nil when c has no probes. The result of a
+// probe is the script's, if the container's probe of that kind is
+// scripted, else that of its exec command run at that moment against the
+// container's files (the vocabulary of package workload). A probe without
+// an exec action (HTTP, TCP, gRPC) succeeds: the fake has no network to
+// probe. The caller holds p.mu.
+func (p *PodProvider) newProbeState(ps *podState, in *instance, c *v1.Container) *probeState {
 	if c.StartupProbe == nil && c.LivenessProbe == nil && c.ReadinessProbe == nil {
 		return nil
 	}
 	spec := c.DeepCopy()
-	ps := &probeState{spec: spec, files: workload.OfEnv(spec), hasStartup: spec.StartupProbe != nil, hasReadiness: spec.ReadinessProbe != nil}
-	for _, kind := range probeKinds {
-		if p := probeOf(spec, kind); p != nil {
-			ps.workers = append(ps.workers, &probeWorker{kind: kind, probe: p})
+	files := workload.OfEnv(spec) // the container's command, whose writes are its files
+	exec := workload.ExecProbes(spec, func(at time.Time) workload.Files { return files.FilesAt(at.Sub(in.startedAt)) }, nil)
+	result := func(kind workload.ProbeKind, probe *v1.Probe, at time.Time) bool {
+		if script := p.scripts.containers[containerKey{pod: ps.key, name: in.name}]; script != nil {
+			if ok, scripted := script.probes[ProbeKind(kind)]; scripted {
+				return ok
+			}
 		}
+		return exec(kind, probe, at)
 	}
-	return ps
+	return &probeState{Prober: workload.NewProber(spec, in.runningAt, result)}
 }
 
 // probeStarted and probeReady are the Started and Ready of a running
@@ -100,22 +76,12 @@ func newProbeState(c *v1.Container) *probeState {
 // container without a startup probe has started, one without a readiness
 // probe is ready once started.
 func (in *instance) probeStarted() bool {
-	return in.probes == nil || !in.probes.hasStartup || in.probes.started
+	return in.probes == nil || in.probes.Started()
 }
 
 func (in *instance) probeReady() bool {
-	if in.probes == nil {
-		return true
-	}
-	return in.probeStarted() && (!in.probes.hasReadiness || in.probes.ready)
+	return in.probes == nil || in.probes.Ready()
 }
-
-// period, threshold and timeout of a probe, with the API defaults.
-func probePeriod(p *v1.Probe) time.Duration {
-	return time.Duration(max(p.PeriodSeconds, 1)) * time.Second
-}
-
-func probeThreshold(n int32) int32 { return max(n, 1) }
 
 // advanceProbes runs every probe of in that is due at or before now, each
 // at its own moment, with the instance brought to that moment first, then
@@ -136,37 +102,17 @@ func (p *PodProvider) advanceProbes(ps *podState, in *instance, now time.Time) {
 		if in.state != pkgcontainer.ContainerStateRunning {
 			break
 		}
-		w, at := pr.due(in)
-		if w == nil || at.After(now) {
+		at, due := pr.Next()
+		if !due || at.After(now) {
 			break
 		}
 		p.stepInstance(ps, in, at)
 		if in.state != pkgcontainer.ContainerStateRunning {
 			break
 		}
-		w.next = at.Add(probePeriod(w.probe))
-		p.runProbe(ps, in, w, at)
+		p.runProbe(ps, in)
 	}
 	p.scheduleProbe(in, now)
-}
-
-// due returns the worker whose run comes first, and when; nil when none
-// will run. The first run of each is initialDelaySeconds after the start.
-func (pr *probeState) due(in *instance) (*probeWorker, time.Time) {
-	var first *probeWorker
-	var at time.Time
-	for _, w := range pr.workers {
-		if w.off {
-			continue
-		}
-		if w.next.IsZero() {
-			w.next = in.startedAt.Add(time.Duration(max(w.probe.InitialDelaySeconds, 0)) * time.Second)
-		}
-		if first == nil || w.next.Before(at) {
-			first, at = w, w.next
-		}
-	}
-	return first, at
 }
 
 // scheduleProbe sets the timer of the next probe of in (none once it no
@@ -175,9 +121,7 @@ func (p *PodProvider) scheduleProbe(in *instance, now time.Time) {
 	pr := in.probes
 	var next time.Time
 	if in.state == pkgcontainer.ContainerStateRunning {
-		if w, at := pr.due(in); w != nil {
-			next = at
-		}
+		next, _ = pr.Next()
 	} else if in.state == pkgcontainer.ContainerStateCreated {
 		next = in.runningAt
 	}
@@ -195,16 +139,6 @@ func (p *PodProvider) scheduleProbe(in *instance, now time.Time) {
 	pr.timer = p.clock.AfterFunc(max(next.Sub(now), 0), p.wake)
 }
 
-// stopProbes stops the probes of in for good.
-func (in *instance) stopProbes() {
-	if pr := in.probes; pr != nil {
-		for _, w := range pr.workers {
-			w.off = true
-		}
-		in.stopProbeTimer()
-	}
-}
-
 // stopProbeTimer stops the timer of the next probe, if any: the instance
 // has exited or is forgotten.
 func (in *instance) stopProbeTimer() {
@@ -214,72 +148,23 @@ func (in *instance) stopProbeTimer() {
 	}
 }
 
-// runProbe runs probe w of the running instance in at the moment at.
-func (p *PodProvider) runProbe(ps *podState, in *instance, w *probeWorker, at time.Time) {
-	pr := in.probes
-	switch {
-	case w.kind == StartupProbe && pr.started:
-		w.off = true // the startup probe has done its work
-		return
-	case w.kind != StartupProbe && pr.hasStartup && !pr.started:
-		return // held off until the startup probe succeeds
-	case w.kind != ReadinessProbe && in.terminating:
-		return // KillPod stopped the liveness and startup probes
-	}
-	ok := p.probeSucceeds(ps, in, w, at)
-	if w.run > 0 && ok == w.last {
-		w.run++
-	} else {
-		w.last, w.run = ok, 1
-	}
-	result := w.result
-	switch {
-	case ok && w.run >= probeThreshold(w.probe.SuccessThreshold):
-		result = 1
-	case !ok && w.run >= probeThreshold(w.probe.FailureThreshold):
-		result = -1
-	}
-	if result == w.result {
+// runProbe runs the probe of the running instance in that is due first,
+// publishes a change of its result, and kills the instance when its
+// liveness or startup probe has failed.
+func (p *PodProvider) runProbe(ps *podState, in *instance) {
+	run, _ := in.probes.RunNext(in.terminating())
+	if !run.Changed {
 		return
 	}
-	w.result = result
 	typ := EventProbeSucceeded
-	if result < 0 {
+	if !run.Succeeded {
 		typ = EventProbeFailed
 	}
-	p.publish(Event{At: at, Type: typ, Pod: ps.ref, Container: in.name, ContainerID: in.id, Message: string(w.kind)})
-	switch {
-	case w.kind == ReadinessProbe:
-		pr.ready = result > 0
-	case w.kind == StartupProbe && result > 0:
-		pr.started = true
-	case result < 0: // liveness or startup: kill, to be started again
-		var override *int64
-		if w.probe.TerminationGracePeriodSeconds != nil {
-			override = w.probe.TerminationGracePeriodSeconds
-		}
-		in.stopProbes()
-		p.terminate(ps, at, p.gracePeriod(nil, ps.pod, override), func(x *instance) bool { return x == in })
+	p.publish(Event{At: run.At, Type: typ, Pod: ps.ref, Container: in.name, ContainerID: in.id, Message: string(run.Kind)})
+	if run.Kill { // liveness or startup: kill, to be started again
+		in.stopProbeTimer()
+		p.terminate(ps, run.At, p.gracePeriod(nil, ps.pod, run.Probe.TerminationGracePeriodSeconds), func(x *instance) bool { return x == in })
 	}
-}
-
-// probeSucceeds is the raw result of one run of probe w: the script's, if
-// the container's probe of that kind is scripted, else that of its exec
-// command run at that moment against the container's files (the vocabulary
-// of package workload). A probe without an exec action (HTTP, TCP, gRPC)
-// succeeds: the fake has no network to probe.
-func (p *PodProvider) probeSucceeds(ps *podState, in *instance, w *probeWorker, at time.Time) bool {
-	if script := p.scripts.containers[containerKey{pod: ps.key, name: in.name}]; script != nil {
-		if ok, scripted := script.probes[w.kind]; scripted {
-			return ok
-		}
-	}
-	pr := in.probes
-	b, exec := workload.OfProbe(pr.spec, w.probe, pr.files.FilesAt(at.Sub(in.startedAt)))
-	if !exec {
-		return true
-	}
-	return b.Succeeds(workload.ProbeTimeout(w.probe))
 }
 
 // FailProbe makes the container's probe of kind fail from now on, whatever
@@ -323,10 +208,6 @@ func (s *ContainerScript) setProbe(kind ProbeKind, ok, set bool) *ContainerScrip
 
 // parseProbeKind reads a probe kind's name.
 func parseProbeKind(s string) (ProbeKind, error) {
-	for _, k := range probeKinds {
-		if string(k) == s {
-			return k, nil
-		}
-	}
-	return "", fmt.Errorf("unknown probe %q (want startup, liveness or readiness)", s)
+	kind, err := workload.ParseProbeKind(s)
+	return ProbeKind(kind), err
 }

@@ -6,6 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/workload"
 )
 
 // Native sidecars: restartable init containers (restartPolicy Always), as
@@ -138,31 +140,17 @@ func (p *PodProvider) terminate(ps *podState, now time.Time, grace time.Duration
 func (p *PodProvider) sigterm(ps *podState, h *containerHistory, in *instance, now, at time.Time, grace time.Duration) time.Time {
 	p.publish(Event{At: now, Type: EventContainerKilling, Pod: ps.ref, Container: in.name, ContainerID: in.id})
 	if script := p.scripts.containers[containerKey{pod: ps.key, name: h.name}]; script != nil && script.ignoreTERM {
-		in.ignoresSIGTERM = true
+		in.sim.IgnoreSIGTERM()
 	}
-	running := in.state == pkgcontainer.ContainerStateRunning
-	if running {
+	if in.state == pkgcontainer.ContainerStateRunning {
 		// Its preStop hook runs first, its time taken from grace (hooks.go).
 		at, grace = p.preStop(ps, in, now, at, grace)
 	}
-	code, exitAt := in.termCode, at
-	switch {
-	case running && in.ignoresSIGTERM && grace > 0:
-		code, exitAt = exitCodeSIGKILL, at.Add(grace)
-	case running && in.ignoresSIGTERM:
-		code = exitCodeSIGKILL
-	case running && in.termDelay > 0 && in.termDelay < grace:
-		exitAt = at.Add(in.termDelay)
-	case running && in.termDelay > 0:
-		code, exitAt = exitCodeSIGKILL, at.Add(max(grace, 0))
-	}
-	if !exitAt.After(now) || !running {
-		p.exitNow(ps, in, now, code)
+	end := in.sim.SIGTERM(now, at, grace)
+	if in.sim.State() == workload.InstanceExited {
+		p.exitNow(ps, in, now, in.sim.ExitCode()) // it exited at once, at now
 		return now
 	}
-	if !in.terminating || in.killAt.After(exitAt) {
-		in.terminating, in.killAt, in.killCode = true, exitAt, code
-		p.schedule(in, in.killAt)
-	}
-	return in.killAt
+	p.schedule(in, end)
+	return end
 }

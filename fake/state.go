@@ -152,36 +152,21 @@ type instance struct {
 	message    string
 	resources  v1.ResourceRequirements // CPU and memory it runs with (resize.go)
 
-	// What the container does on its own.
-	runsForever    bool
-	exitAt         time.Time // when it exits on its own, unless runsForever
-	plannedCode    int
-	ignoresSIGTERM bool
-	termCode       int // the exit code SIGTERM ends it with (while created, also if it ignores SIGTERM)
-	termination    terminationSource
-
-	// termDelay is how long its SIGTERM handler runs before it exits
-	// (trap 'sleep N; exit M' TERM).
-	termDelay time.Duration
-
-	// Set once KillPod sent SIGTERM to a container that ignores it or
-	// takes a while to exit, or scheduled a sidecar's SIGTERM after the
-	// app containers: it exits at killAt with killCode.
-	terminating bool
-	killAt      time.Time
-	killCode    int
+	// sim plays the container's command back (workload.Instance): when it
+	// runs, when it exits on its own, how SIGTERM, SIGKILL and a stop after
+	// a hook end it, its files. The fields above mirror its state, for
+	// reading without calls. Nil for an instance whose start failed.
+	sim         *workload.Instance
+	termination terminationSource
 
 	// Lifecycle hooks (hooks.go). stopping: SIGTERM is due at termAt,
-	// after a preStop hook or a failed postStart hook, and the container
-	// then gets stopGrace before SIGKILL. hookFailPending: the failure of
-	// its postStart hook (hookFailure) is still to be reported to the
-	// ReasonCache. hookWrites: what its hooks wrote.
+	// after a failed postStart hook (sim.SIGTERMAt). hookFailPending: the
+	// failure of its postStart hook (hookFailure) is still to be reported
+	// to the ReasonCache.
 	stopping        bool
 	termAt          time.Time
-	stopGrace       time.Duration
 	hookFailPending bool
 	hookFailure     string
-	hookWrites      []timedWrite
 	// preStopRan: its preStop hook ran, until preStopEnd.
 	preStopRan bool
 	preStopEnd time.Time
@@ -206,51 +191,50 @@ func (in *instance) stopTimers() {
 // advance moves the instance to the state it is in at now and reports
 // which transitions that took: started (created to running) and exited.
 func (in *instance) advance(now time.Time) (started, exited bool) {
-	if in.state == pkgcontainer.ContainerStateCreated && !in.runningAt.After(now) {
-		in.state = pkgcontainer.ContainerStateRunning
-		in.startedAt = in.runningAt
-		started = true
+	if in.sim == nil || !in.active() {
+		return false, false
 	}
-	if in.state != pkgcontainer.ContainerStateRunning {
-		return started, false
+	started, exited = in.sim.Advance(now)
+	if started {
+		in.state, in.startedAt = pkgcontainer.ContainerStateRunning, in.sim.StartedAt()
 	}
-	if in.advanceStop(now) {
+	if exited {
+		in.exited()
 		in.stopTimers()
-		return started, true
 	}
-	natural := !in.runsForever && !in.exitAt.After(now)
-	killed := in.terminating && !in.killAt.After(now)
-	switch {
-	case natural && (!killed || !in.exitAt.After(in.killAt)):
-		in.exit(in.exitAt, in.plannedCode)
-	case killed:
-		in.exit(in.killAt, in.killCode)
-	default:
-		return started, false
-	}
-	in.stopTimers()
-	return started, true
+	return started, exited
 }
 
-// Exit codes of a container ended by a signal: 128 + the signal number.
-const (
-	exitCodeSIGTERM = 128 + 15
-	exitCodeSIGKILL = 128 + 9
-)
-
-func (in *instance) exit(at time.Time, code int) {
-	in.state = pkgcontainer.ContainerStateExited
-	if at.Before(in.startedAt) {
-		at = in.startedAt
+// terminating reports whether a signal has set the end of the running
+// instance: KillPod sent SIGTERM to a container that ignores it or takes a
+// while to exit, or scheduled a sidecar's SIGTERM after the app
+// containers.
+func (in *instance) terminating() bool {
+	if in.sim == nil {
+		return false
 	}
-	in.finishedAt = at
-	in.exitCode = code
-	in.terminating = false
-	in.reason = workload.ExitReason(code)
+	_, _, ending := in.sim.Stopping()
+	return ending
+}
+
+// exit ends the instance at once at at with code.
+func (in *instance) exit(at time.Time, code int) {
+	if in.sim == nil {
+		in.state, in.finishedAt, in.exitCode, in.reason = pkgcontainer.ContainerStateExited, at, code, workload.ExitReason(code)
+		return
+	}
+	in.sim.Exit(at, code)
+	in.exited()
+}
+
+// exited copies the end of sim, which has exited, into the instance, with
+// the termination message its command and its hooks left.
+func (in *instance) exited() {
+	in.state = pkgcontainer.ContainerStateExited
+	in.finishedAt, in.exitCode = in.sim.FinishedAt(), in.sim.ExitCode()
+	in.reason = workload.ExitReason(in.exitCode)
 	if !in.startedAt.IsZero() {
-		src := in.termination
-		src.b = withHookWrites(src.b, in.startedAt, in.hookWrites)
-		in.message = src.message(at.Sub(in.startedAt), code)
+		in.message = in.termination.message(in.sim)
 	}
 }
 

@@ -368,7 +368,7 @@ func (ps *podState) snapshot() PodSnapshot {
 		if in := ps.containers[c.Name].current(); in != nil {
 			cs.ID, cs.State, cs.ExitCode, cs.RestartCount = in.id, in.state, in.exitCode, in.restartCount
 			cs.Reason, cs.Message = in.reason, in.message
-			cs.CreatedAt, cs.StartedAt, cs.FinishedAt, cs.Terminating = in.createdAt, in.startedAt, in.finishedAt, in.terminating
+			cs.CreatedAt, cs.StartedAt, cs.FinishedAt, cs.Terminating = in.createdAt, in.startedAt, in.finishedAt, in.terminating()
 			cs.Started = in.state == pkgcontainer.ContainerStateRunning && in.probeStarted()
 			cs.Ready = in.state == pkgcontainer.ContainerStateRunning && in.probeReady()
 		}

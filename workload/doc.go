@@ -84,6 +84,19 @@
 // to start whatever its command, until the pod's spec names another image —
 // the one change of a container the API server allows.
 //
+// # Simulating containers on a clock
+//
+// Three types play the vocabulary back on a clock the caller keeps (no
+// goroutine, no timer: the caller asks when the next event is due and
+// advances to it): Instance, one run of a container (start, exit, SIGTERM
+// with a grace period, SIGKILL, its files and termination message);
+// Prober, the startup, liveness and readiness probes of one instance, whose
+// results come from a ProbeFunc the caller supplies (ExecProbes for exec
+// probes against the instance's files); Pod, a pod's containers in start
+// order with restarts, back-off and stops, as a node agent runs them on
+// its own. The fake provider and the example backends are built on them;
+// ExamplePod shows a service simulator of a few lines.
+//
 // # What PID 1 does
 //
 // In a real container the command runs as PID 1 of its PID namespace, and

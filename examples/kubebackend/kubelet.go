@@ -224,7 +224,7 @@ func (k *Kubelet) observe(obj any, deleted bool) {
 		delete(k.pods, pod.UID)
 	case p == nil && pod.DeletionTimestamp == nil:
 		k.nextIP++
-		k.pods[pod.UID] = newSimPod(pod, podIP(k.nextIP))
+		k.pods[pod.UID] = newSimPod(pod, podIP(k.nextIP), k.backOff)
 	case p != nil:
 		p.observe(pod, now)
 	}
@@ -256,16 +256,16 @@ func (k *Kubelet) step(ctx context.Context) (next time.Time, ok bool) {
 	var todo []work
 	k.mu.Lock()
 	for _, p := range k.pods {
-		p.advance(now, k.backOff)
-		p.reconcile(now, k.backOff)
-		w := work{uid: p.uid, name: p.name}
+		p.Advance(now)
+		p.Reconcile(now)
+		w := work{uid: p.UID, name: p.Name}
 		if !p.retryAt.IsZero() && !now.Before(p.retryAt) {
 			p.retryAt = time.Time{}
 		}
 		if st := k.apiStatus(p, now); p.written == nil || !apiequality.Semantic.DeepEqual(*st, *p.written) {
 			w.status, p.written = st, st
 		}
-		if p.stopping && !p.anyRunning() && !p.deleting {
+		if p.Stopped && !p.AnyRunning() && !p.deleting {
 			w.remove, p.deleting = true, true
 		}
 		if w.status != nil || w.remove {
@@ -296,7 +296,7 @@ func (k *Kubelet) apiStatus(p *simPod, now time.Time) *v1.PodStatus {
 		pod.Status = *p.written
 	}
 	var st v1.PodStatus
-	if p.stopping && !p.anyRunning() {
+	if p.Stopped && !p.AnyRunning() {
 		st = k.generator.GenerateTerminal(&pod, rt, reasons)
 	} else {
 		st = k.generator.Generate(&pod, rt, reasons)

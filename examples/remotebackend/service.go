@@ -234,16 +234,16 @@ func (s *Service) Apply(ctx context.Context, pod *v1.Pod) (PodView, error) {
 	now := s.clock.Now()
 	p := s.pods[pod.UID]
 	if p == nil {
-		p = newPodState(pod, now)
+		p = newPodState(pod, now, s.backOff)
 		s.pods[pod.UID] = p
 	} else {
-		s.advance(p, now)
+		p.Advance(now)
 		if err := p.update(pod, now); err != nil {
 			return PodView{}, err
 		}
 	}
-	p.reconcile(now, s.backOff)
-	s.advance(p, now)
+	p.Reconcile(now)
+	p.Advance(now)
 	s.notify()
 	return p.view(), nil
 }
@@ -260,7 +260,7 @@ func (s *Service) Pod(ctx context.Context, uid types.UID) (PodView, bool, error)
 	if p == nil {
 		return PodView{}, false, nil
 	}
-	s.advance(p, s.clock.Now())
+	p.Advance(s.clock.Now())
 	return p.view(), true, nil
 }
 
@@ -275,7 +275,7 @@ func (s *Service) List(ctx context.Context) ([]PodView, error) {
 	now := s.clock.Now()
 	out := make([]PodView, 0, len(s.pods))
 	for _, p := range s.pods {
-		s.advance(p, now)
+		p.Advance(now)
 		out = append(out, p.view())
 	}
 	return out, nil
@@ -303,14 +303,14 @@ func (s *Service) Stop(ctx context.Context, uid types.UID, grace *time.Duration)
 		return nil
 	}
 	now := s.clock.Now()
-	s.advance(p, now)
+	p.Advance(now)
 	g := p.grace
 	if grace != nil {
 		g = max(*grace, 0)
 	}
-	p.stop(now, g)
+	p.Stop(now, g)
 	gen := p.generation
-	s.advance(p, now)
+	p.Advance(now)
 	s.notify()
 	s.mu.Unlock()
 
@@ -324,9 +324,9 @@ func (s *Service) Stop(ctx context.Context, uid types.UID, grace *time.Duration)
 		}
 		if p.generation != gen {
 			s.mu.Unlock()
-			return fmt.Errorf("remotebackend: pod %s/%s was submitted again while it was being stopped", p.namespace, p.name)
+			return fmt.Errorf("remotebackend: pod %s/%s was submitted again while it was being stopped", p.Namespace, p.Name)
 		}
-		s.advance(p, now)
+		p.Advance(now)
 		due, running := p.nextExit()
 		changed := s.changed
 		s.mu.Unlock()
@@ -377,8 +377,8 @@ func (s *Service) run(ctx context.Context, stop <-chan struct{}) error {
 		now := s.clock.Now()
 		var next time.Time
 		for _, p := range s.pods {
-			s.advance(p, now)
-			if t, ok := p.nextEvent(); ok && (next.IsZero() || t.Before(next)) {
+			p.Advance(now)
+			if t, ok := p.Next(); ok && (next.IsZero() || t.Before(next)) {
 				next = t
 			}
 		}
