@@ -13,6 +13,7 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/workload"
 )
 
 // defaultGracePeriod is the grace period when neither the caller nor the pod
@@ -94,8 +95,8 @@ func (p *PodProvider) stopSandboxes(ps *podState, now time.Time, pick func(*sand
 		}
 		for _, h := range ps.order {
 			for _, in := range h.instances {
-				if in.sandboxID == sb.id && in.active() && !in.terminating {
-					p.exitNow(ps, in, now, exitCodeSIGKILL)
+				if in.sandboxID == sb.id && in.active() && !in.terminating() {
+					p.exitNow(ps, in, now, workload.ExitCodeSIGKILL)
 				}
 			}
 		}
