@@ -95,8 +95,9 @@
 //     with ErrImageNeverPull and the image manager's message, with no
 //     back-off;
 //   - native sidecars (init containers with restartPolicy Always): each
-//     starts in spec order and the next init container once it runs; it
-//     is started again whenever it exits, whatever the pod's policy; once
+//     starts in spec order and the next init container once it runs (and,
+//     when it has a startup probe, once that probe has succeeded, the first
+//     time); it is started again whenever it exits, whatever the pod's policy; once
 //     every app container has exited for good the pod is stopped (sidecars
 //     get SIGTERM, the sandbox stops) and nothing starts again; KillPod
 //     (and CleanupPods) stops the sidecars after every other container, the

@@ -113,7 +113,7 @@ func (s *syncer) sync() {
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		if isSidecar(c) {
-			if !s.syncSidecar(c) {
+			if !s.syncSidecar(c, i) {
 				return
 			}
 			continue

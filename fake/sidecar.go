@@ -52,14 +52,20 @@ func (ps *podState) appsDone() bool {
 	return len(spec.Containers) > 0
 }
 
-// syncSidecar does what sync does for restartable init container c: it
-// starts it unless it is active or the app containers are done, and
-// reports whether the next init container may follow (c runs).
-func (s *syncer) syncSidecar(c *v1.Container) bool {
+// syncSidecar does what sync does for restartable init container c, the
+// i-th init container: it starts it unless it is active or the app
+// containers are done, and reports whether the next init container may
+// follow: c runs and, when it has a startup probe, that probe has
+// succeeded, unless a later container already started (computeInitContainerActions
+// in kuberuntime_container.go waits for a running restartable init
+// container's startup probe before it starts the next one, but only the
+// first time: a container started after it means the pod was initialized
+// past it).
+func (s *syncer) syncSidecar(c *v1.Container, i int) bool {
 	cur := s.ps.containers[c.Name].current()
 	switch {
 	case cur != nil && cur.state == pkgcontainer.ContainerStateRunning:
-		return true
+		return cur.probeStarted() || s.ps.startedAfterInit(i)
 	case cur != nil && cur.active():
 		return false // created: wait for it to run
 	case s.ps.appsDone():
@@ -68,7 +74,20 @@ func (s *syncer) syncSidecar(c *v1.Container) bool {
 	if !s.start(c, true) {
 		return false
 	}
-	return s.ps.containers[c.Name].current().state == pkgcontainer.ContainerStateRunning
+	cur = s.ps.containers[c.Name].current()
+	return cur.state == pkgcontainer.ContainerStateRunning && cur.probeStarted()
+}
+
+// startedAfterInit reports whether a container after the i-th init
+// container (a later init container, or an app container) has an instance.
+func (ps *podState) startedAfterInit(i int) bool {
+	spec := &ps.pod.Spec
+	for _, c := range slices.Concat(spec.InitContainers[i+1:], spec.Containers) {
+		if ps.containers[c.Name].current() != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // stopSidecarsIfDone stops the pod once its app containers are done for
@@ -153,4 +172,19 @@ func (p *PodProvider) sigterm(ps *podState, h *containerHistory, in *instance, n
 	}
 	p.schedule(in, end)
 	return end
+}
+
+// startedByProbe reports whether the instance id of container name has
+// passed its startup probe (an instance the fake does not know has not).
+func (ps *podState) startedByProbe(name, id string) bool {
+	h := ps.containers[name]
+	if h == nil {
+		return false
+	}
+	for _, in := range h.instances {
+		if in.id == id {
+			return in.probeStarted()
+		}
+	}
+	return false
 }

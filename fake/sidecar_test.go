@@ -251,3 +251,23 @@ func TestSidecarJobInASynctestBubble(t *testing.T) {
 		}
 	})
 }
+
+func TestSidecarStartupProbeHoldsTheNextContainer(t *testing.T) {
+	sidecarModes(t, func(t *testing.T, f *fixture) {
+		pod := newPod("gated", v1.RestartPolicyAlways, container("app", "sleep", "infinity"))
+		proxy := sidecarContainer(container("proxy", "sh", "-c", "sleep 3; echo ok > /tmp/started; sleep infinity"))
+		proxy.StartupProbe = probe("test -e /tmp/started", 30)
+		pod.Spec.InitContainers = []v1.Container{proxy, container("setup", "true")}
+		f.syncFor(pod, 2*time.Second)
+		if !running(f.current(pod, "proxy")) {
+			t.Fatalf("at 2s: want sidecar proxy running; status: %s", describe(f.status(pod)))
+		}
+		if setup := f.current(pod, "setup"); setup != nil {
+			t.Fatalf("at 2s, before proxy's startup probe succeeded (it writes its file at 3s): setup has an instance (%s); the kubelet starts the next init container only once a sidecar with a startup probe is Started", setup.State)
+		}
+		f.syncFor(pod, 4*time.Second)
+		if app := f.current(pod, "app"); !running(app) {
+			t.Fatalf("at 6s, after proxy started and setup ran: want app running; status: %s", describe(f.status(pod)))
+		}
+	})
+}

@@ -95,9 +95,9 @@ func (s *syncer) startAll(cs []*v1.Container, init bool) {
 // init container (sidecar) lets the next one start once it runs and is
 // started again whenever it has exited. It returns the init containers to
 // start, in spec order, and reports whether initialisation is done, and
-// whether an init container failed for good. (The fake has no probes: a
-// running sidecar has started; a created one is a start in flight, waited
-// for.)
+// whether an init container failed for good. A running sidecar with a
+// startup probe lets the next one start only once that probe has
+// succeeded; a created one is a start in flight, waited for.
 func (s *syncer) initFromStatus(logger klog.Logger) (toStart []*v1.Container, initialized, failed bool) {
 	st, spec := s.status, &s.pod.Spec
 	if len(spec.InitContainers) == 0 {
@@ -122,7 +122,10 @@ func (s *syncer) initFromStatus(logger klog.Logger) (toStart []*v1.Container, in
 		case cs.State == pkgcontainer.ContainerStateCreated:
 			// wait for it
 		case cs.State == pkgcontainer.ContainerStateRunning:
-			if isSidecar(c) {
+			if isSidecar(c) && c.StartupProbe != nil && !s.ps.startedByProbe(c.Name, cs.ID.ID) {
+				// wait for its startup probe, as the kubelet waits for the
+				// startup manager's success
+			} else if isSidecar(c) {
 				if i == len(spec.InitContainers)-1 {
 					initialized = true
 				} else if !before {
