@@ -50,7 +50,8 @@ type probeState struct {
 // runs from in.runningAt on; nil when c has no probes. The result of a
 // probe is the script's, if the container's probe of that kind is
 // scripted, else that of its exec command run at that moment against the
-// container's files (the vocabulary of package workload). A probe without
+// container's files, what its command and its lifecycle hooks wrote (the
+// vocabulary of package workload). A probe without
 // an exec action (HTTP, TCP, gRPC) succeeds: the fake has no network to
 // probe. The caller holds p.mu.
 func (p *PodProvider) newProbeState(ps *podState, in *instance, c *v1.Container) *probeState {
@@ -58,8 +59,8 @@ func (p *PodProvider) newProbeState(ps *podState, in *instance, c *v1.Container)
 		return nil
 	}
 	spec := c.DeepCopy()
-	files := workload.OfEnv(spec) // the container's command, whose writes are its files
-	exec := workload.ExecProbes(spec, func(at time.Time) workload.Files { return files.FilesAt(at.Sub(in.startedAt)) }, nil)
+	// The container's files: what its command and its hooks wrote.
+	exec := workload.ExecProbes(spec, func(at time.Time) workload.Files { return in.sim.FilesAt(at) }, nil)
 	result := func(kind workload.ProbeKind, probe *v1.Probe, at time.Time) bool {
 		if script := p.scripts.containers[containerKey{pod: ps.key, name: in.name}]; script != nil {
 			if ok, scripted := script.probes[ProbeKind(kind)]; scripted {

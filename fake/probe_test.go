@@ -319,3 +319,18 @@ func TestNonExecProbeSucceeds(t *testing.T) {
 		t.Error("a container with a TCP readiness probe is not ready, want ready (the fake has no network: such probes succeed)")
 	}
 }
+
+// A probe reads the container's files as the hooks left them too: a
+// postStart hook that writes the file a readiness probe tests for makes
+// the container Ready.
+func TestProbeReadsWhatAHookWrote(t *testing.T) {
+	pod := probedPod("sleep infinity", func(c *v1.Container) {
+		c.Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", "echo ok > /tmp/ready"}}}}
+		c.ReadinessProbe = probe("test -e /tmp/ready", 1)
+	})
+	r := newProbeRig(t, pod)
+	r.at(2 * time.Second)
+	if ready, _ := r.refresh(); !ready {
+		t.Errorf("at 2s Ready is false, want true: the postStart hook wrote /tmp/ready, which the readiness probe tests for")
+	}
+}
