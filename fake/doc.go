@@ -137,8 +137,11 @@
 // row; liveness and readiness wait for the startup probe to succeed. An exec
 // probe runs its command in the vocabulary of package workload against the
 // container's files at that moment (cat P, test -e P for a file the
-// container's command writes with echo and removes with rm -f); an HTTP, TCP
-// or gRPC probe succeeds (there is no network). Probes due since the last
+// container's command writes with echo and removes with rm -f, or its hooks
+// write); an HTTP or TCP probe is answered by the server the container's
+// command runs (httpd -f -p PORT -h DIR: a GET succeeds while the file it
+// asks for is under DIR, a TCP probe while httpd listens), as if the pod's
+// network reached it; a gRPC probe succeeds (outside the vocabulary). Probes due since the last
 // read run at their own moments whenever the fake is read, so results do not
 // depend on when a test looks. RefreshPodStatus and Snapshot report a
 // running container Started once its startup probe has succeeded and Ready

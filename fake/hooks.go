@@ -29,8 +29,11 @@ import (
 //     gets what is left of the grace period (at least 2s under
 //     WithMinimumGracePeriod).
 //
-// HTTP and TCP actions, and exec commands outside the vocabulary, succeed at
-// once; a command that runs until killed takes the whole grace period as a
+// An HTTP GET action is answered by the server the container's command runs
+// (httpd -f -p PORT: workload.HTTPHookAt): it succeeds at once when
+// something listens on its port, whatever the status, and fails otherwise,
+// as the kubelet's hook runner counts it. TCP actions and exec commands
+// outside the vocabulary succeed at once; a command that runs until killed takes the whole grace period as a
 // preStop hook and, as a postStart hook, succeeds at once (the kubelet would
 // block for ever). What a hook writes goes to the instance's files, at the
 // times it writes it (workload.Instance.RecordWrite).
@@ -51,8 +54,9 @@ type scriptedHook struct {
 }
 
 // hookOf returns the run of the postStart (post) or preStop hook of c, as
-// script imposes it or its spec says, and whether there is one.
-func hookOf(script *containerScript, c *v1.Container, post bool) (hookRun, bool) {
+// script imposes it or its spec says, run at at in instance in, and whether
+// there is one.
+func hookOf(script *containerScript, c *v1.Container, post bool, in *instance, at time.Time) (hookRun, bool) {
 	if script != nil {
 		if sh := script.postStart; post && sh != nil {
 			return hookRun{d: sh.d, code: sh.code, how: "scripted"}, true
@@ -82,8 +86,15 @@ func hookOf(script *containerScript, c *v1.Container, post bool) (hookRun, bool)
 			return hookRun{forever: true, writes: b.Writes, how: "exec"}, true
 		}
 		return hookRun{d: b.RunFor, code: b.ExitCode, writes: b.Writes, how: "exec"}, true
+	case h.HTTPGet != nil:
+		g, answered, _, err := workload.HTTPHookAt(c, h, in.sim.Behaviour(), at.Sub(in.runningAt))
+		how := fmt.Sprintf("http GET :%d%s", g.Port, g.Path)
+		if err != nil || !answered {
+			return hookRun{code: 1, how: how + " (nothing listens)"}, true
+		}
+		return hookRun{how: how}, true
 	}
-	return hookRun{how: "http/tcp (not simulated)"}, true
+	return hookRun{how: "tcp (not simulated)"}, true
 }
 
 // recordWrites writes what a hook run from start until end writes into the
@@ -100,7 +111,7 @@ func (in *instance) recordWrites(run hookRun, start, end time.Time) {
 // been created, and reports whether the start still counts as a success.
 // The caller holds p.mu.
 func (s *syncer) postStart(c *v1.Container, in *instance, script *containerScript, res *pkgcontainer.SyncResult) bool {
-	run, ok := hookOf(script, c, true)
+	run, ok := hookOf(script, c, true, in, in.runningAt)
 	if !ok {
 		return true
 	}
@@ -169,7 +180,7 @@ func (p *PodProvider) preStop(ps *podState, in *instance, now, at time.Time, gra
 		return at, grace
 	}
 	script := p.scripts.containers[containerKey{pod: ps.key, name: in.name}]
-	run, ok := hookOf(script, specOf(ps.pod, in.name), false)
+	run, ok := hookOf(script, specOf(ps.pod, in.name), false, in, at)
 	if !ok {
 		return at, grace
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/fake"
@@ -234,4 +235,29 @@ func TestHookWritesReachTheTerminationMessage(t *testing.T) {
 			t.Errorf("killed instance: %+v, want message %q (the hooks' writes; what a hook prints is not the container's)", app, "AB")
 		}
 	})
+}
+
+// An HTTP postStart hook is answered by the container's own server: it
+// succeeds while httpd listens on its port, whatever the status, and kills
+// the container when nothing listens there.
+func TestHTTPPostStartHookNeedsAListener(t *testing.T) {
+	httpHook := func(c v1.Container, port int32) v1.Container {
+		c.Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: "/started", Port: intstr.FromInt32(port)}}}
+		return c
+	}
+	f := newFixture(t)
+	serves := newPod("serves", v1.RestartPolicyNever, httpHook(container("web", "sh", "-c", "trap 'exit 143' TERM; httpd -f -p 8080 -h /tmp & sleep infinity & wait"), 8080))
+	if err := f.sync(serves); err != nil {
+		t.Fatalf("SyncPod of a pod whose HTTP postStart hook reaches httpd (404 for /started) = %v, want nil: any answer is a success", err)
+	}
+	if c := f.current(serves, "web"); !running(c) {
+		t.Errorf("web after its HTTP hook was answered: %s, want running", describe(f.status(serves)))
+	}
+	silent := newPod("silent", v1.RestartPolicyNever, httpHook(container("web", "sh", "-c", "trap 'exit 143' TERM; httpd -f -p 8080 -h /tmp & sleep infinity & wait"), 9090))
+	if err := f.sync(silent); !errors.Is(err, workload.ErrPostStartHook) {
+		t.Errorf("SyncPod of a pod whose HTTP postStart hook reaches no listener (port 9090) = %v, want PostStartHookError", err)
+	}
+	if c := f.current(silent, "web"); c == nil || c.State != pkgcontainer.ContainerStateExited {
+		t.Errorf("web after its HTTP hook found no listener: %s, want killed", describe(f.status(silent)))
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -310,13 +311,46 @@ func TestProbesDoNotDependOnReads(t *testing.T) {
 	}
 }
 
-func TestNonExecProbeSucceeds(t *testing.T) {
-	pod := probedPod("sleep infinity", func(c *v1.Container) {
-		c.ReadinessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{}}, PeriodSeconds: 1}
+// HTTP and TCP probes are answered by the server the container's command
+// runs: an HTTP GET of a file under httpd's root succeeds while the file
+// exists, a TCP probe while httpd listens.
+func TestHTTPProbeFollowsTheServedFile(t *testing.T) {
+	pod := probedPod("echo ok > /tmp/www/healthz; httpd -f -p 8080 -h /tmp/www & sleep 3; rm -f /tmp/www/healthz; sleep infinity & wait", func(c *v1.Container) {
+		c.ReadinessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}},
+			PeriodSeconds: 1, FailureThreshold: 1}
 	})
 	r := newProbeRig(t, pod)
+	r.at(1 * time.Second)
 	if ready, _ := r.refresh(); !ready {
-		t.Error("a container with a TCP readiness probe is not ready, want ready (the fake has no network: such probes succeed)")
+		t.Errorf("at 1s Ready is false, want true: httpd serves /healthz")
+	}
+	r.at(4 * time.Second)
+	if ready, _ := r.refresh(); ready {
+		t.Errorf("at 4s Ready is true, want false: the container removed /healthz at 3s, so the GET gets 404")
+	}
+}
+
+func TestTCPLivenessProbeRestartsWhatDoesNotListen(t *testing.T) {
+	pod := probedPod("sleep infinity", func(c *v1.Container) {
+		c.LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(8080)}},
+			PeriodSeconds: 1, FailureThreshold: 2}
+	})
+	r := newProbeRig(t, pod)
+	first := r.web().ID
+	r.at(5 * time.Second)
+	if w := r.web(); w.ID == first && w.State == pkgcontainer.ContainerStateRunning {
+		t.Errorf("at 5s web's first instance still runs, want it killed by its TCP liveness probe: nothing listens on 8080")
+	}
+}
+
+func TestGRPCProbeSucceeds(t *testing.T) {
+	pod := probedPod("sleep infinity", func(c *v1.Container) {
+		c.ReadinessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{GRPC: &v1.GRPCAction{Port: 9090}}, PeriodSeconds: 1}
+	})
+	r := newProbeRig(t, pod)
+	r.at(1 * time.Second)
+	if ready, _ := r.refresh(); !ready {
+		t.Error("a container with a gRPC readiness probe is not ready, want ready (gRPC is outside the vocabulary: such probes succeed)")
 	}
 }
 
