@@ -37,6 +37,15 @@
 //	                        when it does not exist
 //	test -e P, test -f P,   exit 0 when the file at absolute path P exists,
 //	[ -e P ], [ -f P ]      1 otherwise
+//	httpd -f -p PORT -h DIR serve HTTP on TCP port PORT until killed, in
+//	                        the foreground (busybox httpd): GET /P answers
+//	                        200 with the file DIR/P when it exists, 404
+//	                        otherwise; -vv (in any place) logs each request
+//	                        (Server.RequestLog); the same followed by & (in
+//	                        sh -c, alone or before the next statement, as in
+//	                        httpd -f -p 8080 -h /tmp & sleep infinity & wait)
+//	                        serves in the background while the script goes
+//	                        on; one server per port
 //	exit $VAR, exit ${VAR}  exit with the value of environment variable VAR
 //	                        (ParseEnv, OfEnv and OfHandler only; unset or
 //	                        empty is a bare exit, as in sh)
@@ -76,8 +85,28 @@
 // wrote itself; a probe also reads the container's files at the moment it
 // runs: OfProbe(c, probe, OfEnv(c).FilesAt(d)) is the probe run d after the
 // container started, and Behaviour.Succeeds(ProbeTimeout(probe)) its result
-// (exit 0 within timeoutSeconds). HTTP, TCP and gRPC probes are outside the
-// vocabulary.
+// (exit 0 within timeoutSeconds).
+//
+// # Servers: HTTP and TCP probes and hooks
+//
+// A container that serves runs busybox httpd (Behaviour.Servers): it
+// listens on its port from the moment the sleeps before it add up to until
+// the container ends, and answers a GET with a file under its document
+// root, which the container writes and removes with echo and rm -f. An
+// HTTP probe on that path succeeds while the file exists and fails with 404
+// once it is gone; a TCP probe of the port succeeds while httpd listens
+// (busybox 1.35's nc, Debian's busybox-static, has no -k to listen for
+// more than one connection, so httpd is the vocabulary's only listener):
+//
+//	sh -c "trap 'exit 143' TERM; echo ok > /tmp/healthz; httpd -f -p 8080 -h /tmp & sleep 10; rm -f /tmp/healthz; sleep infinity & wait"
+//
+// A simulator asks Behaviour.ListensAt (is it listening on port N at time
+// d), HTTPGet.At (what a GET of path P on port N answers at time d, from the
+// container's files then) or, for a whole probe or hook, NetProbeAt and
+// HTTPHookAt, which resolve named ports and count results as the kubelet
+// does. The kubelet's prober and hook runner send these requests from the
+// node to the pod's IP (the node's own for a host-network pod), so a port
+// is all a pod spec needs to name. gRPC probes are outside the vocabulary.
 //
 // Images are not interpreted, except one registry: an image under
 // kri.invalid/ (MissingImageDomain) cannot be pulled, so its container fails

@@ -5,6 +5,7 @@ import (
 	"github.com/distribution/reference"
 	"math"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -119,6 +120,9 @@ type Behaviour struct {
 	// Writes are its effects on files and on its standard output, in the
 	// order they happen (At never decreases).
 	Writes []Write
+	// Servers are the servers it starts (httpd), in the order they start
+	// (At never decreases), each on a port of its own.
+	Servers []Server
 }
 
 // FailsToStart reports whether the container cannot be started.
@@ -241,6 +245,12 @@ func (p parser) script(s string) Behaviour {
 		if len(f) > 0 && f[0] == "exec" {
 			f = f[1:]
 		}
+		// httpd ... & NEXT: the server in the background, then NEXT.
+		if len(f) > 0 && path.Base(f[0]) == "httpd" {
+			if i := slices.Index(f, "&"); i >= 0 && i < len(f)-1 {
+				stmts, f = append(stmts, f[:i+1]), f[i+1:]
+			}
+		}
 		if len(f) > 0 {
 			stmts = append(stmts, f)
 		}
@@ -323,6 +333,18 @@ func (p parser) statements(stmts [][]string) Behaviour {
 					b.Writes = append(b.Writes, Write{At: b.RunFor, Path: Stdout, Data: data, Append: true})
 				}
 			}
+		case name == "httpd":
+			s, background, ok := httpd(f[1:])
+			if !ok || !addServer(&b, s) {
+				return unknown
+			}
+			if background {
+				continue
+			}
+			// In the foreground it serves until killed; like a foreground
+			// sleep, it defers a trap of the shell.
+			b.RunsUntilKilled, b.TrapDeferred = true, b.TrapsSIGTERM
+			return b
 		case name == "rm" && len(f) == 3 && f[1] == "-f" && plainPath(f[2]):
 			b.Writes = append(b.Writes, Write{At: b.RunFor, Path: f[2], Remove: true})
 			b.ExitCode = 0
