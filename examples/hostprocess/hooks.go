@@ -101,16 +101,8 @@ func (h *host) runHook(ctx context.Context, inst *instance, spec hookSpec) error
 	if get := spec.handler.HTTPGet; get != nil {
 		// A GET to a container that exits, or to a stopped provider,
 		// ends with them, as an exec hook does.
-		ctx, cancel := context.WithCancel(ctx)
+		ctx, cancel := h.boundTo(ctx, inst)
 		defer cancel()
-		go func() {
-			select {
-			case <-inst.done:
-			case <-h.stopCh:
-			case <-ctx.Done():
-			}
-			cancel()
-		}()
 		return runHTTPHook(ctx, spec.container, get)
 	}
 	argv := spec.handler.Exec.Command

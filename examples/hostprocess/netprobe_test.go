@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
+	"github.com/kri-kit/testkit/internal/httpd"
 	"github.com/kri-kit/testkit/kri"
 	"github.com/kri-kit/testkit/workload"
 )
@@ -23,12 +24,11 @@ import (
 // freePort returns a TCP port nothing listens on now.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", ":0")
+	port, err := httpd.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // server is a container that serves dir on port with httpd (the workload

@@ -150,14 +150,8 @@ func (h *host) runProbe(inst *instance, c *v1.Container, p *v1.Probe, env []stri
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	go func() {
-		select {
-		case <-inst.done:
-		case <-h.stopCh:
-		case <-ctx.Done():
-		}
-		cancel()
-	}()
+	ctx, cancelBound := h.boundTo(ctx, inst)
+	defer cancelBound()
 	path, err := lookPath(p.Exec.Command[0], envValue(env, "PATH"))
 	if err != nil {
 		return false
@@ -169,6 +163,22 @@ func (h *host) runProbe(inst *instance, c *v1.Container, p *v1.Probe, env []stri
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	return cmd.Run() == nil
+}
+
+// boundTo returns a context that ends with ctx, when inst exits and when
+// the provider stops: what is done for a container ends with it, as an
+// exec in a container dies with the container. cancel releases it.
+func (h *host) boundTo(ctx context.Context, inst *instance) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-inst.done:
+		case <-h.stopCh:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	return ctx, cancel
 }
 
 // killInstance stops inst after a liveness or startup failure: SIGTERM to
