@@ -5,6 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kri-kit/testkit/workload"
 )
@@ -169,4 +170,25 @@ func ExampleParseExec() {
 	out, _ := b.FileAt(workload.Stdout, b.RunFor)
 	fmt.Printf("exit %d, stdout %q\n", b.ExitCode, out)
 	// Output: exit 0, stdout "ok\n"
+}
+
+// A container that serves a file with httpd and removes it after ten
+// seconds, and its HTTP readiness probe as a simulator evaluates it at two
+// moments of the container's run: passing while the file is served, then
+// failing with 404.
+func ExampleNetProbeAt() {
+	c := &v1.Container{
+		Name:    "web",
+		Command: []string{"sh", "-c", "trap 'exit 143' TERM; echo ok > /tmp/healthz; httpd -f -p 8080 -h /tmp & sleep 10; rm -f /tmp/healthz; sleep infinity & wait"},
+		Ports:   []v1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+	}
+	probe := &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}}}
+	b := workload.OfEnv(c)
+	for _, d := range []time.Duration{5 * time.Second, 12 * time.Second} {
+		success, _, _ := workload.NetProbeAt(c, probe, b, d, nil)
+		fmt.Printf("after %v: listening %v, probe succeeds %v\n", d, b.ListensAt(8080, d), success)
+	}
+	// Output:
+	// after 5s: listening true, probe succeeds true
+	// after 12s: listening true, probe succeeds false
 }

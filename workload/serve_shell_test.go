@@ -65,12 +65,11 @@ func TestServersInAShell(t *testing.T) {
 // freePort returns a TCP port nothing listens on now.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", ":0")
+	port, err := httpd.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // syncBuffer is a bytes.Buffer safe for the writes of a process's output

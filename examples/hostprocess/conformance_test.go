@@ -39,7 +39,8 @@ func TestConformance(t *testing.T) {
 	}
 	conformance.Run(t, conformance.Config{
 		NewPodProvider: func(ctx context.Context) (kri.PodProvider, error) {
-			return hostprocess.New(hostprocess.Options{RootDir: t.TempDir()})
+			// TestPath has the httpd of the workload vocabulary.
+			return hostprocess.New(hostprocess.Options{RootDir: t.TempDir(), Path: hostprocess.TestPath})
 		},
 		NewNodeProvider: func(ctx context.Context) (kri.NodeProvider, error) {
 			return hostprocess.NewNodeProvider(hostprocess.NodeOptions{})

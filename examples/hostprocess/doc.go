@@ -49,15 +49,21 @@
 //     process group is killed, as a container's processes die with its init
 //     process.
 //   - Probes: exec probes run as host processes in the container's
-//     environment and directory, one worker per probe as the kubelet's
-//     prober runs them (initialDelaySeconds, periodSeconds, timeoutSeconds,
+//     environment and directory; HTTP GET and TCP probes are sent by the
+//     kubelet's own probers (k8s.io/kubernetes/pkg/probe/http and
+//     pkg/probe/tcp) to PodIP, the loopback address (every pod shares the
+//     host's network, as a host-network pod does), or to the action's
+//     host; one worker per probe as the kubelet's prober runs them (initialDelaySeconds, periodSeconds, timeoutSeconds,
 //     successThreshold, failureThreshold; liveness and readiness wait for
 //     the startup probe). RefreshPodStatus reports Started and Ready from
 //     their results; a liveness or startup failure stops the process
 //     (SIGTERM, SIGKILL after the probe's or the pod's grace period), and
 //     the next SyncPod starts it again as the restart policy allows. A
-//     probe of another kind always fails. The probes of an instance stop
-//     with its process.
+//     gRPC probe always fails. The probes of an instance stop with its
+//     process. A sidecar (restartable init container) with a startup probe
+//     holds the next init container, and the app containers, until that
+//     probe has succeeded, as the kubelet's computeInitContainerActions
+//     does.
 //   - Stop: KillPod sends SIGTERM to each container's process group and
 //     SIGKILL once the grace period is over; Provider.Stop sends SIGKILL to
 //     everything still running and reaps it. No process outlives the
@@ -69,7 +75,10 @@
 //   - Lifecycle hooks: an exec hook is a host process like the container
 //     (its Command as it is, the container's environment and directory, a
 //     process group of its own, killed when the container exits); a sleep
-//     hook sleeps; HTTP and TCP hooks are rejected with ErrInvalidPod. The
+//     hook sleeps; an HTTP hook is a GET sent as the kubelet's hook runner
+//     sends it (to PodIP unless the action names a host; any response is
+//     a success, none a failure); TCP hooks, which the kubelet does not
+//     run, are rejected with ErrInvalidPod. The
 //     postStart hook runs right after the start and SyncPod waits for it, so
 //     the next container starts after it; when it fails, the container is
 //     stopped as KillPod stops it (the pod's grace period, at least 2s) and
@@ -81,8 +90,8 @@
 //
 // # What it does not do
 //
-// No resource limits, no volumes, no HTTP, TCP or gRPC probes, no networking (every pod
-// shares the host's network), no user or filesystem isolation, no image, no
+// No resource limits, no volumes, no gRPC probes, no networking (every pod
+// shares the host's network: two pods cannot listen on one port), no user or filesystem isolation, no image, no
 // restart back-off (pacing SyncPod is the agent's job). A process that
 // leaves its process group (setsid, setpgid) escapes the provider. Env
 // valueFrom and envFrom are rejected: there is no API server to read them

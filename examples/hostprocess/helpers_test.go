@@ -16,17 +16,35 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
+	"github.com/kri-kit/testkit/internal/httpd"
 	"github.com/kri-kit/testkit/kri"
 )
+
+// TestPath is the PATH of the tests' containers: the default one behind a
+// directory with the httpd stand-in (set by TestMain).
+var TestPath string
 
 // TestMain checks, once every test has run, that no goroutine leaked and
 // that no child process of the test binary is left.
 func TestMain(m *testing.M) {
+	httpd.RunIfInvoked()
 	if root := os.Getenv(helperEnv); root != "" {
 		runHelper(root)
 		return
 	}
+	// The containers of the tests find httpd (the workload vocabulary's
+	// server) on their PATH: the kit's stand-in for busybox httpd.
+	bin, err := os.MkdirTemp("", "hostprocess-bin-")
+	if err == nil {
+		err = httpd.Install(bin)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	TestPath = bin + string(os.PathListSeparator) + defaultPath
 	code := m.Run()
+	os.RemoveAll(bin)
 	if code == 0 {
 		if err := goleak.Find(
 			// Ginkgo's RunSpecs (TestConformance) never stops its
@@ -49,7 +67,7 @@ func TestMain(m *testing.M) {
 // the test ends it is stopped, and no process it started may be left.
 func newProvider(t *testing.T) *Provider {
 	t.Helper()
-	p, err := New(Options{RootDir: t.TempDir()})
+	p, err := New(Options{RootDir: t.TempDir(), Path: TestPath})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -26,7 +26,10 @@ import (
 // container: when the container's process exits, or when the hook's time
 // is up, its group is killed, as an exec in a container dies with it. What
 // it prints is kept (the tail of it) for the failure message. A sleep hook
-// sleeps. HTTP and TCP hooks are rejected by SyncPod (validateHooks).
+// sleeps. An HTTP hook is a GET sent as the kubelet's hook runner sends it
+// (netprobe.go). TCP hooks, which the kubelet does not run either (the API
+// keeps the field for compatibility only), are rejected by SyncPod
+// (validateHooks).
 
 // minimumGracePeriod is the least time KillPod gives a container between
 // SIGTERM and SIGKILL after its preStop hook, unless the grace period
@@ -38,9 +41,9 @@ const minimumGracePeriod = 2 * time.Second
 // message.
 const hookOutputMax = 1024
 
-// validateHooks rejects the hooks hostprocess cannot run: those with an
-// HTTP or TCP action (there is no container network to reach) and those
-// without any action.
+// validateHooks rejects the hooks hostprocess cannot run: those with a TCP
+// action (the kubelet's hook runner has none: it fails them as invalid)
+// and those without any action.
 func validateHooks(kind string, c *v1.Container) error {
 	if c.Lifecycle == nil {
 		return nil
@@ -55,23 +58,26 @@ func validateHooks(kind string, c *v1.Container) error {
 			if len(h.handler.Exec.Command) == 0 || h.handler.Exec.Command[0] == "" {
 				return fmt.Errorf("%s %q: %s exec hook has no command", kind, c.Name, h.name)
 			}
+		case h.handler.HTTPGet != nil:
 		case h.handler.Sleep != nil:
 			if h.handler.Sleep.Seconds < 0 {
 				return fmt.Errorf("%s %q: %s sleep hook has negative seconds %d", kind, c.Name, h.name, h.handler.Sleep.Seconds)
 			}
 		default:
-			return fmt.Errorf("%s %q: %s hook has no exec or sleep action, the only ones hostprocess runs (HTTP and TCP hooks need a container network)", kind, c.Name, h.name)
+			return fmt.Errorf("%s %q: %s hook has no exec, httpGet or sleep action, the only ones the kubelet runs", kind, c.Name, h.name)
 		}
 	}
 	return nil
 }
 
-// hookSpec is what an instance needs to run a hook later: the handler and
-// the process's environment and working directory.
+// hookSpec is what an instance needs to run a hook later: the handler,
+// the process's environment and working directory, and the container (the
+// named ports of an HTTP hook).
 type hookSpec struct {
-	handler *v1.LifecycleHandler
-	env     []string
-	dir     string
+	handler   *v1.LifecycleHandler
+	env       []string
+	dir       string
+	container *v1.Container
 }
 
 // runHook runs h for inst and returns nil when it succeeded, or an error
@@ -91,6 +97,13 @@ func (h *host) runHook(ctx context.Context, inst *instance, spec hookSpec) error
 		case <-inst.done:
 			return errors.New("the container exited during the sleep hook")
 		}
+	}
+	if get := spec.handler.HTTPGet; get != nil {
+		// A GET to a container that exits, or to a stopped provider,
+		// ends with them, as an exec hook does.
+		ctx, cancel := h.boundTo(ctx, inst)
+		defer cancel()
+		return runHTTPHook(ctx, spec.container, get)
 	}
 	argv := spec.handler.Exec.Command
 	path, err := lookPath(argv[0], envValue(spec.env, "PATH"))

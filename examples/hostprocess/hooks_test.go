@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
@@ -29,7 +30,7 @@ func TestHooksRejected(t *testing.T) {
 		l    *v1.Lifecycle
 		want string
 	}{
-		{"http", &v1.Lifecycle{PostStart: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: "/"}}}, `container "app": postStart hook has no exec or sleep action`},
+		{"tcp", &v1.Lifecycle{PostStart: &v1.LifecycleHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(80)}}}, `container "app": postStart hook has no exec, httpGet or sleep action`},
 		{"empty-exec", &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Exec: &v1.ExecAction{}}}, `container "app": preStop exec hook has no command`},
 		{"negative-sleep", &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Sleep: &v1.SleepAction{Seconds: -1}}}, `preStop sleep hook has negative seconds -1`},
 	} {

@@ -19,9 +19,10 @@ import (
 // run. A liveness or startup failure kills the instance (SIGTERM, SIGKILL
 // after the probe's terminationGracePeriodSeconds, else the pod's), so that
 // the next SyncPod starts it again as its restart policy allows, as the
-// runtime manager's computePodActions does after a liveness failure. HTTP,
-// TCP and gRPC probes are not run: a container with one is never ready
-// (readiness) or started (startup), and is not restarted (liveness).
+// runtime manager's computePodActions does after a liveness failure. HTTP
+// and TCP probes are sent as the kubelet's prober sends them (netprobe.go).
+// gRPC probes are not run: a container with one is never ready (readiness)
+// or started (startup), and is not restarted (liveness).
 
 // probeKind names a probe of a container.
 type probeKind int
@@ -77,13 +78,13 @@ func (h *host) startProbesLocked(inst *instance, c *v1.Container, env []string, 
 			continue
 		}
 		h.reapers.Add(1)
-		go h.probeWorker(inst, probeKind(kind), p.DeepCopy(), env, dir, grace)
+		go h.probeWorker(inst, probeKind(kind), c.DeepCopy(), p.DeepCopy(), env, dir, grace)
 	}
 }
 
 // probeWorker runs probe p of inst until the instance exits, the provider
 // stops, or a liveness or startup failure has killed the instance.
-func (h *host) probeWorker(inst *instance, kind probeKind, p *v1.Probe, env []string, dir string, grace time.Duration) {
+func (h *host) probeWorker(inst *instance, kind probeKind, c *v1.Container, p *v1.Probe, env []string, dir string, grace time.Duration) {
 	defer h.reapers.Done()
 	period := time.Duration(max(p.PeriodSeconds, 1)) * time.Second
 	successes, failures := int32(0), int32(0)
@@ -108,7 +109,7 @@ func (h *host) probeWorker(inst *instance, kind probeKind, p *v1.Probe, env []st
 		if gated {
 			continue
 		}
-		if h.runProbe(inst, p, env, dir) {
+		if h.runProbe(inst, c, p, env, dir) {
 			successes, failures = successes+1, 0
 		} else {
 			successes, failures = 0, failures+1
@@ -135,24 +136,22 @@ func (h *host) probeWorker(inst *instance, kind probeKind, p *v1.Probe, env []st
 	}
 }
 
-// runProbe runs the exec action of p in the environment of inst and reports
-// whether it exited 0 within the probe's timeout. A probe without an exec
-// action fails.
-func (h *host) runProbe(inst *instance, p *v1.Probe, env []string, dir string) bool {
+// runProbe runs probe p of container c, whose instance is inst, and
+// reports whether it succeeded: an exec probe in the environment of inst,
+// exiting 0 within the probe's timeout; an HTTP or TCP probe as the
+// kubelet's prober sends it (runNetProbe). A probe of another kind fails.
+func (h *host) runProbe(inst *instance, c *v1.Container, p *v1.Probe, env []string, dir string) bool {
+	timeout := time.Duration(max(p.TimeoutSeconds, 1)) * time.Second
+	if success, ok := runNetProbe(c, p, timeout); ok {
+		return success
+	}
 	if p.Exec == nil || len(p.Exec.Command) == 0 {
 		return false
 	}
-	timeout := time.Duration(max(p.TimeoutSeconds, 1)) * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	go func() {
-		select {
-		case <-inst.done:
-		case <-h.stopCh:
-		case <-ctx.Done():
-		}
-		cancel()
-	}()
+	ctx, cancelBound := h.boundTo(ctx, inst)
+	defer cancelBound()
 	path, err := lookPath(p.Exec.Command[0], envValue(env, "PATH"))
 	if err != nil {
 		return false
@@ -164,6 +163,22 @@ func (h *host) runProbe(inst *instance, p *v1.Probe, env []string, dir string) b
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	return cmd.Run() == nil
+}
+
+// boundTo returns a context that ends with ctx, when inst exits and when
+// the provider stops: what is done for a container ends with it, as an
+// exec in a container dies with the container. cancel releases it.
+func (h *host) boundTo(ctx context.Context, inst *instance) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-inst.done:
+		case <-h.stopCh:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	return ctx, cancel
 }
 
 // killInstance stops inst after a liveness or startup failure: SIGTERM to

@@ -117,7 +117,7 @@ func (h *host) startContainer(ps *podState, sb *sandbox, c *v1.Container, sideca
 		pid:          cmd.Process.Pid,
 		logPath:      logPath,
 		termination:  termination,
-		preStop:      hookSpec{handler: preStopHandler(c), env: env, dir: dir},
+		preStop:      hookSpec{handler: preStopHandler(c), env: env, dir: dir, container: c.DeepCopy()},
 		createdAt:    createdAt,
 		startedAt:    time.Now(),
 		done:         make(chan struct{}),

@@ -99,3 +99,13 @@ func (ps *podState) stopStages(sidecars []string) [][]*instance {
 	}
 	return stages
 }
+
+// sidecarStarted reports whether the running sidecar name of ps lets the
+// next container start: it has no startup probe, or that probe has
+// succeeded.
+func (h *host) sidecarStarted(ps *podState, name string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	cur := ps.containers[name].current()
+	return cur != nil && !cur.exited && cur.startedLocked()
+}

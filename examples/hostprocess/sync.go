@@ -125,13 +125,22 @@ func (h *host) reconcile(ctx context.Context, ps *podState, pod *v1.Pod, result 
 		h.mu.Unlock()
 
 		if isSidecar(c) {
-			if running {
-				continue
+			if !running {
+				// A sidecar is (re)started whatever the pod's policy.
+				if ok, err := start(c, true); !ok {
+					return err
+				}
 			}
-			// A sidecar is (re)started whatever the pod's policy, and
-			// the next init container follows once it runs.
-			if ok, err := start(c, true); !ok {
-				return err
+			// The next init container (or the app containers, after
+			// the last) follows once it runs and, when it has a
+			// startup probe, once that has succeeded: the kubelet's
+			// computeInitContainerActions (kuberuntime_container.go)
+			// breaks off at a running restartable init container with
+			// a startup probe whose result is not Success, so that
+			// neither the next init container is started nor the pod
+			// counted initialized.
+			if !h.sidecarStarted(ps, c.Name) {
+				return nil
 			}
 			continue
 		}

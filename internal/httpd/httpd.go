@@ -73,6 +73,18 @@ func Main(args []string, log io.Writer) error {
 	return err
 }
 
+// FreePort returns a TCP port that nothing listens on now, on any address
+// (the kernel's pick): a port for a test's server, which a parallel test
+// does not pick at the same time.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", ":0")
+	if err != nil {
+		return 0, fmt.Errorf("picking a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
 // hostFiles reads the host's file system: a regular file's content.
 func hostFiles(path string) (string, bool) {
 	data, err := os.ReadFile(path)
