@@ -122,7 +122,7 @@ var specGroups = [][]*specDef{
 	podInitSpecs, podReasonCacheSpecs, podCleanupSpecs, podDeleteSpecs, podLifecycleSpecs,
 	podOwnershipSpecs, podValidationSpecs, podContextSpecs, podConcurrencySpecs,
 	podspecImageSpecs, podspecEnvSpecs, podspecTerminationMessageSpecs, podspecHooksSpecs,
-	podspecSidecarsSpecs, podspecProbesSpecs, podspecResizeSpecs,
+	podspecSidecarsSpecs, podspecProbesSpecs, podspecNetworkProbesSpecs, podspecResizeSpecs,
 	podLatencySpecs,
 	nodeConfigureSpecs, nodePingSpecs, nodeRefreshSpecs, nodeCallbackSpecs, nodeContextSpecs,
 }

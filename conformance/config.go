@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"net"
 	"slices"
 	"sort"
 	"strconv"
@@ -93,13 +94,21 @@ const (
 	// liveness failure restarts the container, readiness and startup
 	// results set Ready and Started in RefreshPodStatus.
 	CapProbes Capability = "probes"
+	// CapNetworkProbes: the provider also runs HTTP GET and TCP socket
+	// probes and HTTP GET lifecycle hooks, sent to the container's port as
+	// the kubelet's prober and hook runner send them (to the pod's IP, the
+	// node's for a host-network pod): an HTTP probe succeeds on a status
+	// from 200 to 399, a TCP probe when the connection is accepted, an
+	// HTTP hook on any answer. The specs' containers serve with busybox
+	// httpd (httpd -f -p PORT -h DIR, Workloads.Port).
+	CapNetworkProbes Capability = "network-probes"
 )
 
 // AllCapabilities returns every capability the suite knows, sorted.
 func AllCapabilities() []Capability {
 	return []Capability{
 		CapBackendFailures, CapEnvExpansion, CapGracePeriod,
-		CapImagePullPolicy, CapInitContainers, CapLifecycleHooks, CapNodeStatusUpdates,
+		CapImagePullPolicy, CapInitContainers, CapLifecycleHooks, CapNetworkProbes, CapNodeStatusUpdates,
 		CapOrphanCleanup, CapProbes, CapResize, CapRestartPolicies, CapSidecars,
 		CapStartFailures,
 		CapTerminationMessage,
@@ -281,6 +290,13 @@ type Workloads struct {
 	// without a container file system returns a fresh host path for
 	// every call.
 	ProbeFilePath func() string
+	// Port returns the TCP port a container of the network-probe specs
+	// serves on (httpd -f -p PORT -h DIR, DIR the directory of a
+	// ProbeFilePath) and its probes and hooks are sent to. Default: a port
+	// that is free on this host when asked (the kernel picks it), so that
+	// host-network pods and parallel runs do not collide; a provider whose
+	// pods have a network of their own may return a fixed one.
+	Port func() int
 	// Pod, when set, adjusts every pod the suite creates (node selector,
 	// runtime class, security context, ...).
 	Pod func(*v1.Pod)
@@ -317,10 +333,24 @@ func DefaultWorkloads(image string) Workloads {
 		IgnoresSIGTERM: func() v1.Container { return c("sh", "-c", "trap '' TERM; sleep infinity") },
 		Shell:          func(script string) v1.Container { return c("sh", "-c", script) },
 		ProbeFilePath:  func() string { return "/tmp/kri-probe" },
+		Port:           freePort,
 		TerminationMessagePath: func() string {
 			return v1.TerminationMessagePathDefault
 		},
 	}
+}
+
+// freePort returns a TCP port that is free on this host now: the kernel
+// picks it for a listener on the loopback address, which is closed at
+// once. Should that fail, it returns 8080, the port of the kubelet's node
+// e2e probe tests.
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 8080
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
 
 // seconds formats d as decimal seconds for sleep ("0.25", "2").
@@ -491,6 +521,9 @@ func resolve(cfg Config) (*settings, error) {
 	}
 	if w.TerminationMessagePath == nil {
 		w.TerminationMessagePath = def.TerminationMessagePath
+	}
+	if w.Port == nil {
+		w.Port = def.Port
 	}
 	s.w = w
 

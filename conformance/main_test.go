@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/kri-kit/testkit/internal/httpd"
 )
 
 // TestMain fails the package when a test leaves a goroutine behind: the
@@ -13,6 +15,10 @@ import (
 // process they start. Helper processes are exempt: a mutant that hangs makes
 // the suite abandon the hung call on purpose.
 func TestMain(m *testing.M) {
+	// The hostprocess runs' containers find the workload vocabulary's
+	// httpd on their PATH: this binary, as the kit's stand-in
+	// (hostPath).
+	httpd.RunIfInvoked()
 	if os.Getenv(helperEnv) != "" {
 		os.Exit(m.Run())
 	}

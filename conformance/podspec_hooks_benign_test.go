@@ -64,7 +64,9 @@ func podspecHooksHostBenign() []hostBenign {
 					// killContainer: the hook's whole seconds are taken from
 					// the grace period, which is at least the minimum.
 					left := max(*grace-int64(time.Since(start).Seconds()), kubeletMinimumGraceSecs)
-					return next.KillPod(ctx, stripHooks(pod, false, func(*v1.Container, *v1.LifecycleHandler) bool { return true }), running, &left)
+					// The runner ran the exec hooks; the others (HTTP) are
+					// still the provider's.
+					return next.KillPod(ctx, stripHooks(pod, false, func(_ *v1.Container, h *v1.LifecycleHandler) bool { return h.Exec != nil }), running, &left)
 				}}
 			},
 		},

@@ -129,11 +129,37 @@ func podReadinessUntilSuccess(e *podEnv) {
 
 func podReadinessFailure(e *podEnv) {
 	path := e.w().ProbeFilePath()
+	readinessOnThenOff(e, path, execTarget(path))
+}
+
+// probeTarget is what a probe spec's container serves its health with and
+// how its probes read it: an exec probe tests for the file, an HTTP probe
+// GETs it from the container's httpd, a TCP probe connects to httpd.
+type probeTarget struct {
+	// serve starts what the probe reads (a statement of the container's
+	// script, before the file is written; "" for an exec probe).
+	serve string
+	// probe returns the probe, with failureThreshold.
+	probe func(failureThreshold int32) *v1.Probe
+	// how says what the probe does, for the steps.
+	how string
+}
+
+// execTarget is the exec probe that succeeds while the file at path
+// exists.
+func execTarget(path string) probeTarget {
+	return probeTarget{probe: func(n int32) *v1.Probe { return execProbe(path, n) }, how: "tests for " + path}
+}
+
+// readinessOnThenOff checks that a container whose readiness probe reads
+// target is Ready while the file at path exists, not Ready once its
+// container has removed it (failureThreshold 2), and keeps running.
+func readinessOnThenOff(e *podEnv, path string, target probeTarget) {
 	const removeAfter = 3 * time.Second
-	c := e.probed(fmt.Sprintf("echo ok > %s; sleep %s; rm -f %s; ", path, seconds(removeAfter), path))
-	c.ReadinessProbe = execProbe(path, 2)
+	c := e.probed(fmt.Sprintf("%secho ok > %s; sleep %s; rm -f %s; ", target.serve, path, seconds(removeAfter), path))
+	c.ReadinessProbe = target.probe(2)
 	pod := e.newPod("unready", v1.RestartPolicyAlways, c)
-	e.step(fmt.Sprintf("syncing a pod whose readiness probe (failureThreshold 2) tests for %s, which its container removes %s after it starts", path, removeAfter))
+	e.step(fmt.Sprintf("syncing a pod whose readiness probe (failureThreshold 2) %s, which its container removes %s after it starts", target.how, removeAfter))
 	r := &probeRun{e: e, pod: pod}
 	first := r.running()
 	sameInstance := func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
@@ -164,29 +190,44 @@ func killedBySignal(code int) bool {
 
 func podLivenessRestart(e *podEnv) {
 	path := e.w().ProbeFilePath()
+	livenessRestart(e, path, execTarget(path))
+}
+
+// livenessRestart checks that a container whose liveness probe reads
+// target is killed and started again once its container has removed the
+// file at path.
+func livenessRestart(e *podEnv, path string, target probeTarget) {
 	const removeAfter = time.Second
-	c := e.probed(fmt.Sprintf("echo ok > %s; sleep %s; rm -f %s; ", path, seconds(removeAfter), path))
-	c.LivenessProbe = execProbe(path, 1)
+	c := e.probed(fmt.Sprintf("%secho ok > %s; sleep %s; rm -f %s; ", target.serve, path, seconds(removeAfter), path))
+	c.LivenessProbe = target.probe(1)
 	pod := e.newPod("liveness", v1.RestartPolicyAlways, c)
-	e.step(fmt.Sprintf("syncing a pod whose liveness probe tests for %s, which its container removes %s after it starts", path, removeAfter))
+	e.step(fmt.Sprintf("syncing a pod whose liveness probe %s, which its container removes %s after it starts", target.how, removeAfter))
 	r := &probeRun{e: e, pod: pod}
-	first := r.running()
+	r.expectRestarted(r.running(), removeAfter, "its liveness probe failed")
+}
+
+// expectRestarted waits until the first instance of container web has
+// been killed (it fails the spec when that instance exited otherwise than
+// by a signal) and started again, which its probe makes happen about
+// after d; why says why it is killed.
+func (r *probeRun) expectRestarted(first *pkgcontainer.Status, after time.Duration, why string) {
+	e, pod := r.e, r.pod
 	// A provider that keeps only the newest instance (a remote backend)
 	// shows the kill in RefreshPodStatus's LastTerminationState alone.
-	e.eventuallyFor(e.st.t.State+removeAfter+periods(4), fmt.Sprintf("pod %s: container web killed and started again", podRef(pod)), func(g gomega.Gomega) {
+	e.eventuallyFor(e.st.t.State+after+periods(4), fmt.Sprintf("pod %s: container web killed and started again", podRef(pod)), func(g gomega.Gomega) {
 		st, cs := r.round(false)
 		newer := false
 		for _, s := range instancesOf(st, "web") {
 			newer = newer || s.ID != first.ID
 			if s.ID == first.ID && s.State == pkgcontainer.ContainerStateExited && !killedBySignal(s.ExitCode) {
-				e.failf("the first instance %s exited with %d after its liveness probe failed, want the exit code of a kill (%d or %d): %s", first.ID, s.ExitCode, workload.ExitCodeSIGTERM, workload.ExitCodeSIGKILL, describeStatus(st))
+				e.failf("the first instance %s exited with %d after %s, want the exit code of a kill (%d or %d): %s", first.ID, s.ExitCode, why, workload.ExitCodeSIGTERM, workload.ExitCodeSIGKILL, describeStatus(st))
 			}
 		}
 		g.Expect(newer).To(gomega.BeTrue(), "no new instance of web %s after it started: %s", sinceStart(first).Round(time.Millisecond), describeStatus(st))
 		g.Expect(cs.RestartCount).To(gomega.BeNumerically(">=", 1), "RefreshPodStatus reports RestartCount %d", cs.RestartCount)
 		g.Expect(cs.LastTerminationState.Terminated).NotTo(gomega.BeNil(), "RefreshPodStatus reports no last termination of web: %+v", cs)
 		if code := int(cs.LastTerminationState.Terminated.ExitCode); !killedBySignal(code) {
-			e.failf("RefreshPodStatus reports the last termination of web with exit code %d, want %d or %d (killed after its liveness probe failed)", code, workload.ExitCodeSIGTERM, workload.ExitCodeSIGKILL)
+			e.failf("RefreshPodStatus reports the last termination of web with exit code %d, want %d or %d (killed after %s)", code, workload.ExitCodeSIGTERM, workload.ExitCodeSIGKILL, why)
 		}
 	})
 }

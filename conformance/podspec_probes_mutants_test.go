@@ -2,9 +2,7 @@ package conformance_test
 
 import (
 	"context"
-	"slices"
 	"sync"
-	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
@@ -126,12 +124,12 @@ func podspecProbesMutants() []*mutant {
 	}
 }
 
-// probeWants are the probe specs that mutants of the other specs fail too,
+// probesAlsoFailed are the probe specs that mutants of the other specs fail too,
 // by mutant: each breaks what the probe specs rely on (a SyncPod that
 // returns, stable container IDs, a KillPod that stops the pod, restarts,
 // exit codes, restart counts and the last termination of a container its
 // liveness probe restarted).
-var probeWants = map[string][]string{
+var probesAlsoFailed = map[string][]string{
 	"syncpod-blocks-forever":            {"KRI-POD-072", "KRI-POD-073", "KRI-POD-074", "KRI-POD-075", "KRI-POD-076", "KRI-POD-077"},
 	"container-ids-unstable":            {"KRI-POD-072", "KRI-POD-073", "KRI-POD-075", "KRI-POD-076"},
 	"kill-leaves-container-running":     {"KRI-POD-077"},
@@ -140,21 +138,4 @@ var probeWants = map[string][]string{
 	"restart-count-stuck-at-zero":       {"KRI-POD-074"},
 	"last-termination-state-dropped":    {"KRI-POD-074"},
 	"replaced-instances-lose-exit-code": {"KRI-POD-074"},
-}
-
-// withProbeWants adds probeWants to the wants of the mutants it names.
-func withProbeWants(zoo []*mutant) []*mutant {
-	for _, m := range zoo {
-		m.want = append(slices.Clone(m.want), probeWants[m.name]...)
-	}
-	return zoo
-}
-
-// TestProbeWantsNameMutants keeps probeWants in step with the zoo.
-func TestProbeWantsNameMutants(t *testing.T) {
-	for name := range probeWants {
-		if mutantNamed(name) == nil {
-			t.Errorf("probeWants names mutant %q, which the zoo does not have", name)
-		}
-	}
 }

@@ -2,7 +2,6 @@ package conformance_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -184,18 +183,4 @@ var resizeAlsoFailed = map[string][]string{
 	"container-ids-unstable":             {"KRI-POD-080", "KRI-POD-081"},
 	"sync-duplicates-running-containers": {"KRI-POD-080"},
 	"restart-count-stuck-at-zero":        {"KRI-POD-081"},
-}
-
-// alsoFailing adds to the want list of each mutant of zoo named in also
-// the specs listed there, and returns zoo. A name that is no mutant's
-// panics: the list is stale.
-func alsoFailing(zoo []*mutant, also map[string][]string) []*mutant {
-	for name, ids := range also {
-		i := slices.IndexFunc(zoo, func(m *mutant) bool { return m.name == name })
-		if i < 0 {
-			panic(fmt.Sprintf("alsoFailing: no mutant is named %q", name))
-		}
-		zoo[i].want = append(slices.Clone(zoo[i].want), ids...)
-	}
-	return zoo
 }

@@ -31,6 +31,8 @@ var podspecSidecarsSpecs = []*specDef{
 		text: "KillPod stops the restartable init containers one at a time in reverse spec order: an earlier sidecar finishes no earlier than a later one whose shutdown takes a while"},
 	{id: "KRI-POD-071", level: Must, kind: kindPod, groups: []string{"pod-spec", "sidecars"}, caps: []Capability{CapSidecars}, pod: podSidecarStatus,
 		text: "RefreshPodStatus reports a running restartable init container in InitContainerStatuses as running, started and ready, as the kubelet does"},
+	{id: "KRI-POD-091", level: Must, kind: kindPod, groups: []string{"pod-spec", "sidecars"}, caps: []Capability{CapSidecars, CapProbes}, pod: podSidecarStartupProbe,
+		text: "a restartable init container with a startup probe holds the next init container until the probe has succeeded"},
 }
 
 // sidecar returns c as a restartable init container named name.
@@ -372,4 +374,34 @@ func ptrString(b *bool) string {
 		return "nil"
 	}
 	return fmt.Sprint(*b)
+}
+
+func podSidecarStartupProbe(e *podEnv) {
+	path := e.w().ProbeFilePath()
+	// The sidecar is Started no sooner than writeAfter after its process
+	// started, at or after its StartedAt; a period of margin for the probe.
+	const writeAfter = 3 * time.Second
+	proxy := sidecar("proxy", e.shell("", fmt.Sprintf("trap 'exit 143' TERM; sleep %s; echo ok > %s; sleep infinity & wait", seconds(writeAfter), path)))
+	proxy.StartupProbe = execProbe(path, 30)
+	pod := e.newPod("sidecar-startup", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	setInitContainers(pod, proxy, named("setup", e.w().ExitsWithCode(0)))
+	e.step(fmt.Sprintf("syncing a pod whose sidecar proxy has a startup probe that tests for %s, which proxy writes %s after it starts, followed by an init container setup", path, writeAfter))
+	st := e.syncUntil(pod, "setup completed and app running", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		g.Expect(succeededOf(st, "setup")).NotTo(gomega.BeNil(), "init container setup has not completed: %s", describeStatus(st))
+		g.Expect(runningOf(st, "app")).NotTo(gomega.BeNil(), "container app is not running: %s", describeStatus(st))
+	})
+	var started time.Time // the first start of proxy
+	for _, inst := range instancesOf(st, "proxy") {
+		if !inst.StartedAt.IsZero() && (started.IsZero() || inst.StartedAt.Before(started)) {
+			started = inst.StartedAt
+		}
+	}
+	if started.IsZero() {
+		e.failf("GetPodStatus reports no started instance of sidecar proxy although setup has run: %s", describeStatus(st))
+	}
+	setup := succeededOf(st, "setup").StartedAt
+	if gap := setup.Sub(started); gap < writeAfter-probePeriod {
+		e.failf("init container setup started %s after sidecar proxy, before proxy's startup probe could succeed (the file it tests for is written %s after proxy starts): the kubelet starts the next init container only once the sidecar is Started (kuberuntime computeInitContainerActions); %s",
+			gap.Round(time.Millisecond), writeAfter, describeStatus(st))
+	}
 }

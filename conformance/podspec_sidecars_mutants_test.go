@@ -24,12 +24,27 @@ func killAs(edit func(*v1.Pod)) func(context.Context, kri.PodProvider, *v1.Pod, 
 	}
 }
 
-// podspecSidecarsMutants are the mutants of the pod-spec capability "sidecars"
-// (podspec_sidecars.go): the hostprocess example with one contract violation
-// each (selftest_hostprocess_test.go), and the specs it must fail.
+// podspecSidecarsMutants are the mutants of the pod-spec capability
+// "sidecars" (podspec_sidecars.go): the hostprocess example with one
+// contract violation each (selftest_hostprocess_test.go), and the specs it
+// must fail; sidecar-startup-not-awaited decorates the fake.
 func podspecSidecarsMutants() []*mutant {
 	all := []string{"KRI-POD-066", "KRI-POD-067", "KRI-POD-068", "KRI-POD-069", "KRI-POD-070", "KRI-POD-071"}
 	return []*mutant{
+		{
+			name:      "sidecar-startup-not-awaited",
+			violation: "the next init container starts once a sidecar runs, without waiting for its startup probe",
+			want:      []string{"KRI-POD-091"},
+			// On the fake: hostprocess holds the next init container as
+			// computeInitContainerActions does, and so does the fake.
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+					if c.RestartPolicy != nil {
+						c.StartupProbe = nil
+					}
+				})}
+			},
+		},
 		{
 			name:      "host-sidecar-blocking",
 			violation: "a native sidecar runs as a blocking init container: the app containers wait for it to exit",
@@ -201,4 +216,17 @@ func withoutSidecars(drop func(pod *v1.Pod, newest *pkgcontainer.Status) bool) f
 		}
 		return next.SyncPod(ctx, pod, st, rc)
 	}
+}
+
+// sidecarStartupAlsoFailed are the mutants of the other specs that fail
+// KRI-POD-091 too: each breaks the init order it checks (a SyncPod that
+// returns, init containers reported and run in order, a sidecar started in
+// spec order and beside the next, a startup probe run at all).
+var sidecarStartupAlsoFailed = map[string][]string{
+	"syncpod-blocks-forever":      {"KRI-POD-091"},
+	"init-instances-not-reported": {"KRI-POD-091"},
+	"init-order-reversed":         {"KRI-POD-091"},
+	"host-sidecar-blocking":       {"KRI-POD-091"},
+	"host-sidecar-started-last":   {"KRI-POD-091"},
+	"host-startup-ignored":        {"KRI-POD-091"},
 }

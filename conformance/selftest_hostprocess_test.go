@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/examples/hostprocess"
 	"github.com/kri-kit/testkit/fake"
+	"github.com/kri-kit/testkit/internal/httpd"
 	"github.com/kri-kit/testkit/kri"
 )
 
@@ -80,6 +82,7 @@ var hostCapabilities = []conformance.Capability{
 	conformance.CapSidecars,
 	conformance.CapLifecycleHooks,
 	conformance.CapProbes,
+	conformance.CapNetworkProbes,
 }
 
 // hostConfig runs the suite against hostprocess providers decorated with
@@ -104,7 +107,11 @@ func hostConfig(ic func() fake.Interceptors) conformance.Config {
 			}
 			root.Store(&dir)
 			context.AfterFunc(ctx, func() { os.RemoveAll(dir) })
-			p, err := hostprocess.New(hostprocess.Options{RootDir: dir})
+			path, err := hostPath()
+			if err != nil {
+				return nil, err
+			}
+			p, err := hostprocess.New(hostprocess.Options{RootDir: dir, Path: path})
 			if err != nil || ic == nil {
 				return p, err
 			}
@@ -204,3 +211,23 @@ func rewritePod(edit func(*v1.Container)) func(context.Context, kri.PodProvider,
 		return next.SyncPod(ctx, pod, st, rc)
 	}
 }
+
+// hostPath returns the PATH of the hostprocess runs' containers: a
+// directory with the kit's httpd stand-in (this test binary, internal/httpd)
+// ahead of the process's own PATH, made once per process in its working
+// directory (the temporary directory runHelper gives a helper process,
+// which its parent test removes).
+var hostPath = sync.OnceValues(func() (string, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	bin, err := os.MkdirTemp(cwd, "kri-host-bin-")
+	if err == nil {
+		err = httpd.Install(bin)
+	}
+	if err != nil {
+		return "", err
+	}
+	return bin + string(os.PathListSeparator) + os.Getenv("PATH"), nil
+})

@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"fmt"
 	"slices"
 )
 
@@ -11,18 +12,34 @@ import (
 
 // mutants returns every mutant: TestMutantsAreCaught runs each and checks
 // that it fails exactly the specs it names; TestEverySpecHasAMutant checks
-// that every spec is named by one. The probe, hook and resize groups also
-// name the specs their violations break in other groups' mutants
-// (withProbeWants, withHookCatches, alsoFailing).
+// that every spec is named by one. The pod-spec groups also name the specs
+// of theirs that other groups' mutants break (withHookCatches, and the
+// maps handed to alsoFailing).
 func mutants() []*mutant {
-	return withProbeWants(alsoFailing(withHookCatches(slices.Concat(
+	return alsoFailing(withHookCatches(slices.Concat(
 		podSyncMutants(), podStatusMutants(), podRefreshMutants(), podKillMutants(), podRestartMutants(),
 		podInitMutants(), podReasonCacheMutants(), podCleanupMutants(), podDeleteMutants(), podLifecycleMutants(),
 		podOwnershipMutants(), podValidationMutants(), podContextMutants(),
 		podspecImageMutants(), podspecEnvMutants(), podspecTerminationMessageMutants(), podspecHooksMutants(),
-		podspecSidecarsMutants(), podspecProbesMutants(), podspecResizeMutants(),
+		podspecSidecarsMutants(), podspecProbesMutants(), podspecNetworkProbesMutants(), podspecResizeMutants(),
 		nodeConfigureMutants(), nodePingMutants(), nodeRefreshMutants(), nodeCallbackMutants(), nodeContextMutants(),
-	)), resizeAlsoFailed))
+	)), probesAlsoFailed, resizeAlsoFailed, networkProbesAlsoFailed, sidecarStartupAlsoFailed)
+}
+
+// alsoFailing adds to the want list of each mutant of zoo that a map of
+// also names the specs listed there, and returns zoo. A name that is no
+// mutant's panics: the map is stale.
+func alsoFailing(zoo []*mutant, also ...map[string][]string) []*mutant {
+	for _, m := range also {
+		for name, ids := range m {
+			i := slices.IndexFunc(zoo, func(m *mutant) bool { return m.name == name })
+			if i < 0 {
+				panic(fmt.Sprintf("alsoFailing: no mutant is named %q", name))
+			}
+			zoo[i].want = append(slices.Clone(zoo[i].want), ids...)
+		}
+	}
+	return zoo
 }
 
 // benignVariants returns the fake's benign variants: each takes one freedom

@@ -92,6 +92,7 @@ func hookOf(script *containerScript, c *v1.Container, post bool, in *instance, a
 		if err != nil || !answered {
 			return hookRun{code: 1, how: how + " (nothing listens)"}, true
 		}
+		in.serve(g, at)
 		return hookRun{how: how}, true
 	}
 	return hookRun{how: "tcp (not simulated)"}, true
@@ -213,4 +214,21 @@ func specOf(pod *v1.Pod, name string) *v1.Container {
 		}
 	}
 	return nil
+}
+
+// kubeletAddr is the address the fake's HTTP probes and hooks come from, as
+// a server's request log shows it.
+const kubeletAddr = "127.0.0.1:40000"
+
+// serve has the server of instance in answer the GET g sent at at, and
+// logs the request as that server does (httpd -vv) in the instance's
+// output. It returns the status code, and whether the connection was
+// accepted.
+func (in *instance) serve(g workload.HTTPGet, at time.Time) (code int, connected bool) {
+	b, d := in.sim.Behaviour(), at.Sub(in.runningAt)
+	code, connected = g.At(b, d, in.sim.FilesAt(at))
+	if s, ok := b.ServerAt(g.Port, d); ok && connected {
+		in.sim.Log(at, s.RequestLog(kubeletAddr, g.Path, code))
+	}
+	return code, connected
 }

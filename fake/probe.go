@@ -69,6 +69,11 @@ func (p *PodProvider) newProbeState(ps *podState, in *instance, c *v1.Container)
 		if !known {
 			return true // gRPC: outside the vocabulary, taken to succeed
 		}
+		if probe.HTTPGet != nil {
+			if g, gerr := workload.HTTPGetOf(spec, probe.HTTPGet); gerr == nil {
+				in.serve(g, at) // the server logs the probe's request
+			}
+		}
 		return ok && err == nil
 	}
 	exec := workload.ExecProbes(spec, files, network)

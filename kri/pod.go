@@ -78,7 +78,8 @@ type PodLifecycleHandler interface {
 	// sidecar that exits is started again, with a higher restart count,
 	// whatever the pod's RestartPolicy. Once every app container has exited
 	// and will not be restarted, the pod's sidecars are stopped and not
-	// started again.
+	// started again. A sidecar with a startup probe has started once that
+	// probe has succeeded: the next init container waits for it.
 	//
 	// A container's postStart hook runs once the container has started and
 	// before the next container of the pod starts; when it fails, the
@@ -107,7 +108,11 @@ type PodLifecycleHandler interface {
 	// started again as its restart policy allows, and one that passes
 	// leaves it alone. A startup probe holds the liveness and readiness
 	// probes off until it succeeds, and the container is Started from then
-	// on. Once KillPod has stopped a pod, its probes stop.
+	// on. Once KillPod has stopped a pod, its probes stop. A container's
+	// HTTP GET and TCP socket probes run alike where the provider declares
+	// the network-probes capability, sent to the container's port as the
+	// kubelet's prober sends them: an HTTP probe succeeds on a status from
+	// 200 to 399, a TCP probe when the connection is accepted.
 	SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer.PodStatus, reasonCache *ReasonCache) error
 	// KillPod stops every container of runningPod, and its sandboxes. It
 	// sends each running container SIGTERM and kills it once
@@ -126,7 +131,9 @@ type PodLifecycleHandler interface {
 	// KillPod runs a container's preStop hook before it sends SIGTERM, and
 	// the hook's time counts against the grace period: the container gets
 	// what is left of it (at least the provider's minimum) once the hook
-	// has ended or the grace period is over, whichever comes first.
+	// has ended or the grace period is over, whichever comes first. An
+	// HTTP GET preStop hook is sent to the container's port before SIGTERM
+	// likewise, where the provider declares the network-probes capability.
 	//
 	// When the agent knows only the running pod (an orphan), pod is
 	// runningPod.ToAPIPod(), whose spec has only the names and images of

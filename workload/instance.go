@@ -387,8 +387,19 @@ func (in *Instance) RecordWrite(at time.Time, w Write) {
 	in.writes = append(in.writes, w)
 }
 
+// Log appends data to the instance's output at at, as one of its own
+// processes prints it: what the server its command runs logs of a request
+// it was sent (Server.RequestLog), which TerminationMessage then sees in
+// the log's tail.
+func (in *Instance) Log(at time.Time, data string) {
+	if data == "" {
+		return
+	}
+	in.writes = append(in.writes, Write{At: max(at.Sub(in.startsAt), 0), Path: Stdout, Data: data, Append: true})
+}
+
 // played returns the behaviour of the instance with the writes recorded by
-// RecordWrite among its command's, in the order they happened (the
+// RecordWrite and Log among its command's, in the order they happened (the
 // command's first at the same moment).
 func (in *Instance) played() Behaviour {
 	if len(in.writes) == 0 {

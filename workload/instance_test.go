@@ -1,6 +1,7 @@
 package workload_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -152,5 +153,24 @@ func TestInstanceFiles(t *testing.T) {
 	in.SIGKILL(sec(4), sec(4))
 	if msg := in.TerminationMessage(c); msg != "bye" {
 		t.Errorf("TerminationMessage = %q, want %q, the hook's write", msg, "bye")
+	}
+}
+
+// What Log records is the container's own output: the log's tail becomes
+// the termination message of a container that fails without writing one.
+func TestInstanceLog(t *testing.T) {
+	c := &v1.Container{TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: v1.TerminationMessageFallbackToLogsOnError}
+	in := workload.NewInstance(shell("echo started; sleep infinity"), t0, workload.InstanceOptions{})
+	in.Log(sec(2), "127.0.0.1:40000: url:/prestop\n")
+	if out, _ := in.FilesAt(sec(1))(workload.Stdout); out != "started\n" {
+		t.Errorf("output at 1s = %q, want only the command's %q", out, "started\n")
+	}
+	if out, _ := in.FilesAt(sec(3))(workload.Stdout); out != "started\n127.0.0.1:40000: url:/prestop\n" {
+		t.Errorf("output at 3s = %q, want the command's line and then the logged one", out)
+	}
+	in.Advance(sec(4))
+	in.SIGKILL(sec(4), sec(4))
+	if msg := in.TerminationMessage(c); !strings.Contains(msg, "url:/prestop") {
+		t.Errorf("TerminationMessage of a killed instance (FallbackToLogsOnError) = %q, want the log's tail with the logged line", msg)
 	}
 }

@@ -60,6 +60,7 @@ func TestConformance(t *testing.T) {
 			// cgroup, with no CPU or memory limits of its own to change
 			// in place, so it reports no Resources.
 			conformance.CapProbes,
+			conformance.CapNetworkProbes,
 		},
 		Workloads:   workloads,
 		RuntimeName: hostprocess.RuntimeName,

@@ -1,0 +1,129 @@
+package conformance
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// The network probe specs (KRI-POD-087 to 090): HTTP GET and TCP socket
+// probes and an HTTP GET preStop hook, as the kubelet's prober and hook
+// runner send them to the container's port, mirroring the node e2e tests
+// of container_probe.go and lifecycle_hook.go. Their containers serve with
+// busybox httpd (httpd -f -p PORT -h DIR, in the vocabulary of package
+// workload) on Workloads.Port, the file they serve being a ProbeFilePath:
+// a GET of it answers 200 while it exists and 404 once the container has
+// removed it, a TCP probe connects while httpd listens. The probes have a
+// period of one second, as the exec probe specs' do.
+var podspecNetworkProbesSpecs = []*specDef{
+	{id: "KRI-POD-087", level: Must, kind: kindPod, groups: []string{"pod-spec", "network-probes"}, caps: []Capability{CapNetworkProbes}, pod: podHTTPReadiness,
+		text: "a container whose HTTP readiness probe gets 200 is Ready, and once the probe gets 404 failureThreshold times in a row it is not Ready again and keeps running"},
+	{id: "KRI-POD-088", level: Must, kind: kindPod, groups: []string{"pod-spec", "network-probes"}, caps: []Capability{CapNetworkProbes}, pod: podHTTPLiveness,
+		text: "a container whose HTTP liveness probe gets 404 failureThreshold times is killed and started again: a new instance, the killed one exited by a signal, the restart counted"},
+	{id: "KRI-POD-089", level: Must, kind: kindPod, groups: []string{"pod-spec", "network-probes"}, caps: []Capability{CapNetworkProbes}, pod: podTCPLiveness,
+		text: "a container whose TCP liveness probe connects is left running, and one whose probed port nothing listens on is killed and started again"},
+	{id: "KRI-POD-090", level: Must, kind: kindPod, groups: []string{"pod-spec", "network-probes", "kill"}, caps: []Capability{CapNetworkProbes, CapTerminationMessage}, pod: podHTTPPreStopHook,
+		text: "KillPod sends a container's HTTP GET preStop hook to its port before SIGTERM: the container's server logs the request before it exits"},
+}
+
+// httpTarget is the HTTP GET probe of the file at path, served by httpd on
+// port from the file's directory.
+func httpTarget(path string, port int) probeTarget {
+	dir, file := splitServed(path)
+	return probeTarget{
+		serve: fmt.Sprintf("httpd -f -p %d -h %s & ", port, dir),
+		probe: func(n int32) *v1.Probe {
+			p := execProbe(path, n)
+			p.ProbeHandler = v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/" + file, Port: intstr.FromInt32(int32(port))}}
+			// httpd, started in the background, listens a moment after
+			// the container starts.
+			p.InitialDelaySeconds = serverDelay
+			return p
+		},
+		how: fmt.Sprintf("GETs /%s on port %d, served by httpd from %s", file, port, dir),
+	}
+}
+
+// serverDelay is the initialDelaySeconds of the probes of a server: the
+// moment httpd, started in the background, takes to listen (a real
+// process) is no failure of the probe.
+const serverDelay = 1
+
+// splitServed returns the directory httpd serves path from, and the file
+// name it is asked for.
+func splitServed(p string) (dir, file string) { return path.Dir(p), path.Base(p) }
+
+// tcpProbe is a TCP socket probe of port.
+func tcpProbe(port int, failureThreshold int32) *v1.Probe {
+	p := execProbe("", failureThreshold)
+	p.ProbeHandler = v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(int32(port))}}
+	return p
+}
+
+func podHTTPReadiness(e *podEnv) {
+	path := e.w().ProbeFilePath()
+	readinessOnThenOff(e, path, httpTarget(path, e.w().Port()))
+}
+
+func podHTTPLiveness(e *podEnv) {
+	path := e.w().ProbeFilePath()
+	livenessRestart(e, path, httpTarget(path, e.w().Port()))
+}
+
+func podTCPLiveness(e *podEnv) {
+	dir, _ := splitServed(e.w().ProbeFilePath())
+	openPort, closedPort := e.w().Port(), e.w().Port()
+	// Both first probed after delay: the one that listens once its httpd
+	// has started (and three failures in a row to kill it, so that a
+	// loaded machine's slow start is no kill), the other once it has been
+	// seen running.
+	const delay = 2
+	open := e.probed(fmt.Sprintf("httpd -f -p %d -h %s & ", openPort, dir))
+	open.LivenessProbe = tcpProbe(openPort, 3)
+	open.LivenessProbe.InitialDelaySeconds = delay
+	closed := e.probed("")
+	closed.LivenessProbe = tcpProbe(closedPort, 1)
+	closed.LivenessProbe.InitialDelaySeconds = delay
+	openPod, closedPod := e.newPod("tcp-open", v1.RestartPolicyAlways, open), e.newPod("tcp-closed", v1.RestartPolicyAlways, closed)
+	e.step(fmt.Sprintf("syncing a pod whose container listens (httpd) on the port %d its TCP liveness probe connects to, and one whose probed port %d nothing listens on", openPort, closedPort))
+	listening := &probeRun{e: e, pod: openPod}
+	first := listening.running()
+	silent := &probeRun{e: e, pod: closedPod}
+	silent.expectRestarted(silent.running(), delay*time.Second, "its TCP liveness probe found nothing listening")
+	e.step("checking that the container that listens was left alone all along")
+	e.consistentlyFor(periods(2), fmt.Sprintf("pod %s: container web keeps running, not restarted", podRef(openPod)), func(g gomega.Gomega) {
+		st, cs := listening.round(false)
+		run := runningOf(st, "web")
+		g.Expect(run).NotTo(gomega.BeNil(), "container web (instance %s), which listens on %d, no longer runs %s after it started: %s", first.ID, openPort, sinceStart(first).Round(time.Millisecond), describeStatus(st))
+		g.Expect(run.ID).To(gomega.Equal(first.ID), "container web, which listens on %d, was started again %s after its first start: %s", openPort, sinceStart(first).Round(time.Millisecond), describeStatus(st))
+		g.Expect(cs.RestartCount).To(gomega.BeZero(), "RefreshPodStatus reports RestartCount %d for container web, which listens on %d", cs.RestartCount, openPort)
+	})
+}
+
+func podHTTPPreStopHook(e *podEnv) {
+	dir, _ := splitServed(e.w().ProbeFilePath())
+	port := e.w().Port()
+	const hookPath = "/prestop"
+	c := e.withMessagePath(e.probed(fmt.Sprintf("httpd -f -vv -p %d -h %s & ", port, dir)))
+	c.TerminationMessagePolicy = v1.TerminationMessageFallbackToLogsOnError
+	c.Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: hookPath, Port: intstr.FromInt32(int32(port))}}}
+	grace := 2*e.st.graceSecs + 2*minimumGraceSecs
+	pod := e.preStopPod("prestop-http", grace, c)
+	e.step(fmt.Sprintf("killing the pod (grace period %ds), whose container logs every request its httpd on port %d gets and exits 143 on SIGTERM, and has an HTTP GET preStop hook of %s", grace, port, hookPath))
+	e.killAsAgent(pod)
+	e.expectNothingRunning(pod, "after KillPod returned nil")
+	// A provider may forget a killed pod (KRI-POD-005, 056): the message is
+	// checked when the killed instance is still reported. It is the log's
+	// tail (FallbackToLogsOnError, exit code 143).
+	st := e.status(pod)
+	for _, inst := range exitedOf(st, "web") {
+		if !strings.Contains(inst.Message, "url:"+hookPath) {
+			e.failf("the killed instance of web (exit code %d) has message %q, the tail of its log, in which its httpd did not log a request of %s: the preStop hook was not sent, or was sent after SIGTERM had stopped the server", inst.ExitCode, inst.Message, hookPath)
+		}
+	}
+}
