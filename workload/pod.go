@@ -32,12 +32,23 @@ type BackOff struct {
 // its command (package vocabulary), and everything happens at the instant
 // the commands, the back-offs and the signals say.
 //
+// It runs what the pod spec asks of a node agent as the kubelet does:
+// the probes of each running container (pod_probes.go: a Prober per run,
+// Started and Ready, a liveness or startup failure kills the run), its
+// lifecycle hooks (pod_hooks.go: postStart after the start, the next
+// container waiting for it; preStop before SIGTERM, within the grace
+// period) and its restartable init containers (pod_sidecars.go: sidecars
+// started in order beside the app containers, restarted whatever the
+// policy, stopped after the app containers, the last first).
+//
 // Like Instance it has no goroutine and no timer: the caller asks Next when
-// the pod's next event is due, and calls Advance (and Reconcile) once its
-// clock has come that far. A Pod is not safe for concurrent use: a
+// the pod's next event is due (an exit, a start, a probe, the end of a
+// hook, a sidecar's turn to stop), and calls Advance (and Reconcile) once
+// its clock has come that far. A Pod is not safe for concurrent use: a
 // simulator guards it with its own lock. Make one with NewPod and set its
-// options before the first Reconcile. Containers with a restart policy of
-// their own (sidecars, restart rules) run as app containers do.
+// options before the first Reconcile. App containers with a restart policy
+// of their own (container restart rules), and init containers with one
+// other than Always, follow the pod's policy.
 type Pod struct {
 	UID       types.UID
 	Namespace string
@@ -46,6 +57,12 @@ type Pod struct {
 	RestartPolicy v1.RestartPolicy
 	// BackOff is the crash-loop back-off; a zero Initial restarts at once.
 	BackOff BackOff
+	// GracePeriod is the grace period of the kills the pod decides on its
+	// own: a failed liveness or startup probe (unless the probe has a
+	// terminationGracePeriodSeconds of its own), a failed postStart hook,
+	// the sidecars once the app containers are done. NewPod sets the
+	// pod's terminationGracePeriodSeconds (30s when unset).
+	GracePeriod time.Duration
 	// Init and App are the pod's init and app containers, in spec order.
 	Init, App []*PodContainer
 	// Stopped is set by Stop: nothing starts any more. A caller that
@@ -62,6 +79,15 @@ type Pod struct {
 	Shutdown func(b Behaviour) Shutdown
 	// NewID returns the ID of a new run. Nil: 32 random hex digits.
 	NewID func() string
+	// ProbeFunc returns the ProbeFunc that decides the probes of run r of
+	// container c, called once per run that has probes. Nil:
+	// DefaultProbeFunc.
+	ProbeFunc func(c *PodContainer, r *Run) ProbeFunc
+
+	// busyUntil: no container starts before it (a postStart hook runs, or
+	// a run its failed hook killed is still stopping), as the kubelet's
+	// SyncPod starts one container after another (pod_hooks.go).
+	busyUntil time.Time
 }
 
 // PodContainer is one container of a Pod.
@@ -69,6 +95,9 @@ type PodContainer struct {
 	Name string
 	// IsInit is true for an init container.
 	IsInit bool
+	// Restartable is true for a restartable init container, a sidecar
+	// (restartPolicy Always; pod_sidecars.go).
+	Restartable bool
 	// Spec is the container as the pod was made with; Pod never modifies
 	// it.
 	Spec *v1.Container
@@ -106,6 +135,30 @@ type Run struct {
 	Image string
 	// Restarts is the number of runs of the container before this one.
 	Restarts int
+	// Prober runs the probes of the run while it runs; nil for a
+	// container without probes (and for an init container that is not
+	// restartable, which cannot have any).
+	Prober *Prober
+	// HookError is ErrPostStartHook once the run's postStart hook has
+	// failed and the pod killed the run for it, nil otherwise;
+	// HookMessage says what failed.
+	HookError   error
+	HookMessage string
+
+	// stopping: the run has had SIGTERM from the pod, or will have it once
+	// its preStop hook ends (its liveness and startup probes stop).
+	stopping bool
+	// postStartFail: its postStart hook fails at postStartEnd, when the
+	// run is killed.
+	postStartFail   bool
+	postStartEnd    time.Time
+	postStartDetail string
+	// preStopRan: its preStop hook ran (once per run), until preStopEnd.
+	preStopRan bool
+	preStopEnd time.Time
+	// turn is set while a stopped sidecar waits for its turn to get
+	// SIGTERM (pod_sidecars.go).
+	turn *stopTurn
 }
 
 // Waiting is why a container is not running although a start is planned.
@@ -120,9 +173,14 @@ type Waiting struct {
 }
 
 // NewPod returns the simulation of pod's containers, none started yet:
-// Reconcile starts them.
+// Reconcile starts them. It keeps a copy of the containers' specs: the
+// caller may change pod afterwards.
 func NewPod(pod *v1.Pod) *Pod {
-	p := &Pod{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, RestartPolicy: pod.Spec.RestartPolicy}
+	p := &Pod{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, RestartPolicy: pod.Spec.RestartPolicy,
+		GracePeriod: v1.DefaultTerminationGracePeriodSeconds * time.Second}
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		p.GracePeriod = time.Duration(max(*g, 0)) * time.Second
+	}
 	for i := range pod.Spec.InitContainers {
 		p.Init = append(p.Init, newPodContainer(&pod.Spec.InitContainers[i], true))
 	}
@@ -132,8 +190,9 @@ func NewPod(pod *v1.Pod) *Pod {
 	return p
 }
 
-func newPodContainer(c *v1.Container, isInit bool) *PodContainer {
-	return &PodContainer{Name: c.Name, IsInit: isInit, Spec: c, Image: c.Image, Behaviour: OfEnv(c)}
+func newPodContainer(spec *v1.Container, isInit bool) *PodContainer {
+	c := spec.DeepCopy()
+	return &PodContainer{Name: c.Name, IsInit: isInit, Restartable: isInit && isSidecar(c), Spec: c, Image: c.Image, Behaviour: OfEnv(c)}
 }
 
 // Containers returns the init containers, then the app containers.
@@ -180,8 +239,9 @@ func StartError(c *PodContainer) (string, error) {
 // container gets SIGTERM with grace and is started again with the new
 // image once it has exited, whatever the restart policy, as the kubelet
 // restarts a container whose spec changed; one waiting to be started again
-// is started at once. The caller has advanced the pod to now, and calls
-// Reconcile after its changes.
+// is started at once. The kill runs the container's preStop hook first, as
+// the kubelet's killContainer does. The caller has advanced the pod to now,
+// and calls Reconcile after its changes.
 func (p *Pod) SetImage(c *PodContainer, image string, now time.Time, grace time.Duration) {
 	if c.Image == image {
 		return
@@ -190,76 +250,139 @@ func (p *Pod) SetImage(c *PodContainer, image string, now time.Time, grace time.
 	switch {
 	case c.Running():
 		c.replace = true
-		p.signal(c, now, grace)
+		p.kill(c, now, grace)
 	case c.pending:
 		c.startAt, c.Waiting = now, nil
 	}
 }
 
-// Stop stops the pod at now: every running container gets SIGTERM with
-// grace (a later, shorter grace period shortens it), and nothing starts
-// again until the caller clears Stopped.
+// Stop stops the pod at now, as the kubelet's runtime kills a pod
+// (killContainersWithSyncResult): every running container runs its preStop
+// hook, then gets SIGTERM with what is left of grace (a later, shorter
+// grace period shortens it); the sidecars get it only once the app
+// containers and the later sidecars have exited, and at the latest when
+// grace is over (pod_sidecars.go). Nothing starts again until the caller
+// clears Stopped.
 func (p *Pod) Stop(now time.Time, grace time.Duration) {
 	p.Stopped = true
 	for _, c := range p.Containers() {
 		c.pending, c.Waiting, c.replace = false, nil, false
-		if c.Running() {
-			p.signal(c, now, grace)
+		if c.Running() && !c.Restartable {
+			p.kill(c, now, grace)
 		}
 	}
+	p.stopSidecars(now, grace, true)
 }
 
-// signal sends SIGTERM to the running container c at now with grace.
-func (p *Pod) signal(c *PodContainer, now time.Time, grace time.Duration) {
-	c.Current.SIGTERM(now, now, grace)
+// kill stops the running container c at now with grace, as the kubelet's
+// killContainer (kuberuntime_container.go) does: its preStop hook first
+// (pod_hooks.go), SIGTERM when it ends with what is left of grace. It
+// returns when the run will have exited, as far as the signal decides it.
+func (p *Pod) kill(c *PodContainer, now time.Time, grace time.Duration) time.Time {
+	r := c.Current
+	at, left := p.preStop(c, now, grace)
+	r.stopping, r.turn = true, nil
+	return r.SIGTERM(now, at, left)
 }
 
-// Next returns when the pod's next event is due (an exit, a kill, a
-// start), false when none is planned.
+// eventKind is the kind of a pod's event; at the same instant they happen
+// in this order.
+type eventKind int
+
+const (
+	eventInstance  eventKind = iota // a run starts, exits or is killed
+	eventPostStart                  // a failed postStart hook ends: kill
+	eventTurn                       // a stopped sidecar's turn for SIGTERM
+	eventProbe                      // a probe runs
+	eventStart                      // a start (or a start attempt)
+)
+
+// event is one event of the pod: its kind, its container and when.
+type event struct {
+	kind eventKind
+	c    *PodContainer
+	at   time.Time
+}
+
+// Next returns when the pod's next event is due (an exit, a kill, a start,
+// a probe, the end of a failing postStart hook, a sidecar's turn to
+// stop), false when none is planned.
 func (p *Pod) Next() (time.Time, bool) {
-	c, at := p.due()
-	return at, c != nil
+	e := p.due()
+	return e.at, e.c != nil
 }
 
-// due returns the pod's earliest event: the container and when; c is nil
-// when nothing is planned. Exits come before starts of the same instant,
-// and containers in spec order.
-func (p *Pod) due() (c *PodContainer, at time.Time) {
-	consider := func(cc *PodContainer, t time.Time) {
-		if c == nil || t.Before(at) {
-			c, at = cc, t
+// due returns the pod's earliest event; its c is nil when nothing is
+// planned. At the same instant, events come in the order of eventKind
+// (exits before starts), and containers in spec order.
+func (p *Pod) due() (e event) {
+	consider := func(kind eventKind, c *PodContainer, t time.Time) {
+		if e.c == nil || t.Before(e.at) {
+			e = event{kind: kind, c: c, at: t}
 		}
 	}
-	for _, cc := range p.Containers() {
-		if cc.Running() {
-			if t, ok := cc.Current.Next(); ok {
-				consider(cc, t)
+	all := p.Containers()
+	for _, c := range all {
+		if c.Running() {
+			if t, ok := c.Current.Next(); ok {
+				consider(eventInstance, c, t)
 			}
 		}
 	}
-	for _, cc := range p.Containers() {
-		if cc.pending {
-			consider(cc, cc.startAt)
+	for _, c := range all {
+		if c.Running() && c.Current.postStartFail {
+			consider(eventPostStart, c, c.Current.postStartEnd)
 		}
 	}
-	return c, at
+	for i, c := range p.Init {
+		if c.Running() && c.Current.turn != nil {
+			consider(eventTurn, c, p.turnAt(i))
+		}
+	}
+	for _, c := range all {
+		if c.Running() {
+			if t, ok := c.Current.Prober.Next(); ok {
+				consider(eventProbe, c, t)
+			}
+		}
+	}
+	for _, c := range all {
+		if c.pending {
+			consider(eventStart, c, maxTime(c.startAt, p.busyUntil))
+		}
+	}
+	return e
 }
 
 // Advance carries out every event of the pod due by now, in order, each at
 // its own instant, and the starts each makes necessary (Reconcile).
 func (p *Pod) Advance(now time.Time) {
 	for {
-		c, at := p.due()
-		if c == nil || at.After(now) {
+		e := p.due()
+		if e.c == nil || e.at.After(now) {
 			return
 		}
-		if c.Running() {
-			c.Current.Advance(at)
-		} else {
-			p.start(c, at)
+		switch e.kind {
+		case eventInstance:
+			e.c.Current.Advance(e.at)
+		case eventPostStart:
+			p.postStartFailed(e.c, e.at)
+		case eventTurn:
+			p.takeTurn(e.c, e.at)
+		case eventProbe:
+			p.runProbe(e.c, e.at)
+		case eventStart:
+			p.start(e.c, e.at)
 		}
-		p.Reconcile(at)
+		p.Reconcile(e.at)
 	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // start attempts the start of c at t: a new run, or a failure tried again
@@ -293,6 +416,8 @@ func (p *Pod) start(c *PodContainer, t time.Time) {
 		c.Previous = c.Current
 	}
 	c.Current = r
+	r.Prober = p.newProber(c, r) // pod_probes.go
+	p.postStart(c, t)            // pod_hooks.go
 }
 
 // nextBackOff moves the back-off of c on for an event at t and returns the
@@ -310,14 +435,28 @@ func (c *PodContainer) nextBackOff(t time.Time, b BackOff) time.Duration {
 
 // Reconcile plans the starts the pod needs at now: the first init
 // container that has not completed; once all have, every app container;
-// restarts as the restart policy says, after a back-off. A stopped pod
-// starts nothing. Advance reconciles after each event; a caller reconciles
-// after it made or resumed the pod.
+// restarts as the restart policy says, after a back-off. A sidecar is
+// started in its turn among the init containers, and the next container
+// once it runs (pod_sidecars.go); once the app containers are done for
+// good, the sidecars are stopped. A stopped pod starts nothing. Advance
+// reconciles after each event; a caller reconciles after it made or
+// resumed the pod.
 func (p *Pod) Reconcile(now time.Time) {
 	if p.Stopped {
 		return
 	}
-	for _, c := range p.Init {
+	done := p.appsDone()
+	for i, c := range p.Init {
+		if c.Restartable {
+			if done {
+				continue // the pod is done: not started again
+			}
+			p.ensureStart(c, now)
+			if !p.sidecarLetsNextStart(i) {
+				return
+			}
+			continue
+		}
 		if c.Current != nil && c.Current.State() == InstanceExited && c.Current.ExitCode() == 0 {
 			continue
 		}
@@ -326,6 +465,9 @@ func (p *Pod) Reconcile(now time.Time) {
 	}
 	for _, c := range p.App {
 		p.ensureStart(c, now)
+	}
+	if done {
+		p.stopSidecars(now, p.GracePeriod, false)
 	}
 }
 
@@ -353,15 +495,22 @@ func (p *Pod) ensureStart(c *PodContainer, now time.Time) {
 		Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", d, c.Name, p.Name, p.Namespace, p.UID),
 		Since:   now, Until: c.startAt,
 	}
+	if r := c.Current; r.HookError != nil {
+		// Killed for its postStart hook: the start failed with it.
+		c.Waiting.Err, c.Waiting.Message = r.HookError, r.HookMessage
+	}
 }
 
 // restarts reports whether the restart policy restarts c, which has exited:
-// an init container only when it failed, unless the policy is Never; an app
-// container always under Always (or no policy), on failure under OnFailure,
-// never under Never.
+// a sidecar always; an init container only when it failed, unless the
+// policy is Never; an app container always under Always (or no policy), on
+// failure under OnFailure, never under Never.
 func (p *Pod) restarts(c *PodContainer) bool {
 	failed := c.Current.ExitCode() != 0
-	if c.IsInit {
+	switch {
+	case c.Restartable:
+		return true
+	case c.IsInit:
 		return failed && p.RestartPolicy != v1.RestartPolicyNever
 	}
 	switch p.RestartPolicy {
