@@ -123,8 +123,14 @@
 // results come from a ProbeFunc the caller supplies (ExecProbes for exec
 // probes against the instance's files); Pod, a pod's containers in start
 // order with restarts, back-off and stops, as a node agent runs them on
-// its own. The fake provider and the example backends are built on them;
-// ExamplePod shows a service simulator of a few lines.
+// its own, with what the pod spec asks of the agent: the probes of each
+// run (Started and Ready; a liveness or startup failure kills the run),
+// the postStart and preStop hooks (exec, HTTP and sleep actions, their
+// writes in the run's files) and restartable init containers (sidecars),
+// each as the kubelet's runtime manager and prober run them. The fake
+// provider and the example backends are built on them; ExamplePod shows a
+// service simulator of a few lines, ExamplePod_readinessAndSidecar the
+// same with a readiness probe and a sidecar.
 //
 // # What PID 1 does
 //

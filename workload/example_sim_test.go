@@ -123,3 +123,56 @@ func ExampleNewProber() {
 	// 0s: readiness probe succeeds: false; ready: false
 	// 2s: readiness probe succeeds: true; ready: true
 }
+
+// Ready reports, per container, whether it runs and is ready, as a
+// service reports it to the node agent in front of it.
+func (s *remoteService) Ready(name string) string {
+	p := s.pods[name]
+	p.Advance(s.clock.Now())
+	var out []string
+	for _, c := range p.Containers() {
+		out = append(out, fmt.Sprintf("%s running=%v ready=%v", c.Name, c.Running(), c.Ready()))
+	}
+	return strings.Join(out, ", ")
+}
+
+// The same service simulator runs what the pod spec asks of a node agent
+// too: the sidecar (an init container with restartPolicy Always) starts
+// first, the app container once it runs; the app container is Ready once
+// its readiness probe finds the file it writes after 2s; on Stop the
+// sidecar gets SIGTERM only once the app container, whose shutdown takes
+// 2s, has exited.
+func ExamplePod_readinessAndSidecar() {
+	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	fc := clocktesting.NewFakeClock(start)
+	svc := &remoteService{clock: fc, pods: map[string]*workload.Pod{}}
+	always := v1.ContainerRestartPolicyAlways
+	proxy := v1.Container{Name: "proxy", Image: "busybox", RestartPolicy: &always,
+		Command: []string{"sh", "-c", "trap 'exit 143' TERM; sleep infinity & wait"}}
+	app := v1.Container{Name: "app", Image: "busybox",
+		Command: []string{"sh", "-c", "trap 'sleep 2; exit 0' TERM; sleep 2; echo ok > /tmp/ready; sleep infinity & wait"},
+		ReadinessProbe: &v1.Probe{
+			ProbeHandler:  v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"cat", "/tmp/ready"}}},
+			PeriodSeconds: 1,
+		}}
+	pod := &v1.Pod{}
+	pod.Name, pod.Namespace, pod.UID = "web", "default", "uid-2"
+	pod.Spec.InitContainers = []v1.Container{proxy}
+	pod.Spec.Containers = []v1.Container{app}
+	svc.Submit(pod)
+
+	for _, d := range []time.Duration{time.Second, 3 * time.Second} {
+		fc.SetTime(start.Add(d))
+		fmt.Printf("%s: %s\n", d, svc.Ready("web"))
+	}
+	svc.Stop("web", 10*time.Second)
+	for _, d := range []time.Duration{4 * time.Second, 5 * time.Second} {
+		fc.SetTime(start.Add(d))
+		fmt.Printf("%s: %s\n", d, svc.Report("web", start))
+	}
+	// Output:
+	// 1s: proxy running=true ready=true, app running=true ready=false
+	// 3s: proxy running=true ready=true, app running=true ready=true
+	// 4s: proxy: running since 0s; app: running since 0s
+	// 5s: proxy: exited 143 at 5s; app: exited 0 at 5s
+}
