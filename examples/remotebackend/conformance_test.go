@@ -30,14 +30,21 @@ func TestConformance(t *testing.T) {
 			conformance.CapStartFailures,
 			conformance.CapOrphanCleanup,
 			// A cloud service runs the container with its environment,
-			// expanded as the kubelet would. It has no local images (so
-			// no imagePullPolicy Never) and reports no termination
-			// messages.
+			// expanded as the kubelet would.
 			conformance.CapEnvExpansion,
-			// Not CapSidecars: the simulated service runs every init
-			// container to completion (no restartable init containers).
-			// Not lifecycle-hooks: the Service's API has no exec, so its
-			// containers cannot run postStart or preStop hooks.
+			// What the Service runs of the pod spec itself, with
+			// workload.Pod: probes (Started and Ready in RefreshPodStatus),
+			// postStart and preStop hooks, restartable init containers.
+			conformance.CapProbes,
+			conformance.CapSidecars,
+			conformance.CapLifecycleHooks,
+			// Not CapTerminationMessage: the Service reports no
+			// termination messages (a remote service reports the exit
+			// of a run, not a file in its container), so the hook specs
+			// that read what a hook wrote there (KRI-POD-062, 064) are
+			// skipped; 063 and 065 run.
+			// Not CapImagePullPolicy: it has no local images, so no
+			// imagePullPolicy Never.
 			// Not CapResize: the simulated service cannot change the
 			// resources of a running container.
 		},

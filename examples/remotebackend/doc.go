@@ -3,7 +3,7 @@
 // worked example of the freedoms the kri contract leaves a remote provider,
 // and it passes the conformance suite with every capability of the KRI
 // call contract declared and, of what the pod spec asks, env-expansion,
-// with no expected failures.
+// probes, sidecars and lifecycle-hooks, with no expected failures.
 //
 // # What a remote backend is
 //
@@ -26,7 +26,28 @@
 // how long a container runs, its exit code, whether it ignores SIGTERM,
 // whether its executable or image is missing), init containers one at a
 // time in order, each to exit code 0 before the next and before the app
-// containers. It reports, per container (ContainerView):
+// containers. What the pod spec asks of whoever runs the containers it does
+// itself, as the kubelet does, with workload.Pod:
+//
+//   - probes: exec probes against the container's files (what its command
+//     and its hooks wrote), HTTP and TCP probes answered by the server its
+//     command starts (httpd -f -p PORT -h DIR), gRPC probes taken to
+//     succeed; readiness and startup results are its Started and Ready, a
+//     failed liveness or startup probe kills the run (with the probe's
+//     terminationGracePeriodSeconds, else the pod's) and it restarts as
+//     the policy says;
+//   - lifecycle hooks: postStart (exec, httpGet, sleep) once the container
+//     has started, no other container starting before it ends; a failed one
+//     kills the run, which waits in PostStartHookError before it restarts as
+//     the policy says; preStop before SIGTERM, its time taken from the grace
+//     period;
+//   - restartable init containers (sidecars): started in order among the
+//     init containers, the next once the sidecar runs (and, with a startup
+//     probe, has started, the first time), restarted whatever the pod's
+//     policy, stopped once the app containers are done for good, and on
+//     Stop after the app containers, the last first.
+//
+// It reports, per container (ContainerView):
 //
 //   - the current run: ID, state (Running or Exited), start and finish
 //     times, exit code and reason ("Completed" for 0, "Error" otherwise);
@@ -36,7 +57,9 @@
 //   - why it waits, while the Service means to start it and has not:
 //     CrashLoopBackOff, or the failure of the latest start (a missing
 //     executable, RunContainerError; an image that cannot be pulled,
-//     ErrImagePull; an invalid image reference, InvalidImageName);
+//     ErrImagePull; an invalid image reference, InvalidImageName; a failed
+//     postStart hook, PostStartHookError);
+//   - whether it has started and is ready, from its probes;
 //   - its image, normalised as containerd and CRI-O normalise it
 //     (docker.io/library/busybox:1.36 for busybox:1.36).
 //
@@ -50,9 +73,12 @@
 // exit at once and the Service waits Initial for it too, so that every
 // exited run can be seen. A start that fails creates no run and counts no
 // restart; the Service retries it after the same back-off, whatever the
-// restart policy, as the kubelet keeps trying to pull an image. Stop sends
-// SIGTERM: a container that exits on it does so at once (143), one that
-// ignores it is killed when the grace period is over (137). A resubmission
+// restart policy, as the kubelet keeps trying to pull an image. Stop runs
+// the preStop hooks, then sends SIGTERM (to the sidecars once the app
+// containers have exited): a container exits as its handler says (at once
+// with 143 without one), one that ignores it, or whose handler takes longer
+// than what is left of the grace period, is killed when it is over (137).
+// A resubmission
 // may change only images, as the API server allows: a running container
 // whose image changed is stopped and started again with the new one, and
 // one waiting to be retried is retried at once.
@@ -71,17 +97,20 @@
 //   - SyncPod submits the pod (Apply; idempotent) and reports to the
 //     ReasonCache the outcome of the latest start of each container the
 //     Service has tried: success, clearing an earlier failure; the start
-//     failure, with pkgcontainer.ErrRunContainer or workload.ErrImagePull,
-//     and an error naming the container; or pkgcontainer.ErrCrashLoopBackOff
-//     while the Service backs off, which is no error (kuscia's CRIProvider
-//     turns back-off-only failures into nil the same way). It does not read
+//     failure, with pkgcontainer.ErrRunContainer, workload.ErrImagePull or
+//     workload.ErrPostStartHook, and an error naming the container (for a
+//     failed postStart hook while the Service waits to restart it); or
+//     pkgcontainer.ErrCrashLoopBackOff while the Service backs off, which is
+//     no error (kuscia's CRIProvider turns back-off-only failures into nil
+//     the same way). It does not read
 //     podStatus: the Service knows what runs.
 //   - GetPodStatus reports one instance per container that has run, the
 //     current run, with the Service's restart count and image, CreatedAt =
 //     StartedAt; no sandboxes, no ActiveContainerStatuses.
 //   - RefreshPodStatus replaces the container statuses of the status the
 //     agent built with the Service's (state, last termination, restart
-//     count, ContainerID, image), as kuscia's K8sProvider copies the
+//     count, ContainerID, image, Started and Ready from the probes), as
+//     kuscia's K8sProvider copies the
 //     container statuses of its backend pod. A container waiting in
 //     back-off is Waiting CrashLoopBackOff with the exited run as its last
 //     termination, as the kubelet shows it (kubelet_pods.go,
@@ -122,10 +151,17 @@
 //
 // # What it does not do
 //
-// No pod IPs, volumes, probes, logs, resource limits or node provider; no
-// sidecars (init containers with their own restart policy) or container
-// restart rules, which Apply rejects; no network latency or backend
-// outages. The Service keeps everything in memory.
+// No pod IPs, volumes, logs, resource limits or node provider; no
+// container restart rules (a restart policy on an app container, or one
+// other than Always on an init container), which Apply rejects; no network
+// latency or backend outages. It reports no termination messages (a remote
+// service reports how a run exited, not a file in its container), so the
+// capability termination-message stays undeclared, and with it the hook
+// specs that read what a hook wrote there (KRI-POD-062, 064); it has no
+// local images, so image-pull-policy stays undeclared too. The kubelet
+// gives a container at least 2s after its preStop hook
+// (minimumGracePeriodInSeconds); the Service gives what is left of the
+// grace period. The Service keeps everything in memory.
 //
 // # Using it
 //

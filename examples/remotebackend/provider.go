@@ -85,10 +85,13 @@ func (p *Provider) Stop() {
 // reports to reasonCache the outcome of the latest start of every container
 // the Service has tried to start: a success, clearing an earlier failure; a
 // failed start (pkgcontainer.ErrRunContainer for a missing executable,
-// workload.ErrImagePull for an image that cannot be pulled); or
-// pkgcontainer.ErrCrashLoopBackOff while the Service waits to restart the
-// container. It returns an error naming every container whose latest start
-// failed; waiting out a back-off is not an error (as kuscia's CRIProvider
+// workload.ErrImagePull for an image that cannot be pulled,
+// workload.ErrPostStartHook for a run killed because its postStart hook
+// failed); or pkgcontainer.ErrCrashLoopBackOff while the Service waits to
+// restart the container. It returns an error naming every container that
+// waits after a failed start (a run killed for its postStart hook and not
+// started again, under restart policy Never, is reported to the cache but
+// not as an error); waiting out a back-off is not an error (as kuscia's CRIProvider
 // turns back-off-only failures into nil).
 //
 // podStatus is not needed: the Service knows what runs. The Service starts
@@ -116,6 +119,11 @@ func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, _ *pkgcontainer.Pod
 			}
 		case c.Current == nil:
 			continue // not tried yet (behind an init container) or stopped before
+		case c.Current.HookFailure != "":
+			// Killed for its postStart hook and not started again: the
+			// start failed, as the kubelet's runtime reports it, but
+			// that is no news to return as an error.
+			r.Fail(workload.ErrPostStartHook, c.Current.HookFailure)
 		}
 		result.AddSyncResult(r)
 	}
@@ -137,6 +145,8 @@ func waitingError(reason string) error {
 		return workload.ErrImagePull
 	case ReasonInvalidImageName:
 		return errInvalidImageName
+	case ReasonPostStartHookError:
+		return workload.ErrPostStartHook
 	}
 	return errors.New(reason)
 }

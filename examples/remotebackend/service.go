@@ -48,6 +48,10 @@ const (
 	// ReasonInvalidImageName: the image is not a valid reference; the
 	// Service tries again after a back-off (the pod's image may change).
 	ReasonInvalidImageName = "InvalidImageName"
+	// ReasonPostStartHookError: the container's postStart hook failed, the
+	// Service killed the run and restarts it once its back-off is over
+	// (workload.ErrPostStartHook).
+	ReasonPostStartHookError = "PostStartHookError"
 )
 
 // BackOff is the crash-loop back-off of a Service: the first restart of a
@@ -79,7 +83,11 @@ type ServiceOptions struct {
 // submissions, runs their containers by the workload vocabulary (package
 // workload), restarts them itself as their pod's restart policy says, with a
 // crash-loop back-off, and reports per container only its current run, its
-// last termination and a restart count.
+// last termination and a restart count. It runs what the pod spec asks of
+// whoever runs the containers, as the kubelet does (workload.Pod): probes
+// (reported as Started and Ready; a failed liveness or startup probe kills
+// the run, which restarts as the policy says), postStart and preStop hooks
+// and restartable init containers (sidecars).
 //
 // A Service runs on its Clock and is evaluated lazily: whatever a container
 // does (exit, get killed, be restarted) happens at the exact instant its
@@ -160,6 +168,11 @@ type ContainerView struct {
 	// Waiting says why the container is not running although the Service
 	// means to start it, nil otherwise.
 	Waiting *Waiting
+	// Started is true while the current run runs and its startup probe,
+	// if it has one, has succeeded. Ready is true while it runs, has
+	// started and its readiness probe, if any, succeeds; for an init
+	// container that is not a sidecar, once it has exited 0.
+	Started, Ready bool
 }
 
 // RunState is the state of a Run.
@@ -184,6 +197,9 @@ type Run struct {
 	FinishedAt time.Time
 	ExitCode   int
 	Reason     string
+	// HookFailure says how the run's postStart hook failed when the
+	// Service killed the run for it, "" otherwise.
+	HookFailure string
 }
 
 // Termination is how a run ended.
@@ -218,10 +234,11 @@ var ErrInvalidPod = errors.New("invalid pod")
 //
 // Apply returns the pod's view once the starts it triggered have been
 // attempted. A nil pod, one without UID, a container without name, two
-// containers of the same name and a container with a restart policy of its
-// own (a sidecar, restart rules), which the Service does not support, are
-// rejected with an error wrapping ErrInvalidPod, and nothing changes. A
-// done ctx returns its error.
+// containers of the same name, an app container with a restart policy of
+// its own and an init container with one other than Always (container
+// restart rules, which the Service does not support) are rejected with an
+// error wrapping ErrInvalidPod, and nothing changes; an init container with
+// restartPolicy Always is a sidecar. A done ctx returns its error.
 func (s *Service) Apply(ctx context.Context, pod *v1.Pod) (PodView, error) {
 	if err := ctx.Err(); err != nil {
 		return PodView{}, err
@@ -282,10 +299,13 @@ func (s *Service) List(ctx context.Context) ([]PodView, error) {
 }
 
 // Stop stops the pod with the given UID: nothing of it starts or restarts
-// any more, and each running container gets SIGTERM. A container that exits
-// on SIGTERM does so at once (exit code 143); one that ignores it runs until
-// it exits on its own or the grace period is over, when it is killed (exit
-// code 137). grace nil means the pod's own (PodView.GracePeriod); a negative
+// any more, and each running container runs its preStop hook, then gets
+// SIGTERM with what is left of the grace period; sidecars get it once the
+// app containers and the later sidecars have exited, within the grace
+// period. A container exits on SIGTERM as its handler says (at once, with
+// 143 when it has none: workload.Behaviour.Shutdown, as a host process);
+// one that ignores it, or whose handler outlasts the grace period, is
+// killed when the grace period is over (exit code 137). grace nil means the pod's own (PodView.GracePeriod); a negative
 // one counts as 0. A second Stop never lengthens the grace period.
 //
 // Stop returns nil once no container of the pod runs, and at once for a pod
@@ -304,7 +324,7 @@ func (s *Service) Stop(ctx context.Context, uid types.UID, grace *time.Duration)
 	}
 	now := s.clock.Now()
 	p.Advance(now)
-	g := p.grace
+	g := p.GracePeriod
 	if grace != nil {
 		g = max(*grace, 0)
 	}
@@ -327,16 +347,18 @@ func (s *Service) Stop(ctx context.Context, uid types.UID, grace *time.Duration)
 			return fmt.Errorf("remotebackend: pod %s/%s was submitted again while it was being stopped", p.Namespace, p.Name)
 		}
 		p.Advance(now)
-		due, running := p.nextExit()
+		running := p.AnyRunning()
+		due, _ := p.Next()
 		changed := s.changed
 		s.mu.Unlock()
 		if !running {
 			return nil
 		}
-		// Every running container has a deadline once the pod is
-		// stopped; a later Stop, an update or a Delete may bring it
-		// forward.
-		t := s.clock.NewTimer(due.Sub(now))
+		// Every running container has a deadline once the pod is stopped
+		// (its end, or a sidecar's turn), which is the pod's next event or
+		// comes after it (a probe, the end of a preStop hook); a later
+		// Stop, an update or a Delete may bring it forward.
+		t := s.clock.NewTimer(max(due.Sub(now), 0))
 		select {
 		case <-ctx.Done():
 			t.Stop()

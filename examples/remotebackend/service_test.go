@@ -459,11 +459,14 @@ func TestApplyRejects(t *testing.T) {
 	dup := newPod(v1.RestartPolicyAlways, ctr("app"))
 	dup.Spec.InitContainers = []v1.Container{ctr("app")}
 	noName := newPod(v1.RestartPolicyAlways, ctr(""))
-	sidecar := newPod(v1.RestartPolicyAlways, ctr("app"))
-	always := v1.ContainerRestartPolicyAlways
-	sidecar.Spec.InitContainers = []v1.Container{ctr("proxy")}
-	sidecar.Spec.InitContainers[0].RestartPolicy = &always
-	for what, pod := range map[string]*v1.Pod{"a nil pod": nil, "a pod without UID": noUID, "duplicate names": dup, "a container without name": noName, "a sidecar": sidecar} {
+	onFailure := v1.ContainerRestartPolicyOnFailure
+	rules := newPod(v1.RestartPolicyAlways, ctr("app"))
+	rules.Spec.Containers[0].RestartPolicy = &onFailure
+	initRules := newPod(v1.RestartPolicyAlways, ctr("app"))
+	initRules.Spec.InitContainers = []v1.Container{ctr("setup")}
+	initRules.Spec.InitContainers[0].RestartPolicy = &onFailure
+	for what, pod := range map[string]*v1.Pod{"a nil pod": nil, "a pod without UID": noUID, "duplicate names": dup, "a container without name": noName,
+		"an app container with a restart policy": rules, "an init container with restart policy OnFailure": initRules} {
 		if _, err := svc.Apply(context.Background(), pod); !errors.Is(err, remotebackend.ErrInvalidPod) {
 			t.Errorf("Apply of %s returned %v, want ErrInvalidPod", what, err)
 		}

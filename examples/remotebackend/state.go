@@ -11,12 +11,13 @@ import (
 )
 
 // podState is the Service's record of one pod: its containers run by
-// workload.Pod (start order, restarts with back-off, stops with grace).
-// Every field is guarded by Service.mu.
+// workload.Pod (start order, restarts with back-off, stops with grace,
+// probes, lifecycle hooks, sidecars). Its GracePeriod is the pod's
+// TerminationGracePeriodSeconds as submitted. Every field is guarded by
+// Service.mu.
 type podState struct {
 	*workload.Pod
 	submittedAt time.Time
-	grace       time.Duration
 	// generation grows whenever a stopped pod is submitted again, so that
 	// Stop notices that it was resumed while it waited.
 	generation int
@@ -34,26 +35,32 @@ func validatePod(pod *v1.Pod) error {
 		if c.Name == "" {
 			return fmt.Errorf("remotebackend: %w: pod %s/%s has a container without name", ErrInvalidPod, pod.Namespace, pod.Name)
 		}
-		if c.RestartPolicy != nil {
-			return fmt.Errorf("remotebackend: %w: pod %s/%s: container %q has its own restart policy (a sidecar or restart rules), which the Service does not support", ErrInvalidPod, pod.Namespace, pod.Name, c.Name)
-		}
 		if seen[c.Name] {
 			return fmt.Errorf("remotebackend: %w: pod %s/%s has two containers named %q", ErrInvalidPod, pod.Namespace, pod.Name, c.Name)
 		}
 		seen[c.Name] = true
 	}
+	for _, c := range pod.Spec.Containers {
+		if c.RestartPolicy != nil {
+			return fmt.Errorf("remotebackend: %w: pod %s/%s: app container %q has a restart policy of its own (container restart rules), which the Service does not support", ErrInvalidPod, pod.Namespace, pod.Name, c.Name)
+		}
+	}
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy != v1.ContainerRestartPolicyAlways {
+			return fmt.Errorf("remotebackend: %w: pod %s/%s: init container %q has restart policy %q; the Service supports only Always (a sidecar)", ErrInvalidPod, pod.Namespace, pod.Name, c.Name, *c.RestartPolicy)
+		}
+	}
 	return nil
 }
 
 func newPodState(pod *v1.Pod, now time.Time, b BackOff) *podState {
-	p := &podState{Pod: workload.NewPod(pod), submittedAt: now, grace: DefaultGracePeriod}
-	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
-		p.grace = time.Duration(max(*g, 0)) * time.Second
-	}
+	// workload.NewPod takes the grace period from the spec, the API
+	// server's default (DefaultGracePeriod) when it has none.
+	p := &podState{Pod: workload.NewPod(pod), submittedAt: now}
 	p.BackOff = workload.BackOff(b)
 	p.CheckStart = startError
-	// A container exits 143 on SIGTERM unless it ignores it (see Stop).
-	p.Shutdown = workload.SimpleShutdown
+	// SIGTERM does what the command's handler says (Pod.Shutdown nil:
+	// Behaviour.Shutdown as a host process; see Stop).
 	return p
 }
 
@@ -81,7 +88,7 @@ func (p *podState) update(pod *v1.Pod, now time.Time) error {
 		p.generation++
 	}
 	for _, spec := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
-		p.SetImage(p.Container(spec.Name), spec.Image, now, p.grace)
+		p.SetImage(p.Container(spec.Name), spec.Image, now, p.GracePeriod)
 	}
 	return nil
 }
@@ -102,26 +109,11 @@ func sameNames(have []*workload.PodContainer, want []v1.Container) bool {
 	return true
 }
 
-// nextExit reports whether a container of the pod runs, and the earliest
-// instant one of them exits or is killed (zero when none will).
-func (p *podState) nextExit() (at time.Time, running bool) {
-	for _, c := range p.Containers() {
-		if !c.Running() {
-			continue
-		}
-		running = true
-		if t, ok := c.Current.Next(); ok && (at.IsZero() || t.Before(at)) {
-			at = t
-		}
-	}
-	return at, running
-}
-
 // view returns a copy of what the Service reports of p.
 func (p *podState) view() PodView {
 	v := PodView{
 		UID: p.UID, Namespace: p.Namespace, Name: p.Name,
-		SubmittedAt: p.submittedAt, GracePeriod: p.grace, Stopped: p.Stopped,
+		SubmittedAt: p.submittedAt, GracePeriod: p.GracePeriod, Stopped: p.Stopped,
 	}
 	for _, c := range p.Init {
 		v.InitContainers = append(v.InitContainers, containerView(c))
@@ -133,7 +125,7 @@ func (p *podState) view() PodView {
 }
 
 func containerView(c *workload.PodContainer) ContainerView {
-	v := ContainerView{Name: c.Name, Image: c.Image}
+	v := ContainerView{Name: c.Name, Image: c.Image, Started: c.Started(), Ready: c.Ready()}
 	if image, err := normalizeImage(c.Image); err == nil {
 		v.Image = image
 	}
@@ -160,7 +152,7 @@ func containerView(c *workload.PodContainer) ContainerView {
 
 // runOf is what the Service reports of run r, but its image.
 func runOf(r *workload.Run) Run {
-	run := Run{ID: r.ID, State: RunRunning, StartedAt: r.StartedAt()}
+	run := Run{ID: r.ID, State: RunRunning, StartedAt: r.StartedAt(), HookFailure: r.HookMessage}
 	if !r.Running() {
 		run.State, run.FinishedAt, run.ExitCode, run.Reason = RunExited, r.FinishedAt(), r.ExitCode(), workload.ExitReason(r.ExitCode())
 	}

@@ -108,9 +108,12 @@ func (p *Provider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, 
 // and RestartCount, ContainerID and Image from the Service. While the
 // Service waits to restart an exited container, that exited run is the
 // last termination, as the kubelet shows a container in back-off
-// (kubelet_pods.go, convertToAPIContainerStatuses). Started and Ready follow
-// the new state as the kubelet's prober sets them for containers without
-// probes. Every other field of the handed statuses is kept, and so is the
+// (kubelet_pods.go, convertToAPIContainerStatuses). Started and Ready are
+// the Service's (ContainerView), set from the container's probes as the
+// kubelet's prober manager sets them (UpdatePodStatus): a running container
+// is Started once its startup probe has succeeded and Ready while its
+// readiness probe succeeds (without probes, both while it runs); a
+// completed init container that is not a sidecar is Ready. Every other field of the handed statuses is kept, and so is the
 // status of a container the Service has not tried to start yet.
 //
 // The statuses come out in spec order, init containers in
@@ -129,13 +132,13 @@ func (p *Provider) RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus) {
 	if len(pod.Spec.InitContainers) > 0 {
 		defaultReason = reasonPodInitializing
 	}
-	podStatus.InitContainerStatuses = refreshList(pod.Spec.InitContainers, podStatus.InitContainerStatuses, view.InitContainers, true, defaultReason)
-	podStatus.ContainerStatuses = refreshList(pod.Spec.Containers, podStatus.ContainerStatuses, view.Containers, false, defaultReason)
+	podStatus.InitContainerStatuses = refreshList(pod.Spec.InitContainers, podStatus.InitContainerStatuses, view.InitContainers, defaultReason)
+	podStatus.ContainerStatuses = refreshList(pod.Spec.Containers, podStatus.ContainerStatuses, view.Containers, defaultReason)
 }
 
 // refreshList builds the statuses of specs from the handed ones and the
 // Service's views.
-func refreshList(specs []v1.Container, handed []v1.ContainerStatus, views []ContainerView, isInit bool, defaultReason string) []v1.ContainerStatus {
+func refreshList(specs []v1.Container, handed []v1.ContainerStatus, views []ContainerView, defaultReason string) []v1.ContainerStatus {
 	if len(specs) == 0 {
 		return nil
 	}
@@ -148,7 +151,7 @@ func refreshList(specs []v1.Container, handed []v1.ContainerStatus, views []Cont
 			st = v1.ContainerStatus{Name: spec.Name, Image: spec.Image, State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: defaultReason}}}
 		}
 		if i := slices.IndexFunc(views, func(v ContainerView) bool { return v.Name == spec.Name }); i >= 0 {
-			applyView(&st, &views[i], isInit)
+			applyView(&st, &views[i])
 		}
 		out = append(out, st)
 	}
@@ -156,7 +159,7 @@ func refreshList(specs []v1.Container, handed []v1.ContainerStatus, views []Cont
 }
 
 // applyView replaces what the Service knows of st with its view c.
-func applyView(st *v1.ContainerStatus, c *ContainerView, isInit bool) {
+func applyView(st *v1.ContainerStatus, c *ContainerView) {
 	if c.Current == nil && c.Waiting == nil {
 		return // never tried: the agent's Waiting state stands
 	}
@@ -188,12 +191,9 @@ func applyView(st *v1.ContainerStatus, c *ContainerView, isInit bool) {
 	if w := c.Waiting; w != nil {
 		st.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}}
 	}
-	running := st.State.Running != nil
-	st.Started = &running
-	st.Ready = running
-	if isInit {
-		st.Ready = st.State.Terminated != nil && st.State.Terminated.ExitCode == 0
-	}
+	started := c.Started
+	st.Started = &started
+	st.Ready = c.Ready
 }
 
 func terminated(t *Termination) *v1.ContainerStateTerminated {
