@@ -3,7 +3,8 @@
 // worked example of the freedoms the kri contract leaves a remote provider,
 // and it passes the conformance suite with every capability of the KRI
 // call contract declared and, of what the pod spec asks, env-expansion,
-// probes, sidecars and lifecycle-hooks, with no expected failures.
+// probes, network-probes, sidecars and lifecycle-hooks, with no expected
+// failures.
 //
 // # What a remote backend is
 //
@@ -157,7 +158,7 @@
 // latency or backend outages. It reports no termination messages (a remote
 // service reports how a run exited, not a file in its container), so the
 // capability termination-message stays undeclared, and with it the hook
-// specs that read what a hook wrote there (KRI-POD-062, 064); it has no
+// specs that read what a hook wrote there (KRI-POD-062, 064, 090); it has no
 // local images, so image-pull-policy stays undeclared too. The kubelet
 // gives a container at least 2s after its preStop hook
 // (minimumGracePeriodInSeconds); the Service gives what is left of the
