@@ -65,6 +65,16 @@ func describe(p *workload.Pod) string {
 	return strings.Join(out, "; ")
 }
 
+// expectAt advances p to at seconds and fails unless describe(p) is want;
+// why says what the expectation rests on.
+func expectAt(t *testing.T, p *workload.Pod, at float64, want, why string) {
+	t.Helper()
+	p.Advance(sec(at))
+	if got := describe(p); got != want {
+		t.Errorf("at %vs (%s):\n got %s\nwant %s", at, why, got, want)
+	}
+}
+
 // A readiness probe decides Ready, a startup probe Started (and holds the
 // others off); the probe times are events of the pod's schedule.
 func TestPodReadinessAndStartupProbes(t *testing.T) {

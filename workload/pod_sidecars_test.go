@@ -19,12 +19,9 @@ func TestPodSidecarStartOrder(t *testing.T) {
 	logger := sidecarOf(shc("logger", "sleep infinity"))
 	app := shc("app", "sleep infinity")
 	p := newSimPod(v1.RestartPolicyAlways, []v1.Container{proxy, setup, logger}, []v1.Container{app})
-	p.Advance(sec(10))
-	want := "proxy: run 0 running since 0s started=true ready=true; setup: run 0 exited 0 at 3s started=false ready=true; " +
-		"logger: run 0 running since 3s started=true ready=true; app: run 0 running since 3s started=true ready=true"
-	if got := describe(p); got != want {
-		t.Errorf("at 10s:\n got %s\nwant %s (setup after proxy's startup probe succeeded at 2s)", got, want)
-	}
+	expectAt(t, p, 10, "proxy: run 0 running since 0s started=true ready=true; setup: run 0 exited 0 at 3s started=false ready=true; "+
+		"logger: run 0 running since 3s started=true ready=true; app: run 0 running since 3s started=true ready=true",
+		"setup after proxy's startup probe succeeded at 2s")
 }
 
 // A sidecar that exits is started again whatever the pod's policy, and its
@@ -35,13 +32,8 @@ func TestPodSidecarRestart(t *testing.T) {
 	helper.StartupProbe = execProbe("true", 0, 1, 1, 1)
 	app := shc("app", "sleep infinity")
 	p := newSimPod(v1.RestartPolicyNever, []v1.Container{helper}, []v1.Container{app})
-	p.Advance(sec(3.5))
-	// helper: 0s to 2s, back-off 1s, again from 3s (its startup probe at
-	// 3s has run: started again).
-	want := "helper: run 1 running since 3s started=true ready=true; app: run 0 running since 0s started=true ready=true"
-	if got := describe(p); got != want {
-		t.Errorf("at 3.5s:\n got %s\nwant %s", got, want)
-	}
+	expectAt(t, p, 3.5, "helper: run 1 running since 3s started=true ready=true; app: run 0 running since 0s started=true ready=true",
+		"helper ran from 0s to 2s, again after its 1s back-off; its startup probe ran at 3s")
 	if prev := p.Container("helper").Previous; prev == nil || prev.ExitCode() != 1 {
 		t.Errorf("helper's previous run %+v, want one that exited 1", prev)
 	}
@@ -57,14 +49,9 @@ func TestPodSidecarStartupGateFirstTimeOnly(t *testing.T) {
 	b := sidecarOf(shc("b", "sleep 3.5; exit 2"))
 	app := shc("app", "sleep infinity")
 	p := newSimPod(v1.RestartPolicyAlways, []v1.Container{a, b}, []v1.Container{app})
-	// a: 0s to 4s, started at 1s; again from 5s, started at 6s. b: from
-	// 1s to 4.5s, again after its 1s back-off.
-	p.Advance(sec(5.75))
-	want := "a: run 1 running since 5s started=false ready=false; b: run 1 running since 5.5s started=true ready=true; " +
-		"app: run 0 running since 1s started=true ready=true"
-	if got := describe(p); got != want {
-		t.Errorf("at 5.75s:\n got %s\nwant %s", got, want)
-	}
+	expectAt(t, p, 5.75, "a: run 1 running since 5s started=false ready=false; b: run 1 running since 5.5s started=true ready=true; "+
+		"app: run 0 running since 1s started=true ready=true",
+		"a ran from 0s to 4s, started at 1s, again from 5s; b from 1s to 4.5s, again after its 1s back-off")
 }
 
 // Once the app containers are done for good the sidecars are stopped, the
@@ -75,14 +62,9 @@ func TestPodSidecarsStopWhenAppsDone(t *testing.T) {
 	second.Lifecycle = &v1.Lifecycle{PreStop: execHook("sleep 1")}
 	app := shc("app", "sleep 2")
 	p := newSimPod(v1.RestartPolicyNever, []v1.Container{first, second}, []v1.Container{app})
-	p.Advance(sec(20))
-	// app exits at 2s; second's hook until 3s, its handler until 4s;
-	// first's turn then.
-	want := "first: run 0 exited 143 at 4s started=false ready=false; second: run 0 exited 64 at 4s started=false ready=false; " +
-		"app: run 0 exited 0 at 2s started=false ready=false"
-	if got := describe(p); got != want {
-		t.Errorf("at 20s:\n got %s\nwant %s", got, want)
-	}
+	expectAt(t, p, 20, "first: run 0 exited 143 at 4s started=false ready=false; second: run 0 exited 64 at 4s started=false ready=false; "+
+		"app: run 0 exited 0 at 2s started=false ready=false",
+		"app exited at 2s; second's hook until 3s, its handler until 4s; first's turn then")
 	if next, ok := p.Next(); ok {
 		t.Errorf("a done pod has an event at %v, want none", next.Sub(t0))
 	}
