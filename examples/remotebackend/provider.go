@@ -91,8 +91,8 @@ func (p *Provider) Stop() {
 // restart the container. It returns an error naming every container that
 // waits after a failed start (a run killed for its postStart hook and not
 // started again, under restart policy Never, is reported to the cache but
-// not as an error); waiting out a back-off is not an error (as kuscia's CRIProvider
-// turns back-off-only failures into nil).
+// not as an error); waiting out a back-off is not an error (as kuscia's
+// CRIProvider turns back-off-only failures into nil).
 //
 // podStatus is not needed: the Service knows what runs. The Service starts
 // and restarts containers itself; SyncPod only tells it what should run. A

@@ -305,8 +305,9 @@ func (s *Service) List(ctx context.Context) ([]PodView, error) {
 // period. A container exits on SIGTERM as its handler says (at once, with
 // 143 when it has none: workload.Behaviour.Shutdown, as a host process);
 // one that ignores it, or whose handler outlasts the grace period, is
-// killed when the grace period is over (exit code 137). grace nil means the pod's own (PodView.GracePeriod); a negative
-// one counts as 0. A second Stop never lengthens the grace period.
+// killed when the grace period is over (exit code 137). grace nil means the
+// pod's own (PodView.GracePeriod); a negative one counts as 0. A second
+// Stop never lengthens the grace period.
 //
 // Stop returns nil once no container of the pod runs, and at once for a pod
 // the Service does not know. When ctx is done first it returns ctx's error;

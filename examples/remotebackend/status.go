@@ -113,8 +113,9 @@ func (p *Provider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, 
 // kubelet's prober manager sets them (UpdatePodStatus): a running container
 // is Started once its startup probe has succeeded and Ready while its
 // readiness probe succeeds (without probes, both while it runs); a
-// completed init container that is not a sidecar is Ready. Every other field of the handed statuses is kept, and so is the
-// status of a container the Service has not tried to start yet.
+// completed init container that is not a sidecar is Ready. Every other
+// field of the handed statuses is kept, and so is the status of a container
+// the Service has not tried to start yet.
 //
 // The statuses come out in spec order, init containers in
 // InitContainerStatuses; a status handed in for a container not in the spec
