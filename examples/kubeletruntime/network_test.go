@@ -1,6 +1,7 @@
 package kubeletruntime_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -66,16 +67,23 @@ func agentSync(t *testing.T, p *kubeletruntime.Provider, rc *kri.ReasonCache, po
 }
 
 // syncUntilAPI runs agentSync until cond holds of the API status, and
-// returns the statuses then.
+// returns the statuses then. It gives up, with the last status, shortly
+// before the test binary's -timeout would end it without one.
 func syncUntilAPI(t *testing.T, p *kubeletruntime.Provider, rc *kri.ReasonCache, pod *v1.Pod, what string, cond func(*pkgcontainer.PodStatus, v1.PodStatus) bool) (*pkgcontainer.PodStatus, v1.PodStatus) {
 	t.Helper()
+	ctx := t.Context()
+	if d, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-5*time.Second))
+		defer cancel()
+	}
 	for {
 		st, api := agentSync(t, p, rc, pod)
 		if cond(st, api) {
 			return st, api
 		}
 		select {
-		case <-t.Context().Done():
+		case <-ctx.Done():
 			t.Fatalf("gave up waiting until %s; last status: %s, API status %+v", what, describe(st), api.ContainerStatuses)
 		case <-time.After(20 * time.Millisecond):
 		}
@@ -209,5 +217,54 @@ func TestHTTPHooks(t *testing.T) {
 	err = p.SyncPod(t.Context(), bad, nil, rc)
 	if item, ok := rc.Get(bad.UID, "refused"); err == nil || !ok || !errors.Is(item.Err, kuberuntime.ErrPostStartHook) {
 		t.Errorf("SyncPod of a container whose postStart hook GETs port %d, where nothing listens: %v, reason %+v (%v); want PostStartHookError", closed, err, item, ok)
+	}
+}
+
+// hostNetwork puts pod on the node's network, with the (empty) security
+// context the API server defaults: the runtime manager asks for the node's
+// namespaces only in a pod's security context
+// (kuberuntime_sandbox.go generatePodSandboxLinuxConfig).
+func hostNetwork(pod *v1.Pod) *v1.Pod {
+	pod.Spec.HostNetwork = true
+	if pod.Spec.SecurityContext == nil {
+		pod.Spec.SecurityContext = &v1.PodSecurityContext{}
+	}
+	return pod
+}
+
+// A host-network pod, to which crisim gives no IP as containerd gives none:
+// its HTTP probe reaches the container's server on the node (the prober,
+// without a PodIP, sends it to ":PORT"); its HTTP hook without a host fails
+// as in the kubelet ("failed to find networking container",
+// kubernetes/kubernetes#134285), and succeeds with Host 127.0.0.1, the
+// workaround package e2e applies.
+func TestHostNetworkPod(t *testing.T) {
+	p := newProvider(t, kubeletruntime.Options{})
+	rc := kri.NewReasonCache()
+	port := freePort(t)
+	hook := func(host string) *v1.Lifecycle {
+		return &v1.Lifecycle{PostStart: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: "/", Host: host, Port: intstr.FromInt32(int32(port))}}}
+	}
+	web := shell("web", fmt.Sprintf("echo ok > /www/ready; httpd -f -p %d -h /www", port))
+	web.ReadinessProbe = &v1.Probe{
+		ProbeHandler:  v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(int32(port))}},
+		PeriodSeconds: 1, FailureThreshold: 1, SuccessThreshold: 1, TimeoutSeconds: 1,
+	}
+	web.Lifecycle = hook("127.0.0.1")
+	pod := hostNetwork(newPod("hostnet", v1.RestartPolicyAlways, web))
+	_, api := syncUntilAPI(t, p, rc, pod, "web of the host-network pod is Ready (GET :PORT/ready answers 200)", func(_ *pkgcontainer.PodStatus, api v1.PodStatus) bool { return ready(api, "web") })
+	if api.PodIP != "" {
+		t.Errorf("PodIP of the host-network pod = %q, want none (crisim reports none, as containerd does; the agent knows no node address)", api.PodIP)
+	}
+
+	noHost := container("nohost", "sleep", "infinity")
+	noHost.Lifecycle = hook("")
+	bad := hostNetwork(newPod("hostnet-nohost", v1.RestartPolicyAlways, noHost))
+	err := p.SyncPod(t.Context(), bad, nil, rc)
+	if err == nil || !strings.Contains(err.Error(), "PostStartHookError") {
+		t.Errorf("SyncPod of a host-network container whose postStart HTTP hook names no host = %v, want PostStartHookError (the kubelet finds no pod IP to send it to)", err)
+	}
+	if item, ok := rc.Get(bad.UID, "nohost"); !ok || !strings.Contains(item.Message, "failed to find networking container") {
+		t.Errorf("reason of the failed hook = %+v (%v), want the kubelet's \"failed to find networking container\"", item, ok)
 	}
 }

@@ -1,6 +1,7 @@
 package crisim_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -118,12 +119,20 @@ func listens(addr string) bool {
 	return true
 }
 
-// eventually polls cond until it holds; the test's own deadline bounds it.
+// eventually polls cond until it holds; it gives up shortly before the
+// test binary's -timeout would end the test without saying what it waited
+// for.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
+	ctx := t.Context()
+	if d, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-5*time.Second))
+		defer cancel()
+	}
 	for !cond() {
 		select {
-		case <-t.Context().Done():
+		case <-ctx.Done():
 			t.Fatalf("gave up waiting until %s", what)
 		case <-time.After(10 * time.Millisecond):
 		}
