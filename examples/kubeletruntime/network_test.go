@@ -17,7 +17,7 @@ import (
 
 	"github.com/kri-kit/testkit/examples/kubeletruntime"
 	"github.com/kri-kit/testkit/examples/kubeletruntime/crisim"
-	"github.com/kri-kit/testkit/internal/httpd"
+	"github.com/kri-kit/testkit/internal/httpd/httpdtest"
 	"github.com/kri-kit/testkit/kri"
 	"github.com/kri-kit/testkit/kri/podstatus"
 )
@@ -35,15 +35,6 @@ func simulator(t *testing.T) *crisim.RuntimeService {
 	rs := crisim.NewRuntimeService(crisim.Options{})
 	t.Cleanup(func() { _ = rs.Close(t.Context()) })
 	return rs
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	port, err := httpd.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return port
 }
 
 // agentSync is one round of a node agent's pod worker: SyncPod with the
@@ -122,7 +113,7 @@ func TestHTTPReadinessProbeFollowsTheServer(t *testing.T) {
 	rs := simulator(t)
 	p := newProvider(t, kubeletruntime.Options{RuntimeService: rs})
 	rc := kri.NewReasonCache()
-	port := freePort(t)
+	port := httpdtest.Port(t)
 	web := shell("web", fmt.Sprintf("echo ok > /www/ready; httpd -f -p %d -h /www", port))
 	web.Ports = []v1.ContainerPort{{Name: "http", ContainerPort: int32(port)}}
 	web.ReadinessProbe = &v1.Probe{
@@ -152,7 +143,7 @@ func TestHTTPReadinessProbeFollowsTheServer(t *testing.T) {
 func TestTCPProbes(t *testing.T) {
 	p := newProvider(t, kubeletruntime.Options{})
 	rc := kri.NewReasonCache()
-	open, closed := freePort(t), freePort(t)
+	open, closed := httpdtest.Port(t), httpdtest.Port(t)
 	tcp := func(port int) *v1.Probe {
 		return &v1.Probe{
 			ProbeHandler:  v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(int32(port))}},
@@ -182,7 +173,7 @@ func TestHTTPHooks(t *testing.T) {
 	rs := simulator(t)
 	p := newProvider(t, kubeletruntime.Options{RuntimeService: rs})
 	rc := kri.NewReasonCache()
-	port, closed := freePort(t), freePort(t)
+	port, closed := httpdtest.Port(t), httpdtest.Port(t)
 	hooked := shell("hooked", fmt.Sprintf("trap 'exit 143' TERM; httpd -f -vv -p %d -h /tmp & sleep infinity & wait", port))
 	hooked.Lifecycle = &v1.Lifecycle{
 		PostStart: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: "/poststart", Port: intstr.FromInt32(int32(port))}},
@@ -241,7 +232,7 @@ func hostNetwork(pod *v1.Pod) *v1.Pod {
 func TestHostNetworkPod(t *testing.T) {
 	p := newProvider(t, kubeletruntime.Options{})
 	rc := kri.NewReasonCache()
-	port := freePort(t)
+	port := httpdtest.Port(t)
 	hook := func(host string) *v1.Lifecycle {
 		return &v1.Lifecycle{PostStart: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: "/", Host: host, Port: intstr.FromInt32(int32(port))}}}
 	}

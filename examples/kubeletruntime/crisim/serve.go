@@ -1,6 +1,7 @@
 package crisim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -29,7 +30,10 @@ import (
 // on which the servers of its containers listen for real; a host-network
 // sandbox reports no address, as containerd reports none for it, and its
 // containers listen on the node's 127.0.0.1, where the prober's request to
-// the empty host (":PORT") arrives.
+// the empty host (":PORT") arrives. Linux routes all of 127.0.0.0/8 to the
+// loopback interface; where only 127.0.0.1 is configured (macOS), the
+// servers of a sandbox with an address of its own cannot bind, and say so
+// in their container's log.
 
 // hostLoopback is the address the servers of a host-network sandbox listen
 // on.
@@ -298,15 +302,7 @@ func (p *process) stdout(startedAt, finishedAt int64) string {
 			all = append(all, l)
 		}
 	}
-	slices.SortStableFunc(all, func(a, b logLine) int {
-		switch {
-		case a.at < b.at:
-			return -1
-		case a.at > b.at:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(all, func(a, b logLine) int { return cmp.Compare(a.at, b.at) })
 	var sb strings.Builder
 	for _, l := range all {
 		sb.WriteString(l.text)

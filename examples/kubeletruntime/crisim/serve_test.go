@@ -22,23 +22,13 @@ import (
 	tcpprobe "k8s.io/kubernetes/pkg/probe/tcp"
 
 	"github.com/kri-kit/testkit/examples/kubeletruntime/crisim"
-	"github.com/kri-kit/testkit/internal/httpd"
+	"github.com/kri-kit/testkit/internal/httpd/httpdtest"
 )
 
 // The servers of the containers listen for real, so these tests run on the
 // wall clock, outside synctest bubbles (a goroutine waiting for a
 // connection is not durably blocked), and wait for what happens later by
 // polling (eventually) without an upper bound of their own.
-
-// freePort returns a port nothing listens on.
-func freePort(t *testing.T) int {
-	t.Helper()
-	port, err := httpd.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return port
-}
 
 // serving returns a runtime closed at the end of the test.
 func serving(t *testing.T) *crisim.RuntimeService {
@@ -146,7 +136,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // it is stopped nothing listens.
 func TestAContainerServesItsFilesAtTheSandboxIP(t *testing.T) {
 	r := serving(t)
-	port := freePort(t)
+	port := httpdtest.Port(t)
 	sb, ip, cfg := podNetwork(t, r, "web", false)
 	a, err := netip.ParseAddr(ip)
 	if err != nil || !a.Is4() || a.As4()[0] != 127 || a == netip.MustParseAddr("127.0.0.1") {
@@ -192,7 +182,7 @@ func TestAContainerServesItsFilesAtTheSandboxIP(t *testing.T) {
 // container has been stopped.
 func TestTheKubeletsProbesReachTheContainer(t *testing.T) {
 	r := serving(t)
-	port := freePort(t)
+	port := httpdtest.Port(t)
 	sb, ip, cfg := podNetwork(t, r, "probed", false)
 	id, _ := startIn(t, r, sb, cfg, "app",
 		fmt.Sprintf("echo ok > /tmp/ready; httpd -f -p %d -h /tmp & sleep infinity & wait", port))
@@ -245,20 +235,20 @@ func TestServersOpenAndCloseWithTheirContainer(t *testing.T) {
 	sb, ip, cfg := podNetwork(t, r, "timed", false)
 	addr := func(port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
 
-	late := freePort(t)
+	late := httpdtest.Port(t)
 	startIn(t, r, sb, cfg, "late", fmt.Sprintf("sleep 3600; httpd -f -p %d -h /tmp", late))
 	if listens(addr(late)) {
 		t.Errorf("port %d accepts connections at once; its httpd starts after an hour", late)
 	}
-	soon := freePort(t)
+	soon := httpdtest.Port(t)
 	startIn(t, r, sb, cfg, "soon", fmt.Sprintf("sleep 0.2; httpd -f -p %d -h /tmp", soon))
 	eventually(t, fmt.Sprintf("port %d, whose httpd starts after 0.2s, accepts connections", soon), func() bool { return listens(addr(soon)) })
 
-	brief := freePort(t)
+	brief := httpdtest.Port(t)
 	startIn(t, r, sb, cfg, "brief", fmt.Sprintf("httpd -f -p %d -h /tmp & sleep 0.2; exit 0", brief))
 	eventually(t, fmt.Sprintf("port %d closes after its container exited on its own", brief), func() bool { return !listens(addr(brief)) })
 
-	removed := freePort(t)
+	removed := httpdtest.Port(t)
 	id, _ := startIn(t, r, sb, cfg, "removed", fmt.Sprintf("httpd -f -p %d -h /tmp", removed))
 	if !listens(addr(removed)) {
 		t.Fatalf("port %d does not accept connections after StartContainer of httpd -f -p %d", removed, removed)
@@ -280,7 +270,7 @@ func TestServersOpenAndCloseWithTheirContainer(t *testing.T) {
 // containers.
 func TestSandboxNetworks(t *testing.T) {
 	r := serving(t)
-	port := freePort(t)
+	port := httpdtest.Port(t)
 	sbA, ipA, cfgA := podNetwork(t, r, "a", false)
 	sbB, ipB, cfgB := podNetwork(t, r, "b", false)
 	if ipA == ipB {
@@ -297,7 +287,7 @@ func TestSandboxNetworks(t *testing.T) {
 		}
 	}
 
-	hostPort := freePort(t)
+	hostPort := httpdtest.Port(t)
 	sbH, ipH, cfgH := podNetwork(t, r, "host", true)
 	if ipH != "" {
 		t.Errorf("the host-network sandbox reports IP %q, want none", ipH)
@@ -328,7 +318,7 @@ func TestSandboxNetworks(t *testing.T) {
 func TestCloseEndsEveryServer(t *testing.T) {
 	r := crisim.NewRuntimeService(crisim.Options{})
 	sb, ip, cfg := podNetwork(t, r, "closed", false)
-	open, later, after := freePort(t), freePort(t), freePort(t)
+	open, later, after := httpdtest.Port(t), httpdtest.Port(t), httpdtest.Port(t)
 	startIn(t, r, sb, cfg, "open", fmt.Sprintf("httpd -f -p %d -h /tmp", open))
 	startIn(t, r, sb, cfg, "later", fmt.Sprintf("sleep 0.1; httpd -f -p %d -h /tmp", later))
 	if err := r.Close(t.Context()); err != nil {
@@ -350,7 +340,7 @@ func TestCloseEndsEveryServer(t *testing.T) {
 // never a hang; Close waits for its goroutines (goleak checks in TestMain).
 func TestStopWhileServing(t *testing.T) {
 	r := serving(t)
-	port := freePort(t)
+	port := httpdtest.Port(t)
 	sb, ip, cfg := podNetwork(t, r, "busy", false)
 	id, _ := startIn(t, r, sb, cfg, "app", fmt.Sprintf("echo x > /tmp/x; httpd -f -vv -p %d -h /tmp", port))
 	url := fmt.Sprintf("http://%s/x", net.JoinHostPort(ip, strconv.Itoa(port)))
