@@ -96,7 +96,7 @@ func podTCPLiveness(e *podEnv) {
 	silent := &probeRun{e: e, pod: closedPod}
 	silent.expectRestarted(silent.running(), delay*time.Second, "its TCP liveness probe found nothing listening")
 	e.step("checking that the container that listens was left alone all along")
-	e.consistentlyFor(periods(2), fmt.Sprintf("pod %s: container web keeps running, not restarted", podRef(openPod)), func(g gomega.Gomega) {
+	e.consistentlyFor(delay*time.Second+periods(4), fmt.Sprintf("pod %s: container web keeps running, not restarted", podRef(openPod)), func(g gomega.Gomega) {
 		st, cs := listening.round(false)
 		run := runningOf(st, "web")
 		g.Expect(run).NotTo(gomega.BeNil(), "container web (instance %s), which listens on %d, no longer runs %s after it started: %s", first.ID, openPort, sinceStart(first).Round(time.Millisecond), describeStatus(st))

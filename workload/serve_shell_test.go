@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kri-kit/testkit/internal/httpd"
+	"github.com/kri-kit/testkit/internal/httpd/httpdtest"
 	"github.com/kri-kit/testkit/workload"
 )
 
@@ -62,16 +63,6 @@ func TestServersInAShell(t *testing.T) {
 	})
 }
 
-// freePort returns a TCP port nothing listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	port, err := httpd.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return port
-}
-
 // syncBuffer is a bytes.Buffer safe for the writes of a process's output
 // copier and the test's reads.
 type syncBuffer struct {
@@ -95,7 +86,7 @@ func (s *syncBuffer) String() string {
 // PATH.
 func checkServerInAShell(t *testing.T, bin string) {
 	root := t.TempDir()
-	port := freePort(t)
+	port := httpdtest.Port(t)
 	const start, serveFor = 300 * time.Millisecond, 1500 * time.Millisecond
 	script := fmt.Sprintf("trap 'exit 143' TERM; echo ok > %s/healthz; sleep %v; httpd -f -vv -p %d -h %s & sleep %v; rm -f %s/healthz; sleep infinity & wait",
 		root, start.Seconds(), port, root, serveFor.Seconds(), root)

@@ -16,20 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/kri-kit/testkit/internal/httpd"
+	"github.com/kri-kit/testkit/internal/httpd/httpdtest"
 	"github.com/kri-kit/testkit/kri"
 	"github.com/kri-kit/testkit/workload"
 )
-
-// freePort returns a TCP port nothing listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	port, err := httpd.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return port
-}
 
 // server is a container that serves dir on port with httpd (the workload
 // vocabulary's) and meanwhile runs then.
@@ -67,7 +57,7 @@ func readyOf(t *testing.T, p *Provider, pod *v1.Pod, name string) (ready, starte
 func TestHTTPReadinessProbe(t *testing.T) {
 	t.Parallel()
 	p := newProvider(t)
-	dir, port := t.TempDir(), freePort(t)
+	dir, port := t.TempDir(), httpdtest.Port(t)
 	if err := os.WriteFile(filepath.Join(dir, "healthz"), []byte("ok"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +79,7 @@ func TestHTTPReadinessProbe(t *testing.T) {
 func TestTCPLivenessProbe(t *testing.T) {
 	t.Parallel()
 	p := newProvider(t)
-	dir, port, closed := t.TempDir(), freePort(t), freePort(t)
+	dir, port, closed := t.TempDir(), httpdtest.Port(t), httpdtest.Port(t)
 	alive := server("alive", dir, port, "")
 	alive.LivenessProbe = netProbe(v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromString("http")}})
 	alive.Ports = []v1.ContainerPort{{Name: "http", ContainerPort: int32(port)}}
@@ -115,7 +105,7 @@ func TestTCPLivenessProbe(t *testing.T) {
 func TestHTTPHooks(t *testing.T) {
 	t.Parallel()
 	p := newProvider(t)
-	dir, port := t.TempDir(), freePort(t)
+	dir, port := t.TempDir(), httpdtest.Port(t)
 	c := server("web", dir, port, "")
 	c.Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: "/kri-prestop", Port: intstr.FromInt32(int32(port))}}}
 	pod := makePod("http-prestop", v1.RestartPolicyAlways, c)
@@ -138,7 +128,7 @@ func TestHTTPHooks(t *testing.T) {
 	}
 
 	bad := shell("bad", "trap 'exit 143' TERM; sleep infinity & wait")
-	bad.Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(freePort(t)))}}}
+	bad.Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(httpdtest.Port(t)))}}}
 	pod = makePod("http-poststart", v1.RestartPolicyNever, bad)
 	if err := syncPod(t, p, pod, rc); !errors.Is(err, workload.ErrPostStartHook) {
 		t.Errorf("SyncPod of a container whose postStart httpGet finds nothing listening = %v, want %v", err, workload.ErrPostStartHook)
@@ -149,7 +139,7 @@ func TestHTTPHooks(t *testing.T) {
 // request that got none as a failure, and ends with its context.
 func TestRunHTTPHook(t *testing.T) {
 	t.Parallel()
-	dir, port := t.TempDir(), freePort(t)
+	dir, port := t.TempDir(), httpdtest.Port(t)
 	p := newProvider(t)
 	pod := makePod("http-hook-runner", v1.RestartPolicyAlways, server("web", dir, port, ""))
 	waitRunning(t, p, pod, kri.NewReasonCache(), "web")
@@ -161,7 +151,7 @@ func TestRunHTTPHook(t *testing.T) {
 	if err := runHTTPHook(testCtx(t), c, &tls); err != nil {
 		t.Errorf("an HTTPS hook answered in plain HTTP failed (%v); the kubelet sends it again over HTTP", err)
 	}
-	if err := runHTTPHook(testCtx(t), c, &v1.HTTPGetAction{Port: intstr.FromInt32(int32(freePort(t)))}); err == nil {
+	if err := runHTTPHook(testCtx(t), c, &v1.HTTPGetAction{Port: intstr.FromInt32(int32(httpdtest.Port(t)))}); err == nil {
 		t.Error("a hook whose port nothing listens on succeeded")
 	}
 	if err := runHTTPHook(testCtx(t), c, &v1.HTTPGetAction{Port: intstr.FromString("nope")}); err == nil {
@@ -180,7 +170,7 @@ func TestRunHTTPHook(t *testing.T) {
 func TestSidecarStartupProbeHoldsTheNextInitContainer(t *testing.T) {
 	t.Parallel()
 	p := newProvider(t)
-	dir, port := t.TempDir(), freePort(t)
+	dir, port := t.TempDir(), httpdtest.Port(t)
 	const readyAfter = 2 * time.Second
 	side := asSidecar(server("side", dir, port, fmt.Sprintf("sleep %v; echo ok > %s/started; ", readyAfter.Seconds(), dir)))
 	side.StartupProbe = netProbe(httpGet("/started", port))

@@ -52,6 +52,7 @@ func conformanceConfig(t *testing.T, normalize bool) conformance.Config {
 			conformance.CapLifecycleHooks,
 			conformance.CapResize,
 			conformance.CapProbes,
+			conformance.CapNetworkProbes,
 		},
 		RuntimeName: critest.FakeRuntimeName,
 		Timeouts: conformance.Timeouts{

@@ -22,10 +22,13 @@
 //     passes them (with a cancelled context, SyncPod returns failed to
 //     "CreatePodSandbox" ... rpc error: code = Canceled, which carries
 //     neither the context's error nor the gRPC status);
-//   - the pods' exec probes run in the kubelet's own prober manager
+//   - the pods' probes run in the kubelet's own prober manager
 //     (k8s.io/kubernetes/pkg/kubelet/prober.NewManager, as kuscia's
-//     CRIProvider builds its copy, pkg/agent/prober), with the runtime
-//     manager as its command runner (RunInContainer, a CRI ExecSync) and
+//     CRIProvider builds its copy, pkg/agent/prober): exec probes with the
+//     runtime manager as its command runner (RunInContainer, a CRI
+//     ExecSync), HTTP and TCP probes sent to the pod's IP in the status
+//     RefreshPodStatus keeps (see network.go; crisim serves its containers'
+//     files at a loopback address per sandbox), and
 //     the liveness, readiness
 //     and startup results managers shared with the runtime manager: SyncPod
 //     adds the pod's probe workers (probeManager.AddPod, as the kubelet's
@@ -43,6 +46,11 @@
 //     them), and keeps it for the probe workers, which read the pod's
 //     status from it as from the kubelet's status manager; it adds no
 //     container status;
+//   - lifecycle hooks run in the runtime manager's hook runner: exec hooks
+//     through ExecSync, HTTP hooks with a client as the kubelet's (no
+//     certificate check, no redirect to another host) to the action's
+//     Host, else to the pod's first IP in the runtime's status (an HTTP
+//     hook of a pod without one fails, as in the kubelet);
 //   - DeletePod makes sure nothing of the pod runs and lets it go: the
 //     kubelet's runtime has no delete, its garbage collector removes dead
 //     containers and sandboxes later, which Start runs every GCPeriod;

@@ -64,7 +64,8 @@ type Options struct {
 
 	// RuntimeService and ImageService are the CRI services the runtime
 	// manager drives. nil: a new crisim.RuntimeService (normalising image
-	// names when NormalizeImages is set) and crisim.ImageService.
+	// names when NormalizeImages is set), which Stop closes, and
+	// crisim.ImageService.
 	RuntimeService internalapi.RuntimeService
 	ImageService   internalapi.ImageManagerService
 	// NormalizeImages is handed to the crisim.RuntimeService made when
@@ -102,6 +103,9 @@ type Provider struct {
 	// the runtime manager reads; statuses is the status it probes from.
 	probes   prober.Manager
 	statuses *podStatuses
+	// ownRuntime is the runtime service New made (crisim's), which Stop
+	// closes; nil when Options named one.
+	ownRuntime internalapi.RuntimeService
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -142,8 +146,10 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 		return nil, fmt.Errorf("kubeletruntime: Options.MaxBackOff %s is below InitialBackOff %s", maxBackOff, initial)
 	}
 	rs, is := opts.RuntimeService, opts.ImageService
+	var own internalapi.RuntimeService // the service Stop closes
 	if rs == nil {
 		rs = crisim.NewRuntimeService(crisim.Options{NormalizeImages: opts.NormalizeImages})
+		own = rs
 	}
 	if is == nil {
 		is = crisim.NewImageService()
@@ -187,7 +193,7 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 		int32(maxPods),
 		confinedOS{root: root},
 		&runtimeHelper{root: root},
-		noHTTP{},
+		hookClient, // the HTTP hooks' client (network.go)
 		flowcontrol.NewBackOff(initial, maxBackOff), // image pull back-off
 		false, // parallel image pulls
 		nil,   // no limit on parallel pulls
@@ -214,6 +220,9 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 		nil, // no init-container time recorder
 	)
 	if err != nil {
+		if own != nil {
+			_ = own.Close(ctx)
+		}
 		return nil, fmt.Errorf("kubeletruntime: NewKubeGenericRuntimeManager: %w", err)
 	}
 	statuses := newPodStatuses()
@@ -234,6 +243,7 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 		gcPolicy:    gcPolicy,
 		probes:      probes,
 		statuses:    statuses,
+		ownRuntime:  own,
 		stop:        make(chan struct{}),
 	}, nil
 }
@@ -303,7 +313,10 @@ func (p *Provider) collectGarbage(ctx context.Context) {
 // Stop ends Start and returns once it has returned; at once if Start was
 // never called. It also stops the probe workers: each ends before its next
 // probe (one sleeping at its start, as the prober's workers do in their
-// first period, ends when it wakes). Later calls do nothing.
+// first period, ends when it wakes). The runtime service New made itself
+// (Options.RuntimeService nil) is closed, which ends the servers of its
+// containers; one named in Options is left to its owner. Later calls do
+// nothing.
 func (p *Provider) Stop() {
 	p.stopOnce.Do(func() {
 		close(p.stop)
@@ -315,5 +328,8 @@ func (p *Provider) Stop() {
 	p.mu.Unlock()
 	if done != nil {
 		<-done
+	}
+	if p.ownRuntime != nil {
+		_ = p.ownRuntime.Close(context.Background()) // crisim's returns nil; a second Close does nothing more
 	}
 }

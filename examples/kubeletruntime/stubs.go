@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -284,14 +283,6 @@ func (h *runtimeHelper) OnPodSandboxReady(context.Context, *v1.Pod) error { retu
 
 func (h *runtimeHelper) ResizeEphemeralVolume(*v1.Pod, string, *resource.Quantity) error {
 	return errors.New("volumes are not supported by this provider")
-}
-
-// noHTTP is the HTTP client of lifecycle hooks: the simulated containers
-// serve nothing.
-type noHTTP struct{}
-
-func (noHTTP) Do(req *http.Request) (*http.Response, error) {
-	return nil, fmt.Errorf("HTTP lifecycle hook %s %s: the simulated containers serve no HTTP", req.Method, req.URL)
 }
 
 // noPullTimes drops the image pull timings the kubelet records for its

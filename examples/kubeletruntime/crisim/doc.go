@@ -44,7 +44,17 @@
 //   - a container's status reports the linux resources it was created
 //     with, and UpdateContainerResources changes them in place (the
 //     kubelet's in-place resize), as containerd reports those of the
-//     container's spec.
+//     container's spec;
+//   - each sandbox has an address of its own in the loopback network
+//     127.0.0.0/8 (a host-network sandbox none, as under containerd: its
+//     containers use the node's 127.0.0.1), and a container whose command
+//     runs httpd (workload.Server) listens for real on its port there,
+//     from its start plus the sleeps before httpd until its process ends
+//     (exit, stop, removal): GET answers with the container's files as
+//     they are at that moment (internal/httpd.Handler), and under -vv each
+//     request joins the container's CRI log. The kubelet's prober and hook
+//     runner, which send HTTP and TCP probes and HTTP hooks to the pod's
+//     IP, so reach the container.
 //
 // It also answers as real runtimes do where the kubelet relies on it:
 // unknown IDs give gRPC NotFound errors from ContainerStatus,
@@ -59,9 +69,12 @@
 // image name (docker.io/library/busybox:1.36 for busybox:1.36), as
 // containerd and CRI-O do.
 //
-// Nothing runs in the background: a container's natural exit is applied
-// whenever the container is looked at, so a RuntimeService needs no
-// goroutine and no cleanup. StopContainer of a SIGTERM-ignoring container
-// blocks its caller (not the runtime) for the timeout, and returns early
-// with the context's error when the context ends.
+// Only servers run in the background: a container's natural exit is
+// applied whenever the container is looked at, or, for a container that
+// serves, when its time comes, so that its ports close on time. Close ends
+// the servers and waits for their goroutines: whoever made a
+// RuntimeService closes it once done with it. StopContainer of a
+// SIGTERM-ignoring container blocks its caller (not the runtime) for the
+// timeout, and returns early with the context's error when the context
+// ends.
 package crisim

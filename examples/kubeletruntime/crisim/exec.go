@@ -1,6 +1,7 @@
 package crisim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -48,15 +49,7 @@ func (p *process) files(startedAt, finishedAt int64) map[string]file {
 			all = append(all, w)
 		}
 	}
-	slices.SortStableFunc(all, func(a, b execWrite) int {
-		switch {
-		case a.at < b.at:
-			return -1
-		case a.at > b.at:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(all, func(a, b execWrite) int { return cmp.Compare(a.at, b.at) })
 	out := map[string]file{}
 	for _, e := range all {
 		w := e.w

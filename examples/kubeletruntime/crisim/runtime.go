@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/distribution/reference"
@@ -55,6 +56,15 @@ type RuntimeService struct {
 	// procs holds the behaviour of each container created through
 	// CreateContainer, by container ID. Guarded by the fake's mutex.
 	procs map[string]*process
+	// ips hands out the sandboxes' addresses, networks holds each
+	// sandbox's (serve.go). Guarded by the fake's mutex.
+	ips      *loopbackPool
+	networks map[string]sandboxNetwork
+	// serving counts the goroutines of the containers' servers and of
+	// their timers, which Close waits for; closed is set by Close, after
+	// which no server opens. closed is guarded by the fake's mutex.
+	serving sync.WaitGroup
+	closed  bool
 }
 
 // process is what the simulator knows of a container beyond its CRI status.
@@ -73,6 +83,17 @@ type process struct {
 	// execWrites are the writes of the commands ExecSync ran in the
 	// container (a lifecycle hook's), at the times they happened.
 	execWrites []execWrite
+	// network is the network of its sandbox, on whose address its
+	// servers listen.
+	network sandboxNetwork
+	// servers are the servers of its command, once started; ending is
+	// the timer that applies the exit of a command that ends on its own
+	// and serves (serve.go).
+	servers []*server
+	ending  *time.Timer
+	// logged is what its servers logged, which joins its output in its
+	// CRI log.
+	logged []logLine
 }
 
 var (
@@ -87,6 +108,8 @@ func NewRuntimeService(opts Options) *RuntimeService {
 		FakeRuntimeService: critest.NewFakeRuntimeService(),
 		normalize:          opts.NormalizeImages,
 		procs:              map[string]*process{},
+		ips:                newLoopbackPool(),
+		networks:           map[string]sandboxNetwork{},
 	}
 	r.SetReady(true)
 	return r
@@ -149,7 +172,7 @@ func (r *RuntimeService) settle(id string, c *critest.FakeContainer, now int64) 
 	}
 	if end := c.StartedAt + run; now >= end {
 		exit(c, end, p.b.ExitCode)
-		p.flush(c)
+		r.ended(p, c)
 	}
 }
 
@@ -160,18 +183,26 @@ func (r *RuntimeService) settleAll() {
 	}
 }
 
+// ended does what follows the end of the process of container c, run by
+// p: its servers close and its files are written (flush). The caller holds
+// the lock.
+func (r *RuntimeService) ended(p *process, c *critest.FakeContainer) {
+	r.stopServers(p)
+	p.flush(c)
+}
+
 // flush writes what the container's command, and the commands ExecSync
 // ran in it, wrote during its run, now that it has exited: each file under
 // a mount to the host path mounted there (the termination message file the
-// kubelet reads), and its command's standard output to its CRI log. Writes
-// to paths under no mount stay in the container. Errors are ignored: a
-// runtime does not fail an exit over a log. The caller holds the lock.
+// kubelet reads), and its command's standard output, with what its servers
+// logged, to its CRI log. Writes to paths under no mount stay in the
+// container. Errors are ignored: a runtime does not fail an exit over a
+// log. The caller holds the lock.
 func (p *process) flush(c *critest.FakeContainer) {
 	if p == nil || p.flushed {
 		return
 	}
 	p.flushed = true
-	ran := time.Duration(c.FinishedAt - c.StartedAt)
 	for path, f := range p.files(c.StartedAt, c.FinishedAt) {
 		host, ok := p.mounts[path]
 		if !ok {
@@ -183,7 +214,7 @@ func (p *process) flush(c *critest.FakeContainer) {
 			_ = os.Remove(host)
 		}
 	}
-	if out, _ := p.b.FileAt(workload.Stdout, ran); out != "" && p.logPath != "" {
+	if out := p.stdout(c.StartedAt, c.FinishedAt); out != "" && p.logPath != "" {
 		_ = os.WriteFile(p.logPath, criLog(time.Unix(0, c.FinishedAt), out), 0o640)
 	}
 }
@@ -267,7 +298,7 @@ func (r *RuntimeService) RunPodSandbox(ctx context.Context, config *runtimeapi.P
 			Metadata:  proto.Clone(config.Metadata).(*runtimeapi.PodSandboxMetadata),
 			State:     runtimeapi.PodSandboxState_SANDBOX_READY,
 			CreatedAt: time.Now().UnixNano(),
-			Network:   &runtimeapi.PodSandboxNetworkStatus{Ip: critest.FakePodSandboxIPs[0]},
+			Network:   r.newSandboxNetwork(id, config),
 			// The kubelet recreates a sandbox whose namespace options
 			// differ from the pod's (runtimeutil.PodSandboxChanged).
 			Linux: &runtimeapi.LinuxPodSandboxStatus{
@@ -339,7 +370,7 @@ func (r *RuntimeService) CreateContainer(ctx context.Context, podSandboxID strin
 		SandboxID:      podSandboxID,
 		LinuxResources: config.GetLinux().GetResources(),
 	}
-	r.procs[id] = &process{b: workload.ParseEnv(config.Command, config.Args, env), mounts: mounts, logPath: logPath, env: env}
+	r.procs[id] = &process{b: workload.ParseEnv(config.Command, config.Args, env), mounts: mounts, logPath: logPath, env: env, network: r.networks[podSandboxID]}
 	return id, nil
 }
 
@@ -376,6 +407,9 @@ func (r *RuntimeService) StartContainer(ctx context.Context, containerID string)
 	}
 	c.State = runtimeapi.ContainerState_CONTAINER_RUNNING
 	c.StartedAt = now
+	if p := r.procs[containerID]; p != nil {
+		r.startServers(containerID, p, time.Unix(0, now))
+	}
 	return nil
 }
 
@@ -410,12 +444,12 @@ func (r *RuntimeService) StopContainer(ctx context.Context, containerID string, 
 	switch {
 	case timeout <= 0:
 		exit(c, now.UnixNano(), workload.ExitCodeSIGKILL)
-		p.flush(c)
+		r.ended(p, c)
 		r.Unlock()
 		return nil
 	case p == nil || !p.b.IgnoresSIGTERM:
 		exit(c, now.UnixNano(), workload.ExitCodeSIGTERM)
-		p.flush(c)
+		r.ended(p, c)
 		r.Unlock()
 		return nil
 	}
@@ -444,7 +478,7 @@ func (r *RuntimeService) StopContainer(ctx context.Context, containerID string, 
 	r.settle(containerID, c, now.UnixNano())
 	if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 		exit(c, now.UnixNano(), workload.ExitCodeSIGKILL)
-		r.procs[containerID].flush(c)
+		r.ended(r.procs[containerID], c)
 	}
 	return nil
 }
@@ -460,6 +494,7 @@ func (r *RuntimeService) RemoveContainer(ctx context.Context, containerID string
 	if err := r.record("RemoveContainer"); err != nil {
 		return err
 	}
+	r.stopServers(r.procs[containerID])
 	delete(r.Containers, containerID)
 	delete(r.procs, containerID)
 	return nil
@@ -520,7 +555,7 @@ func (r *RuntimeService) StopPodSandbox(ctx context.Context, podSandboxID string
 		r.settle(id, c, now)
 		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 			exit(c, now, workload.ExitCodeSIGKILL)
-			r.procs[id].flush(c)
+			r.ended(r.procs[id], c)
 		}
 	}
 	s.State = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
@@ -540,11 +575,13 @@ func (r *RuntimeService) RemovePodSandbox(ctx context.Context, podSandboxID stri
 	}
 	for id, c := range r.Containers {
 		if c.SandboxID == podSandboxID {
+			r.stopServers(r.procs[id])
 			delete(r.Containers, id)
 			delete(r.procs, id)
 		}
 	}
 	delete(r.Sandboxes, podSandboxID)
+	r.dropSandboxNetwork(podSandboxID)
 	return nil
 }
 

@@ -64,9 +64,10 @@ func TestConformanceContainerd(t *testing.T) {
 			conformance.CapLifecycleHooks,
 			conformance.CapResize,
 			conformance.CapProbes,
+			conformance.CapNetworkProbes,
 		},
 		Workloads: conformance.Workloads{
-			Pod: func(pod *v1.Pod) { pod.Spec.HostNetwork = true },
+			Pod: hostNetworkPod,
 		},
 		Timeouts: conformance.Timeouts{
 			Call:        30 * time.Second,
@@ -78,6 +79,38 @@ func TestConformanceContainerd(t *testing.T) {
 		},
 	})
 }
+
+// hostNetworkPod puts pod on the node's network, as every pod over the
+// e2e runtime (it has no CNI), and sends each HTTP lifecycle hook of its
+// containers that names no host to the node's 127.0.0.1. The kubelet's hook
+// runner sends such a hook to the first IP of the pod's runtime status and
+// fails it when there is none ("failed to find networking container",
+// pkg/kubelet/lifecycle/handlers.go runHTTPHandler), and containerd
+// reports no IP for a host-network sandbox: the kubelet's open bug
+// kubernetes/kubernetes#134285, whose workaround is this explicit host
+// (envoyproxy/gateway#9861 sets it so). Probes need nothing: the prober
+// sends them to the PodIP of the API status, empty here (the suite's agent
+// knows no node address), so to ":PORT", the node itself, where the
+// containers' busybox httpd listens.
+func hostNetworkPod(pod *v1.Pod) {
+	pod.Spec.HostNetwork = true
+	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			lc := cs[i].Lifecycle
+			if lc == nil {
+				continue
+			}
+			for _, h := range []*v1.LifecycleHandler{lc.PostStart, lc.PreStop} {
+				if h != nil && h.HTTPGet != nil && h.HTTPGet.Host == "" {
+					h.HTTPGet.Host = nodeLoopback
+				}
+			}
+		}
+	}
+}
+
+// nodeLoopback is the host hostNetworkPod gives HTTP hooks.
+const nodeLoopback = "127.0.0.1"
 
 // processNamespace is the namespace of the suite's pods in this Ginkgo
 // process: the parallel processes share the runtime, and each resets only

@@ -6,5 +6,6 @@
 // builds and imports the images the suite's workloads use and runs it.
 //
 // The package has its own test binary because Ginkgo runs one suite per
-// process; it has no other code.
+// process; it has no other code. TestHostNetworkPod, the test of how the
+// suite's pods are adjusted to the host network, runs in 'make test' too.
 package e2e
