@@ -38,8 +38,7 @@ func httpTarget(path string, port int) probeTarget {
 	return probeTarget{
 		serve: fmt.Sprintf("httpd -f -p %d -h %s & ", port, dir),
 		probe: func(n int32) *v1.Probe {
-			p := execProbe(path, n)
-			p.ProbeHandler = v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/" + file, Port: intstr.FromInt32(int32(port))}}
+			p := specProbe(v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/" + file, Port: intstr.FromInt32(int32(port))}}, n)
 			// httpd, started in the background, listens a moment after
 			// the container starts.
 			p.InitialDelaySeconds = serverDelay
@@ -60,9 +59,7 @@ func splitServed(p string) (dir, file string) { return path.Dir(p), path.Base(p)
 
 // tcpProbe is a TCP socket probe of port.
 func tcpProbe(port int, failureThreshold int32) *v1.Probe {
-	p := execProbe("", failureThreshold)
-	p.ProbeHandler = v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(int32(port))}}
-	return p
+	return specProbe(v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(int32(port))}}, failureThreshold)
 }
 
 func podHTTPReadiness(e *podEnv) {

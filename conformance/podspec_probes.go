@@ -41,8 +41,14 @@ const probePeriod = time.Second
 // Its timeout is generous: an exec into a container takes a while on a
 // loaded machine.
 func execProbe(path string, failureThreshold int32) *v1.Probe {
+	return specProbe(v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", "test -e " + path}}}, failureThreshold)
+}
+
+// specProbe is a probe of the specs with handler h: one period a second,
+// failureThreshold failures in a row to fail.
+func specProbe(h v1.ProbeHandler, failureThreshold int32) *v1.Probe {
 	return &v1.Probe{
-		ProbeHandler:     v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", "test -e " + path}}},
+		ProbeHandler:     h,
 		PeriodSeconds:    int32(probePeriod / time.Second),
 		TimeoutSeconds:   5,
 		SuccessThreshold: 1,
