@@ -109,8 +109,16 @@ func podHTTPPreStopHook(e *podEnv) {
 	c := e.withMessagePath(e.probed(fmt.Sprintf("httpd -f -vv -p %d -h %s & ", port, dir)))
 	c.TerminationMessagePolicy = v1.TerminationMessageFallbackToLogsOnError
 	c.Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: hookPath, Port: intstr.FromInt32(int32(port))}}}
+	// Ready once httpd listens: the kill waits for it, so that a server
+	// slow to start on a loaded machine does not miss the hook.
+	c.ReadinessProbe = tcpProbe(port, 1)
 	grace := 2*e.st.graceSecs + 2*minimumGraceSecs
 	pod := e.preStopPod("prestop-http", grace, c)
+	r := &probeRun{e: e, pod: pod}
+	e.eventuallyFor(e.st.t.State+periods(3), fmt.Sprintf("pod %s: container web Ready (its httpd listens on %d)", podRef(pod), port), func(g gomega.Gomega) {
+		_, cs := r.round(false)
+		g.Expect(cs.Ready).To(gomega.BeTrue(), "container web is not Ready: its TCP readiness probe of port %d has not succeeded", port)
+	})
 	e.step(fmt.Sprintf("killing the pod (grace period %ds), whose container logs every request its httpd on port %d gets and exits 143 on SIGTERM, and has an HTTP GET preStop hook of %s", grace, port, hookPath))
 	e.killAsAgent(pod)
 	e.expectNothingRunning(pod, "after KillPod returned nil")
