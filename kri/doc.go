@@ -17,10 +17,15 @@
 //
 //   - Start is run once, in its own goroutine, for the lifetime of the
 //     provider; Stop ends it.
-//   - For each pod, SyncPod is called with the status that GetPodStatus last
-//     returned, again and again, until the pod's containers are in the desired
-//     state. SyncPod is level-triggered: it compares the pod spec with the
-//     observed status and performs only what is missing.
+//   - SetPodSyncHandler (PodSyncNotifier) hands the provider the agent's
+//     PodSyncHandler before Start.
+//   - For each pod, a sync reads GetPodStatus, publishes the status built
+//     from it and calls SyncPod with that status. kuscia's agent syncs a pod
+//     when it is added, when its spec changes or its deletion is requested,
+//     and when the provider calls HandlePodSyncByUID, never on a timer: the
+//     provider owns the cadence (PodSyncNotifier says when it must call).
+//     SyncPod is level-triggered: it compares the pod spec with the observed
+//     status and performs only what is missing.
 //   - To stop a pod, KillPod is called with the running pod built from its
 //     status (pkgcontainer.ConvertPodStatusToRunningPod), then DeletePod once
 //     the pod is gone from the API server.

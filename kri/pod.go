@@ -23,8 +23,9 @@ import (
 type PodLifecycleHandler interface {
 	// SyncPod drives pod towards its spec, given podStatus, the status that
 	// GetPodStatus last returned for it (nil or empty for a pod not yet
-	// started). It is level-triggered and called repeatedly until the pod is
-	// in the desired state, so it must be idempotent: it creates the pod's
+	// started). It is level-triggered and called at every sync of the pod,
+	// which the provider asks for (PodSyncNotifier) until the pod is in the
+	// desired state, so it must be idempotent: it creates the pod's
 	// sandbox if missing, runs init containers one at a time in spec order,
 	// each to successful completion before the next and before any app
 	// container, then starts every app container that is not running, and
