@@ -29,6 +29,9 @@ type benign struct {
 	// fake it decorates.
 	pod  func(*fake.PodProvider) fake.Interceptors
 	node func() fake.NodeInterceptors
+	// notify, when set, replaces the calls of HandlePodSyncByUID the fake
+	// makes (selftest_notify_test.go).
+	notify notifyWrap
 }
 
 // config runs the variant with both providers, every capability and the
@@ -42,7 +45,7 @@ func (b *benign) config() conformance.Config {
 	if b.node != nil {
 		nodeHook = func(n *fake.NodeProvider) { n.SetInterceptors(b.node()) }
 	}
-	return fakeConfig(podHook, nodeHook)
+	return withNotifyWrap(fakeConfig(podHook, nodeHook), b.notify)
 }
 
 const helperBenign = "benign:"

@@ -49,7 +49,7 @@ func benignVariants() []*benign {
 	return slices.Concat(
 		podSyncBenign(), podStatusBenign(), podRefreshBenign(), podKillBenign(), podRestartBenign(),
 		podReasonCacheBenign(), podDeleteBenign(), podLifecycleBenign(), podContextBenign(),
-		podspecResizeBenign(), podspecProbesBenign(),
+		podspecResizeBenign(), podspecProbesBenign(), podNotifyBenign(),
 	)
 }
 

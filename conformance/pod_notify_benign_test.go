@@ -1,0 +1,16 @@
+package conformance_test
+
+import "time"
+
+// The freedoms of the duty to call HandlePodSyncByUID (kri.PodSyncNotifier):
+// calls that change nothing, folded calls, calls from another goroutine a
+// little later.
+func podNotifyBenign() []*benign {
+	return []*benign{
+		{
+			name:    "notify-on-timer",
+			freedom: "calls that change nothing: the provider also calls for every pod it knows every poll interval of the suite, as one that resyncs on a timer",
+			notify:  notifyEvery(10 * time.Millisecond),
+		},
+	}
+}
