@@ -301,6 +301,9 @@ func (e *podEnv) agentSync(pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 	e.markSynced(pod, st)
 	var err error
 	if api := e.publish(pod, st); !terminalPhase(api.Phase) {
+		e.mu.Lock()
+		e.syncPodCalls[pod.UID]++
+		e.mu.Unlock()
 		if err = e.syncPod(pod, st); err != nil {
 			e.skipIfNotSupported("SyncPod", err)
 		}

@@ -134,6 +134,14 @@ func (e *podEnv) syncedStatus(pod *v1.Pod) *pkgcontainer.PodStatus {
 	return nil
 }
 
+// syncPods returns how many times the agent's syncs called SyncPod for
+// pod.
+func (e *podEnv) syncPods(pod *v1.Pod) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.syncPodCalls[pod.UID]
+}
+
 // updateDue reports why the agent syncs pod without a call of the
 // provider ("" when it does not): its pod worker never saw it
 // (HandlePodAdditions), or its spec, metadata or deletion changed since
@@ -171,6 +179,7 @@ func (e *podEnv) untilAsAgent(pod *v1.Pod, within time.Duration, desc string, ro
 	defer timer.Stop()
 	rounds := 0
 	var last *recorded
+	var lastRound time.Time
 	for {
 		due := e.syncDue(pod)
 		if due && rounds > 0 {
@@ -190,6 +199,7 @@ func (e *podEnv) untilAsAgent(pod *v1.Pod, within time.Duration, desc string, ro
 				return
 			}
 		}
+		e.spaceSyncs(&lastRound)
 		rounds++
 		e.advanced()
 		last, _ = attempt(round)
@@ -282,8 +292,10 @@ func (e *podEnv) holdAsAgent(pod *v1.Pod, window time.Duration, desc string, rou
 	defer end.Stop()
 	poll := time.NewTicker(e.st.t.Poll)
 	defer poll.Stop()
+	var lastSync time.Time
 	for {
 		if e.syncDue(pod) {
+			e.spaceSyncs(&lastSync)
 			check(true)
 			select {
 			case <-end.C:
@@ -294,6 +306,7 @@ func (e *podEnv) holdAsAgent(pod *v1.Pod, window time.Duration, desc string, rou
 		}
 		select {
 		case <-e.calls.ch(pod.UID):
+			e.spaceSyncs(&lastSync)
 			check(true)
 		case <-poll.C:
 			check(false)
@@ -301,6 +314,20 @@ func (e *podEnv) holdAsAgent(pod *v1.Pod, window time.Duration, desc string, rou
 			return
 		}
 	}
+}
+
+// spaceSyncs keeps the model's syncs of a pod at least a poll interval
+// apart (*last is when the previous began; it is set to now): a provider
+// that calls HandlePodSyncByUID from within every sync would otherwise
+// keep the model syncing without pause, and in virtual time without the
+// clock ever moving.
+func (e *podEnv) spaceSyncs(last *time.Time) {
+	if !last.IsZero() {
+		if wait := e.st.t.Poll - time.Since(*last); wait > 0 {
+			time.Sleep(wait)
+		}
+	}
+	*last = time.Now()
 }
 
 // awaitCall waits until the provider calls HandlePodSyncByUID for pod (or

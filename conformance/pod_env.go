@@ -35,12 +35,13 @@ type podEnv struct {
 	p  kri.PodProvider
 	rc *kri.ReasonCache
 
-	mu        sync.Mutex
-	pods      []*v1.Pod                             // created by the spec, removed at cleanup
-	last      map[types.UID]*pkgcontainer.PodStatus // what GetPodStatus last returned
-	published map[types.UID]v1.PodStatus            // what the agent published last (agent.go)
-	diagnosed map[string]bool                       // what diagnose has noted
-	seen      map[types.UID]agentSeen               // the agent's last sync of each pod (agent_cadence.go)
+	mu           sync.Mutex
+	pods         []*v1.Pod                             // created by the spec, removed at cleanup
+	last         map[types.UID]*pkgcontainer.PodStatus // what GetPodStatus last returned
+	published    map[types.UID]v1.PodStatus            // what the agent published last (agent.go)
+	diagnosed    map[string]bool                       // what diagnose has noted
+	seen         map[types.UID]agentSeen               // the agent's last sync of each pod (agent_cadence.go)
+	syncPodCalls map[types.UID]int                     // SyncPod calls of the agent's syncs, per pod
 	// calls is the PodSyncHandler handed to the provider, notifier whether
 	// it took one (kri.PodSyncNotifier).
 	calls    *syncCalls
@@ -59,7 +60,7 @@ type podEnv struct {
 // when start is true, runs Start in its own goroutine.
 func newPodEnv(b *base, start bool) *podEnv {
 	e := &podEnv{base: b, rc: kri.NewReasonCache(), last: map[types.UID]*pkgcontainer.PodStatus{}, published: map[types.UID]v1.PodStatus{}, diagnosed: map[string]bool{},
-		seen: map[types.UID]agentSeen{}, calls: newSyncCalls()}
+		seen: map[types.UID]agentSeen{}, syncPodCalls: map[types.UID]int{}, calls: newSyncCalls()}
 	var p kri.PodProvider
 	var err error
 	b.do("NewPodProvider", func(context.Context) { p, err = b.st.cfg.NewPodProvider(b.ctx) })
