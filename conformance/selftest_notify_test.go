@@ -2,8 +2,14 @@ package conformance_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/fake"
@@ -76,5 +82,111 @@ func notifyEvery(period time.Duration) notifyWrap {
 			}
 		})
 		return h
+	}
+}
+
+// notifyNever drops every call: a provider that never calls
+// HandlePodSyncByUID.
+func notifyNever(*fake.PodProvider, kri.PodSyncHandler, <-chan struct{}, *sync.WaitGroup) kri.PodSyncHandler {
+	return kri.PodSyncHandlerFunc(func(types.UID) {})
+}
+
+// notifyOnStartsOnly forwards a call only when the pod has a running
+// container it did not have at the last forwarded call: a provider that
+// tells the agent of container starts and of nothing else.
+func notifyOnStartsOnly(p *fake.PodProvider, h kri.PodSyncHandler, _ <-chan struct{}, _ *sync.WaitGroup) kri.PodSyncHandler {
+	var mu sync.Mutex
+	seen := map[types.UID]sets.Set[string]{}
+	return kri.PodSyncHandlerFunc(func(uid types.UID) {
+		running := sets.New[string]()
+		for _, s := range p.Snapshots() {
+			if s.Pod.UID != uid {
+				continue
+			}
+			for _, c := range s.Containers {
+				if c.State == pkgcontainer.ContainerStateRunning {
+					running.Insert(c.ID)
+				}
+			}
+		}
+		mu.Lock()
+		started := running.Difference(seen[uid]).Len() > 0
+		seen[uid] = running
+		mu.Unlock()
+		if started {
+			h.HandlePodSyncByUID(uid)
+		}
+	})
+}
+
+// notifyOnChangesOnly forwards a call only when what the fake reports of
+// the pod's containers (their instances, states, exit codes, readiness)
+// changed since the last forwarded call: a provider that relays container
+// events (a PLEG) and probe results but forgets the end of a back-off,
+// which changes nothing it reports (kuscia's own CRIProvider, by reading).
+func notifyOnChangesOnly(p *fake.PodProvider, h kri.PodSyncHandler, _ <-chan struct{}, _ *sync.WaitGroup) kri.PodSyncHandler {
+	var mu sync.Mutex
+	seen := map[types.UID]string{}
+	return kri.PodSyncHandlerFunc(func(uid types.UID) {
+		var b strings.Builder
+		for _, s := range p.Snapshots() {
+			if s.Pod.UID == uid {
+				fmt.Fprintf(&b, "%+v", s.Containers)
+			}
+		}
+		mu.Lock()
+		changed := seen[uid] != b.String()
+		seen[uid] = b.String()
+		mu.Unlock()
+		if changed {
+			h.HandlePodSyncByUID(uid)
+		}
+	})
+}
+
+// notifyLate makes each call from a goroutine of its own, delay later.
+func notifyLate(delay time.Duration) notifyWrap {
+	return func(_ *fake.PodProvider, h kri.PodSyncHandler, stop <-chan struct{}, wg *sync.WaitGroup) kri.PodSyncHandler {
+		return kri.PodSyncHandlerFunc(func(uid types.UID) {
+			wg.Go(func() {
+				t := time.NewTimer(delay)
+				defer t.Stop()
+				select {
+				case <-stop:
+				case <-t.C:
+					h.HandlePodSyncByUID(uid)
+				}
+			})
+		})
+	}
+}
+
+// notifyDebounced folds the calls for a pod that come within window of the
+// first into one, made at the end of the window.
+func notifyDebounced(window time.Duration) notifyWrap {
+	return func(_ *fake.PodProvider, h kri.PodSyncHandler, stop <-chan struct{}, wg *sync.WaitGroup) kri.PodSyncHandler {
+		var mu sync.Mutex
+		pending := map[types.UID]bool{}
+		return kri.PodSyncHandlerFunc(func(uid types.UID) {
+			mu.Lock()
+			if pending[uid] {
+				mu.Unlock()
+				return
+			}
+			pending[uid] = true
+			mu.Unlock()
+			wg.Go(func() {
+				t := time.NewTimer(window)
+				defer t.Stop()
+				select {
+				case <-stop:
+				case <-t.C:
+					mu.Lock()
+					delete(pending, uid)
+					mu.Unlock()
+					h.HandlePodSyncByUID(uid)
+				}
+			})
+		})
 	}
 }
