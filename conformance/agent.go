@@ -153,7 +153,7 @@ func (e *podEnv) terminate(pod *v1.Pod, grace *int64) (stillRunning []string, er
 // killGuardFailure says what kuscia's agent does when GetPodStatus still
 // reports running containers right after a nil KillPod.
 func killGuardFailure(pod *v1.Pod, running []string) string {
-	return fmt.Sprintf("KillPod of pod %s returned nil, but GetPodStatus right after reports running containers %s: kuscia's agent (pods_controller.go syncTerminatingPod) would fail the termination with \"detected running containers after a successful KillPod, CRI violation\" and retry it, and the pod could not finish terminating",
+	return fmt.Sprintf("KillPod of pod %s returned nil, but GetPodStatus right after reports running containers %s: kuscia's agent (pods_controller.go syncTerminatingPod) would fail the termination with \"detected running containers after a successful KillPod, CRI violation\" and try it again only at its next sync of the pod: for a pod deleted with a grace period, once the provider calls HandlePodSyncByUID; for a pod deleted at once (force, grace 0), never, since HandlePodSyncByUID ignores a pod gone from the API server: its pod worker never finishes and DeletePod never comes",
 		podRef(pod), strings.Join(running, ", "))
 }
 
@@ -222,7 +222,11 @@ func initHidden(pod *v1.Pod, st *pkgcontainer.PodStatus) string {
 			return ""
 		}
 	}
-	return "; GetPodStatus reports no instance of any init container: kuscia's agent (pod.go getPhase) counts an init container without a status as still to run, so it would publish the pod Pending for as long as it lives"
+	later := "Running, its init containers shown failed,"
+	if pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+		later = "Failed"
+	}
+	return fmt.Sprintf("; GetPodStatus reports no instance of any init container: kuscia's agent (pod.go convertToAPIContainerStatuses) gives each the default Waiting(PodInitializing), which its getPhase counts as still to run, so it publishes the pod Pending for as long as it lives; and once it has published an init container Running, one that then goes unreported gets a last termination ContainerStatusUnknown with exit code 137, a failed initialisation: under RestartPolicy %s the pod is then published %s", pod.Spec.RestartPolicy, later)
 }
 
 // What a provider reports of a pod it has killed (KRI-POD-005, KRI-POD-056):
