@@ -88,8 +88,8 @@ func (e *podEnv) diagnose(format string, args ...any) {
 // status GetPodStatus returned: the previous published status (the status
 // manager's, else the pod's own) is the basis, RefreshPodStatus refines
 // the result, and the Initialized and Ready conditions follow the Ready it
-// set (Generator.UpdateConditions). The result is
-// what the agent publishes; the next publish of the pod builds on it.
+// set (Generator.UpdateConditions). The result is what the agent
+// publishes; the next publish of the pod builds on it.
 func (e *podEnv) publish(pod *v1.Pod, st *pkgcontainer.PodStatus) v1.PodStatus {
 	seen := e.agentPod(pod)
 	s := statusGenerator(pod).Generate(seen, st, e.rc)
