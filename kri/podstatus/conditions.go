@@ -30,16 +30,32 @@ func isGenerated(t v1.PodConditionType) bool {
 	return false
 }
 
+// isResize reports whether t is an in-place resize condition.
+func isResize(t v1.PodConditionType) bool {
+	return t == v1.PodResizePending || t == v1.PodResizeInProgress
+}
+
 // conditions returns the pod's conditions: those of old that Generate does
-// not compute, in their order, then PodReadyToStartContainers,
+// not compute, in their order, then old's resize conditions (none when
+// terminal), then PodReadyToStartContainers,
 // Initialized, Ready, ContainersReady and PodScheduled, in the order
 // generateAPIPodStatus appends them. s holds the container statuses and the
 // phase already computed.
 func conditions(pod *v1.Pod, old *v1.PodStatus, s *v1.PodStatus, v *runtimeView, terminal bool) []v1.PodCondition {
 	out := make([]v1.PodCondition, 0, len(old.Conditions)+5)
 	for i := range old.Conditions {
-		if !isGenerated(old.Conditions[i].Type) {
+		if t := old.Conditions[i].Type; !isGenerated(t) && !isResize(t) {
 			out = append(out, *old.Conditions[i].DeepCopy())
+		}
+	}
+	// The resize conditions, which the kubelet owns and keeps in its
+	// status manager, come after the others, and a pod being terminated
+	// has none (kubelet_pods.go determinePodResizeStatus).
+	if !terminal {
+		for i := range old.Conditions {
+			if isResize(old.Conditions[i].Type) {
+				out = append(out, *old.Conditions[i].DeepCopy())
+			}
 		}
 	}
 	app, init := s.ContainerStatuses, s.InitContainerStatuses
