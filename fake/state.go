@@ -79,6 +79,9 @@ type podState struct {
 	// orphan is set once CleanupPods has stopped the pod: it is forgotten
 	// as soon as none of its containers is active any more.
 	orphan bool
+	// retries are the wake-ups at which the agent is to be notified of the
+	// pod: back-off ends, starts due to be tried again (podsync.go).
+	retries []retryTimer
 }
 
 // anyActive reports whether some instance of the pod is created or
