@@ -316,8 +316,9 @@ func (p *PodProvider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Po
 
 // Start blocks until ctx is done or Stop is called, then returns nil.
 // While it runs, transitions that are due because time passed are applied
-// and published to subscribers as soon as the clock reaches them (without
-// Start they are applied at the next call). A second Start while one runs,
+// and published to subscribers, and notified to the agent's handler
+// (SetPodSyncHandler), as soon as the clock reaches them (without Start
+// they are applied at the next call). A second Start while one runs,
 // or a Start after Stop, returns nil at once.
 func (p *PodProvider) Start(ctx context.Context) error {
 	c := Call{Method: MethodStart}
