@@ -167,7 +167,11 @@
 // Waiting reason RefreshPodStatus reports changed, and again when the start
 // is due: when its crash-loop or image-pull back-off ends, else after 10s
 // (the kubelet's pod-worker back-off), so that an agent that syncs on every
-// call is not kept in a loop of failing starts. What a call of the fake
+// call is not kept in a loop of failing starts. Without crash-loop back-off
+// (by default every sync restarts an exited container) the changes of a
+// pod's SyncPods notify at most once a second (the kubelet PLEG's relist
+// period), so that a container that exits as it starts is restarted once a
+// second, not in a loop. What a call of the fake
 // does is notified before it returns, in its goroutine; what time brings,
 // from Start's loop (without Start, at the next call). The handler is
 // never called under the fake's lock, so it may call the fake back. Stop

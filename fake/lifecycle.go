@@ -40,6 +40,7 @@ func (c *core) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer
 	}
 	now := p.clock.Now()
 	ps := p.podFor(pod, now)
+	defer p.paceSyncNotification(ps, now) // podsync.go
 	p.advancePod(ps, now)
 
 	s := syncer{p: p, ps: ps, pod: pod, now: now}

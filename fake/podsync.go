@@ -39,6 +39,34 @@ import (
 // agent queues the retry in a queue nothing reads.
 const podWorkerBackOff = 10 * time.Second
 
+// plegRelistPeriod is the kubelet's genericPlegRelistPeriod
+// (pkg/kubelet/kubelet.go): its PLEG, whose events kuscia's CRIProvider
+// relays to the agent, sees container changes at most once a second.
+const plegRelistPeriod = time.Second
+
+// paceSyncNotification keeps the changes a SyncPod of pod ps made from
+// notifying the agent at once when a SyncPod's notification of the pod
+// came, or is due, less than plegRelistPeriod before, without crash-loop
+// back-off: the notification comes when that period has passed. Without back-off every sync restarts
+// an exited container, so a container that exits as it starts (exit 1, a
+// liveness probe that fails at once) would otherwise keep an agent that
+// syncs on every call restarting it in a loop, without time passing; so
+// paced, it restarts once a second. With crash-loop back-off the back-off
+// bounds the restarts, and SyncPod's changes notify at once. The caller
+// holds p.mu.
+func (p *PodProvider) paceSyncNotification(ps *podState, now time.Time) {
+	if p.backOff != nil || !slices.Contains(p.pending, ps.ref.UID) {
+		return
+	}
+	if next := ps.syncNotifiedAt.Add(plegRelistPeriod); !ps.syncNotifiedAt.IsZero() && now.Before(next) {
+		p.pending = slices.DeleteFunc(p.pending, func(uid types.UID) bool { return uid == ps.ref.UID })
+		p.notifyAt(ps, next, now)
+		ps.syncNotifiedAt = next
+		return
+	}
+	ps.syncNotifiedAt = now
+}
+
 // SetPodSyncHandler makes the fake call h.HandlePodSyncByUID(pod UID)
 // whenever something the agent publishes or acts on changes for a pod, as
 // kri.PodSyncNotifier asks (see "Notifying the agent" in the package

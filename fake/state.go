@@ -82,6 +82,9 @@ type podState struct {
 	// retries are the wake-ups at which the agent is to be notified of the
 	// pod: back-off ends, starts due to be tried again (podsync.go).
 	retries []retryTimer
+	// syncNotifiedAt is when a SyncPod's changes of the pod last notified
+	// the agent, or are due to (paceSyncNotification).
+	syncNotifiedAt time.Time
 }
 
 // anyActive reports whether some instance of the pod is created or
