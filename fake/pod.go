@@ -34,7 +34,8 @@ type PodProvider struct {
 	interceptors Interceptors
 
 	// mu guards the simulated state and the scripts. It may be held while
-	// calling the clock, so clock callbacks must never take it.
+	// calling the clock, so clock callbacks must never take it. It is
+	// released with unlock, which then notifies the agent (podsync.go).
 	mu      sync.Mutex
 	pods    map[types.UID]*podState
 	byKey   map[string]types.UID
