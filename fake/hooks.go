@@ -139,6 +139,7 @@ func (s *syncer) postStart(c *v1.Container, in *instance, script *containerScrip
 	in.hookFailure = fmt.Sprintf("PostStartHook %s failed with exit code %d", run.how, run.code)
 	if end.After(s.now) {
 		in.hookFailPending = true
+		s.p.notifyAt(s.ps, end, s.now) // podsync.go: the next sync reports it
 		return true
 	}
 	res.Fail(workload.ErrPostStartHook, in.hookFailure)
