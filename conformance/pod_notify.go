@@ -3,6 +3,7 @@ package conformance
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
@@ -47,11 +48,19 @@ func podNotifyRestarts(e *podEnv) {
 	})
 }
 
+// pullBackOff is the kubelet's first image pull back-off
+// (kuberuntime_manager.go: the image back-off starts at 10s) and its pod
+// workers' back-off after a failed sync (kubelet.go backOffPeriod).
+const pullBackOff = 10 * time.Second
+
 func podNotifyPullRetried(e *podEnv) {
 	pod := e.newPod("pullretry", v1.RestartPolicyAlways, named("app", e.w().PullFails()))
 	e.step(fmt.Sprintf("syncing a pod whose image %s cannot be pulled, only when kuscia's agent would, until SyncPod has tried the pull three times", pod.Spec.Containers[0].Image))
 	reasons := []string{reasonErrImagePull, reasonImagePullBackOff}
-	e.untilAsAgent(pod, e.st.t.State, fmt.Sprintf("pod %s: the pull failure published and SyncPod called three times", podRef(pod)), func(g gomega.Gomega) {
+	// The third SyncPod may wait for a back-off to end: the kubelet's
+	// first image pull back-off and its pod workers' back-off after a
+	// failed sync are 10s each.
+	e.untilAsAgent(pod, e.st.t.State+2*pullBackOff, fmt.Sprintf("pod %s: the pull failure published and SyncPod called three times", podRef(pod)), func(g gomega.Gomega) {
 		e.syncOnce(pod, true)
 		s := e.publishedOf(pod)
 		cs := apiStatusOf(s.ContainerStatuses, "app")

@@ -89,7 +89,12 @@ func (r *probeRun) round(noSync bool) (*pkgcontainer.PodStatus, *v1.ContainerSta
 // until it passes; it passes at once when it does for what the agent's
 // last sync published.
 func (r *probeRun) until(within time.Duration, desc string, f func(g gomega.Gomega)) {
-	if r.lastSt != nil && r.e.updateDue(r.pod) == "" {
+	if st := r.e.syncedStatus(r.pod); r.lastSt == nil && st != nil {
+		// The pod was synced before the run's first round.
+		r.prev = r.e.publishedOf(r.pod)
+		r.lastSt, r.lastCS = st, apiStatusOf(r.prev.ContainerStatuses, "web")
+	}
+	if r.lastSt != nil && r.lastCS != nil && r.e.updateDue(r.pod) == "" {
 		r.replay = true
 		failed, _ := attempt(f)
 		r.replay = false
