@@ -428,7 +428,9 @@ func (e *podEnv) kill(pod *v1.Pod, grace *int64) time.Duration {
 	defer timer.Stop()
 	desc := fmt.Sprintf("pod %s terminated as kuscia's agent terminates it (KillPod, then no running container in GetPodStatus)", podRef(pod))
 	tries := 0
+	var lastTry time.Time
 	for {
+		e.spaceSyncs(&lastTry)
 		tries++
 		e.advanced()
 		running, err := e.terminate(pod, grace)

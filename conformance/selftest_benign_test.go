@@ -32,6 +32,9 @@ type benign struct {
 	// notify, when set, replaces the calls of HandlePodSyncByUID the fake
 	// makes (selftest_notify_test.go).
 	notify notifyWrap
+	// podLater is pod for interceptors that delay what the fake does and
+	// so must ask for a sync once the delay is over (laterCalls).
+	podLater func(*fake.PodProvider, *laterCalls) fake.Interceptors
 }
 
 // config runs the variant with both providers, every capability and the
@@ -44,6 +47,9 @@ func (b *benign) config() conformance.Config {
 	}
 	if b.node != nil {
 		nodeHook = func(n *fake.NodeProvider) { n.SetInterceptors(b.node()) }
+	}
+	if b.podLater != nil {
+		return withLaterCalls(fakeConfig(nil, nodeHook), b.podLater)
 	}
 	return withNotifyWrap(fakeConfig(podHook, nodeHook), b.notify)
 }

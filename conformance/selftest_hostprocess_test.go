@@ -188,6 +188,14 @@ func (p *intercepted) KillPod(ctx context.Context, pod *v1.Pod, running pkgconta
 	return p.PodProvider.KillPod(ctx, pod, running, grace)
 }
 
+// SetPodSyncHandler hands the provider the agent's handler: the
+// interceptors leave its calls as they are.
+func (p *intercepted) SetPodSyncHandler(h kri.PodSyncHandler) {
+	if n, ok := p.PodProvider.(kri.PodSyncNotifier); ok {
+		n.SetPodSyncHandler(h)
+	}
+}
+
 func (p *intercepted) RefreshPodStatus(pod *v1.Pod, ps *v1.PodStatus) {
 	if p.ic.RefreshPodStatus != nil {
 		p.ic.RefreshPodStatus(p.PodProvider, pod, ps)

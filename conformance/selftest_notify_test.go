@@ -63,6 +63,23 @@ func withNotifyWrap(cfg conformance.Config, wrap notifyWrap) conformance.Config 
 	return cfg
 }
 
+// withLaterCalls makes cfg's fakes run the interceptors build makes, with
+// a laterCalls of their own.
+func withLaterCalls(cfg conformance.Config, build func(*fake.PodProvider, *laterCalls) fake.Interceptors) conformance.Config {
+	next := cfg.NewPodProvider
+	cfg.NewPodProvider = func(ctx context.Context) (kri.PodProvider, error) {
+		p, err := next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		f := p.(*fake.PodProvider)
+		later := &laterCalls{}
+		f.SetInterceptors(build(f, later))
+		return &notifyWrapped{PodProvider: f, wrap: later.wrap, stop: make(chan struct{})}, nil
+	}
+	return cfg
+}
+
 // notifyEvery calls h for every pod the fake knows, every period, besides
 // the fake's own calls: a provider that resyncs its pods on a timer.
 func notifyEvery(period time.Duration) notifyWrap {
@@ -189,4 +206,48 @@ func notifyDebounced(window time.Duration) notifyWrap {
 			})
 		})
 	}
+}
+
+// laterCalls lets a variant's interceptors ask for a call of the agent's
+// handler later, as a provider must when a delay of its own ends (a
+// back-off, a result held back): the interceptors change when things
+// happen, behind the fake's own calls.
+type laterCalls struct {
+	mu   sync.Mutex
+	h    kri.PodSyncHandler
+	stop <-chan struct{}
+	wg   *sync.WaitGroup
+}
+
+// wrap is the notifyWrap that gives l the handler; the fake keeps its own
+// calls.
+func (l *laterCalls) wrap(_ *fake.PodProvider, h kri.PodSyncHandler, stop <-chan struct{}, wg *sync.WaitGroup) kri.PodSyncHandler {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.h, l.stop, l.wg = h, stop, wg
+	return h
+}
+
+// after calls the handler for uid once d has passed (at once when d is
+// not positive), unless the provider has stopped.
+func (l *laterCalls) after(uid types.UID, d time.Duration) {
+	l.mu.Lock()
+	h, stop, wg := l.h, l.stop, l.wg
+	l.mu.Unlock()
+	if h == nil {
+		return
+	}
+	if d <= 0 {
+		h.HandlePodSyncByUID(uid)
+		return
+	}
+	wg.Go(func() {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-stop:
+		case <-t.C:
+			h.HandlePodSyncByUID(uid)
+		}
+	})
 }

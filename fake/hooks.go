@@ -160,6 +160,9 @@ func (s *syncer) reportHookFailure(c *v1.Container) bool {
 	res := pkgcontainer.NewSyncResult(pkgcontainer.StartContainer, c.Name)
 	res.Fail(workload.ErrPostStartHook, cur.hookFailure)
 	s.result.AddSyncResult(res)
+	// The start this sync leaves out is due at the next: the agent is
+	// asked for it (podsync.go), as for any failed start to be retried.
+	s.p.notifyPod(s.ps.ref.UID)
 	return true
 }
 

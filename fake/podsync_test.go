@@ -576,3 +576,19 @@ func TestPodSyncHandlerOnFakeClockReadsTheFake(t *testing.T) {
 		}
 	})
 }
+
+// A postStart hook that fails after the container's start latency: the
+// sync that reports PostStartHookError starts nothing, so the fake asks for
+// the next, which restarts app (once a second without back-off).
+func TestPodSyncAsksForRestartAfterLatePostStartFailure(t *testing.T) {
+	pod := appPod(v1.RestartPolicyAlways, "sleep infinity")
+	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", "exit 3"}}}}
+	runNotified(t, pod, true, nil, func(r *notifyRig) {
+		r.p.Container(pod.Namespace+"/"+pod.Name, "app").StartLatency(30 * time.Millisecond)
+		r.sync()
+		r.idle(5 * time.Second)
+		if got := r.app().RestartCount; got < 2 {
+			t.Fatalf("after 5s app, whose postStart hook fails 30ms after its start, has restarted %d times, want at least 2 (a sync the fake asked for after each failure):%s", got, r.dump())
+		}
+	})
+}
