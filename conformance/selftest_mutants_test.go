@@ -42,6 +42,9 @@ type mutant struct {
 	// notify, when set, replaces the calls of HandlePodSyncByUID the fake
 	// makes (selftest_notify_test.go).
 	notify notifyWrap
+	// podLater is pod for interceptors that delay what the fake does and
+	// ask for a sync once the delay is over (laterCalls).
+	podLater func(*fake.PodProvider, *laterCalls) fake.Interceptors
 }
 
 // mutantScale shrinks the default timeouts for the mutants: 6s to reach a
@@ -64,7 +67,10 @@ func (m *mutant) config() conformance.Config {
 		nodeHook = func(n *fake.NodeProvider) { n.SetInterceptors(m.node()) }
 	}
 	cfg := withNotifyWrap(fakeConfig(podHook, nodeHook), m.notify)
-	if m.pod != nil || m.notify != nil {
+	if m.podLater != nil {
+		cfg = withLaterCalls(fakeConfig(nil, nodeHook), m.podLater)
+	}
+	if m.pod != nil || m.notify != nil || m.podLater != nil {
 		cfg.NewNodeProvider = nil
 	} else {
 		cfg.NewPodProvider = nil

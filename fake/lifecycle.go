@@ -40,10 +40,10 @@ func (c *core) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer
 	}
 	now := p.clock.Now()
 	ps := p.podFor(pod, now)
-	defer p.paceSyncNotification(ps, now) // podsync.go
 	p.advancePod(ps, now)
 
 	s := syncer{p: p, ps: ps, pod: pod, now: now}
+	defer func() { p.paceSyncNotification(ps, now, s.restarted) }() // podsync.go
 	if p.statusDriven {
 		s.status = podStatus
 		if s.status == nil {
@@ -108,6 +108,10 @@ type syncer struct {
 	// quiet is set while failStart records a failed start: its events do
 	// not notify the agent by themselves (podsync.go).
 	quiet bool
+	// restarted is set once the sync has started a container again (an
+	// instance with a restart count): its notification is paced
+	// (podsync.go).
+	restarted bool
 }
 
 // sync reconciles from the fake's own state.
@@ -289,6 +293,7 @@ func (s *syncer) newInstance(c *v1.Container, init bool, sb *sandboxState) *inst
 		resources:    s.resourcesOf(c.Name),
 	}
 	h.instances = append(h.instances, in)
+	s.restarted = s.restarted || in.restartCount > 0
 	if len(h.instances) > maxInstancesPerContainer {
 		h.instances[0].stopTimers()
 		h.instances = slices.Delete(h.instances, 0, 1)

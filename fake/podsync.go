@@ -44,18 +44,20 @@ const podWorkerBackOff = 10 * time.Second
 // relays to the agent, sees container changes at most once a second.
 const plegRelistPeriod = time.Second
 
-// paceSyncNotification keeps the changes a SyncPod of pod ps made from
-// notifying the agent at once when a SyncPod's notification of the pod
-// came, or is due, less than plegRelistPeriod before, without crash-loop
-// back-off: the notification comes when that period has passed. Without back-off every sync restarts
+// paceSyncNotification keeps the changes of a SyncPod of pod ps that
+// restarted a container (restarted) from notifying the agent at once when
+// such a SyncPod's notification of the pod came, or is due, less than
+// plegRelistPeriod before, without crash-loop back-off: the notification
+// comes when that period has passed. Without back-off every sync restarts
 // an exited container, so a container that exits as it starts (exit 1, a
 // liveness probe that fails at once) would otherwise keep an agent that
 // syncs on every call restarting it in a loop, without time passing; so
 // paced, it restarts once a second. With crash-loop back-off the back-off
-// bounds the restarts, and SyncPod's changes notify at once. The caller
-// holds p.mu.
-func (p *PodProvider) paceSyncNotification(ps *podState, now time.Time) {
-	if p.backOff != nil || !slices.Contains(p.pending, ps.ref.UID) {
+// bounds the restarts, and SyncPod's changes notify at once; so do those
+// of a SyncPod that restarted nothing (a first start, a kill after a
+// failed postStart hook). The caller holds p.mu.
+func (p *PodProvider) paceSyncNotification(ps *podState, now time.Time, restarted bool) {
+	if !restarted || p.backOff != nil || !slices.Contains(p.pending, ps.ref.UID) {
 		return
 	}
 	if next := ps.syncNotifiedAt.Add(plegRelistPeriod); !ps.syncNotifiedAt.IsZero() && now.Before(next) {
