@@ -29,3 +29,19 @@ func podNotifyMutants() []*mutant {
 		},
 	}
 }
+
+// notifyAlsoFailed are the mutants of other groups that fail the notify
+// specs or, at kuscia's cadence, more specs of theirs: each breaks what
+// those specs wait to see published (a SyncPod that returns, restarts,
+// restart counts and last terminations, a Waiting reason of a failed pull,
+// an empty status for a pod not yet seen, one instance per container).
+var notifyAlsoFailed = map[string][]string{
+	"syncpod-blocks-forever":             {"KRI-POD-092", "KRI-POD-093", "KRI-POD-094"},
+	"last-termination-state-dropped":     {"KRI-POD-093"},
+	"restart-policy-ignored":             {"KRI-POD-093"},
+	"restart-count-stuck-at-zero":        {"KRI-POD-093"},
+	"waiting-without-reason":             {"KRI-POD-094"},
+	"host-pull-failure-as-run-error":     {"KRI-POD-094"},
+	"status-errors-for-unknown-pod":      {"KRI-POD-035"},
+	"sync-duplicates-running-containers": {"KRI-POD-048", "KRI-POD-049", "KRI-POD-054", "KRI-POD-082", "KRI-POD-086", "KRI-POD-092"},
+}

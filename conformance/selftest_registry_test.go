@@ -24,7 +24,7 @@ func mutants() []*mutant {
 		podspecSidecarsMutants(), podspecProbesMutants(), podspecNetworkProbesMutants(), podspecResizeMutants(),
 		podNotifyMutants(),
 		nodeConfigureMutants(), nodePingMutants(), nodeRefreshMutants(), nodeCallbackMutants(), nodeContextMutants(),
-	)), probesAlsoFailed, resizeAlsoFailed, networkProbesAlsoFailed, sidecarStartupAlsoFailed)
+	)), probesAlsoFailed, resizeAlsoFailed, networkProbesAlsoFailed, sidecarStartupAlsoFailed, notifyAlsoFailed)
 }
 
 // alsoFailing adds to the want list of each mutant of zoo that a map of
