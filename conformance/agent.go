@@ -87,13 +87,14 @@ func (e *podEnv) diagnose(format string, args ...any) {
 // publish is kuscia's generateAPIPodStatus for pod and st, the runtime
 // status GetPodStatus returned: the previous published status (the status
 // manager's, else the pod's own) is the basis, RefreshPodStatus refines
-// the result, and the Ready conditions follow what it set. The result is
-// what the agent publishes; the next publish of the pod builds on it.
+// the result, and the Initialized and Ready conditions follow the Ready it
+// set (Generator.UpdateConditions). The result is what the agent
+// publishes; the next publish of the pod builds on it.
 func (e *podEnv) publish(pod *v1.Pod, st *pkgcontainer.PodStatus) v1.PodStatus {
 	seen := e.agentPod(pod)
 	s := statusGenerator(pod).Generate(seen, st, e.rc)
 	e.refresh(seen, &s)
-	podstatus.UpdateReadiness(seen, &s)
+	statusGenerator(pod).UpdateConditions(seen, &s)
 	e.mu.Lock()
 	e.published[pod.UID] = *s.DeepCopy()
 	e.mu.Unlock()
@@ -153,7 +154,7 @@ func (e *podEnv) terminate(pod *v1.Pod, grace *int64) (stillRunning []string, er
 // killGuardFailure says what kuscia's agent does when GetPodStatus still
 // reports running containers right after a nil KillPod.
 func killGuardFailure(pod *v1.Pod, running []string) string {
-	return fmt.Sprintf("KillPod of pod %s returned nil, but GetPodStatus right after reports running containers %s: kuscia's agent (pods_controller.go syncTerminatingPod) would fail the termination with \"detected running containers after a successful KillPod, CRI violation\" and retry it, and the pod could not finish terminating",
+	return fmt.Sprintf("KillPod of pod %s returned nil, but GetPodStatus right after reports running containers %s: kuscia's agent (pods_controller.go syncTerminatingPod) would fail the termination with \"detected running containers after a successful KillPod, CRI violation\" and try it again only at its next sync of the pod: for a pod deleted with a grace period, once the provider calls HandlePodSyncByUID; for a pod deleted at once (force, grace 0), never, since HandlePodSyncByUID ignores a pod gone from the API server: its pod worker never finishes and DeletePod never comes",
 		podRef(pod), strings.Join(running, ", "))
 }
 
@@ -222,7 +223,11 @@ func initHidden(pod *v1.Pod, st *pkgcontainer.PodStatus) string {
 			return ""
 		}
 	}
-	return "; GetPodStatus reports no instance of any init container: kuscia's agent (pod.go getPhase) counts an init container without a status as still to run, so it would publish the pod Pending for as long as it lives"
+	later := "Running, its init containers shown failed,"
+	if pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+		later = "Failed"
+	}
+	return fmt.Sprintf("; GetPodStatus reports no instance of any init container: kuscia's agent (pod.go convertToAPIContainerStatuses) gives each the default Waiting(PodInitializing), which its getPhase counts as still to run, so it publishes the pod Pending for as long as it lives; and once it has published an init container Running, one that then goes unreported gets a last termination ContainerStatusUnknown with exit code 137, a failed initialisation: under RestartPolicy %s the pod is then published %s", pod.Spec.RestartPolicy, later)
 }
 
 // What a provider reports of a pod it has killed (KRI-POD-005, KRI-POD-056):
@@ -264,26 +269,28 @@ func (e *podEnv) expectKilledStopped(pod *v1.Pod, st *pkgcontainer.PodStatus, ki
 
 // --- the pod worker loop ---
 
-// syncOnce is one sync of kuscia's pod worker (agent.go): GetPodStatus,
-// the status the agent publishes from it, and, unless its phase is
-// terminal, SyncPod with the same runtime status; then GetPodStatus again,
-// which it returns (the status the next sync starts from). Unless allowErr,
+// syncOnce is one sync of kuscia's pod worker (pod_workers.go
+// managePodLoop, pods_controller.go syncPod): GetPodStatus, the status the
+// agent publishes from it and, unless its phase is terminal, SyncPod with
+// the same runtime status. It returns that runtime status, the one the
+// agent published: what SyncPod then did the agent sees only at its next
+// sync, which the provider asks for (agent_cadence.go). Unless allowErr,
 // SyncPod should return nil: the agent reports an error as a failed sync
 // (pod_workers.go managePodLoop). Only the specs that own that promise
 // (strictSync) fail on it; the others note it and go on.
 func (e *podEnv) syncOnce(pod *v1.Pod, allowErr bool) *pkgcontainer.PodStatus {
-	after, err := e.agentSync(pod)
+	st, err := e.agentSync(pod)
 	if err != nil && !allowErr {
 		msg := fmt.Sprintf("SyncPod of pod %s returned an unexpected error: %v (kuscia's agent would report the sync as failed: pod_workers.go logs \"Error syncing pod\")", podRef(pod), err)
 		if !e.strictSync {
 			// The agent only logs it: the spec goes on, and
 			// KRI-POD-001 and KRI-POD-003 judge the error.
 			e.diagnose("%s; KRI-POD-001 and KRI-POD-003 check this", msg)
-			return after
+			return st
 		}
 		e.fail(msg)
 	}
-	return after
+	return st
 }
 
 // agentSync is syncOnce that returns SyncPod's error (nil when the agent
@@ -296,26 +303,37 @@ func (e *podEnv) agentSync(pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 		e.diagnose("%s: kuscia's pod worker would not sync the pod (KRI-POD-002 checks GetPodStatus of a pod the provider has not seen)", serr)
 		st = e.lastStatus(pod)
 	}
+	e.markSynced(pod, st)
 	var err error
 	if api := e.publish(pod, st); !terminalPhase(api.Phase) {
+		e.mu.Lock()
+		e.syncPodCalls[pod.UID]++
+		e.mu.Unlock()
 		if err = e.syncPod(pod, st); err != nil {
 			e.skipIfNotSupported("SyncPod", err)
 		}
 	}
-	after := e.status(pod)
-	e.setLast(pod, after)
-	return after, err
+	return st, err
 }
 
-// syncUntil repeats syncOnce until cond holds (state timeout). SyncPod must
-// succeed in every round.
+// syncUntil syncs pod as kuscia's agent does until cond holds for the
+// runtime status a sync published (state timeout). SyncPod must succeed in
+// every sync.
 func (e *podEnv) syncUntil(pod *v1.Pod, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) *pkgcontainer.PodStatus {
 	return e.syncUntilOpt(pod, false, desc, cond)
 }
 
+// syncUntilOpt is syncUntil; allowErr lets SyncPod fail. When the status
+// the agent's last sync published already satisfies cond and no update is
+// due, it returns that status without a sync.
 func (e *podEnv) syncUntilOpt(pod *v1.Pod, allowErr bool, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) *pkgcontainer.PodStatus {
+	if st := e.syncedStatus(pod); st != nil && e.updateDue(pod) == "" {
+		if failed, _ := attempt(func(g gomega.Gomega) { cond(g, st) }); failed == nil {
+			return st
+		}
+	}
 	var st *pkgcontainer.PodStatus
-	e.eventually(fmt.Sprintf("pod %s: %s", podRef(pod), desc), func(g gomega.Gomega) {
+	e.untilAsAgent(pod, e.st.t.State, fmt.Sprintf("pod %s: %s", podRef(pod), desc), func(g gomega.Gomega) {
 		st = e.syncOnce(pod, allowErr)
 		cond(g, st)
 	})
@@ -334,11 +352,16 @@ func (e *podEnv) syncUntilRunning(pod *v1.Pod) *pkgcontainer.PodStatus {
 	})
 }
 
-// holdSync keeps syncing pod for the stable window; cond must hold in every
-// round.
+// holdSync checks for the stable window that cond holds for the status of
+// every sync the agent makes of pod meanwhile and for GetPodStatus read
+// without a sync (holdAsAgent).
 func (e *podEnv) holdSync(pod *v1.Pod, allowErr bool, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) {
-	e.consistently(fmt.Sprintf("pod %s: %s", podRef(pod), desc), func(g gomega.Gomega) {
-		cond(g, e.syncOnce(pod, allowErr))
+	e.holdAsAgent(pod, e.st.t.Stable, desc, func(g gomega.Gomega, sync bool) {
+		if sync {
+			cond(g, e.syncOnce(pod, allowErr))
+			return
+		}
+		cond(g, e.status(pod))
 	})
 }
 
@@ -387,9 +410,11 @@ func (e *podEnv) killAsAgent(pod *v1.Pod) time.Duration {
 // kill terminates pod as kuscia's agent does (terminate) until the
 // termination succeeds: KillPod must return nil, and while GetPodStatus
 // right after still reports a running container the agent fails the
-// termination and tries again (noted, not failed: KRI-POD-014 judges it).
-// It returns how long it took from the first KillPod to the successful
-// termination.
+// termination (noted, not failed: KRI-POD-014 judges it) and tries again
+// at its next sync of the pod, which only the provider's call of
+// HandlePodSyncByUID brings (the pod worker's retry goes to a queue
+// nothing reads: pod_workers.go completeWork). It returns how long it took
+// from the first KillPod to the successful termination.
 func (e *podEnv) kill(pod *v1.Pod, grace *int64) time.Duration {
 	start := time.Now()
 	// A provider whose KillPod returns early stops the containers at the
@@ -399,15 +424,41 @@ func (e *podEnv) kill(pod *v1.Pod, grace *int64) time.Duration {
 		effective = agentGrace(pod)
 	}
 	within := 2*e.st.t.Stable + time.Duration(max(*effective, minimumGraceSecs))*time.Second
-	e.eventuallyFor(within, fmt.Sprintf("pod %s terminated as kuscia's agent terminates it (KillPod, then no running container in GetPodStatus)", podRef(pod)), func(g gomega.Gomega) {
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	desc := fmt.Sprintf("pod %s terminated as kuscia's agent terminates it (KillPod, then no running container in GetPodStatus)", podRef(pod))
+	tries := 0
+	var lastTry time.Time
+	for {
+		e.spaceSyncs(&lastTry)
+		tries++
+		e.advanced()
 		running, err := e.terminate(pod, grace)
 		e.noError("KillPod", err)
-		if len(running) > 0 {
-			e.diagnose("%s (KRI-POD-014 checks this; the agent tries again)", killGuardFailure(pod, running))
+		if len(running) == 0 {
+			return time.Since(start)
 		}
-		g.Expect(running).To(gomega.BeEmpty(), "%s", killGuardFailure(pod, running))
-	})
-	return time.Since(start)
+		e.diagnose("%s (KRI-POD-014 checks this; the agent tries again at the provider's next HandlePodSyncByUID)", killGuardFailure(pod, running))
+		if e.awaitCall(pod, timer.C) {
+			continue
+		}
+		if len(runningNames(e.status(pod))) == 0 {
+			e.failHandler(fmt.Sprintf("%s: the containers stopped after KillPod had returned, but kuscia's agent never saw it: %s. Its termination failed (\"detected running containers after a successful KillPod\") and it tries again only when the provider calls HandlePodSyncByUID for the pod (kri.PodSyncNotifier), so the pod would stay Terminating",
+				desc, e.callsSince(pod, start)), 1)
+		}
+		e.failHandler(fmt.Sprintf("%s: not reached within %s after %d terminations: %s", desc, within, tries, killGuardFailure(pod, running)), 1)
+	}
+}
+
+// runningNames lists the running containers of st.
+func runningNames(st *pkgcontainer.PodStatus) []string {
+	var out []string
+	for _, c := range st.ContainerStatuses {
+		if c.State == pkgcontainer.ContainerStateRunning {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
 
 // expectNothingRunning fails when GetPodStatus reports a running container

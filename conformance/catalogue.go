@@ -123,7 +123,7 @@ var specGroups = [][]*specDef{
 	podOwnershipSpecs, podValidationSpecs, podContextSpecs, podConcurrencySpecs,
 	podspecImageSpecs, podspecEnvSpecs, podspecTerminationMessageSpecs, podspecHooksSpecs,
 	podspecSidecarsSpecs, podspecProbesSpecs, podspecNetworkProbesSpecs, podspecResizeSpecs,
-	podLatencySpecs,
+	podNotifySpecs, podLatencySpecs,
 	nodeConfigureSpecs, nodePingSpecs, nodeRefreshSpecs, nodeCallbackSpecs, nodeContextSpecs,
 }
 

@@ -29,7 +29,7 @@ var contractDir = filepath.Join("..", "kri")
 // contractInterfaces are the interfaces whose type and method docs are the
 // provider's contract. ReasonCache is implemented and unit-tested by the kit
 // itself, so its docs are not part of it.
-var contractInterfaces = []string{"NodeProvider", "PodLifecycleHandler", "PodProvider"}
+var contractInterfaces = []string{"NodeProvider", "PodLifecycleHandler", "PodProvider", "PodSyncNotifier"}
 
 // contractPackageWhere is the `where` of the sentences of the package doc.
 const contractPackageWhere = "package kri"

@@ -36,8 +36,11 @@
 // is GetPodStatus, the API status the agent publishes (built as it builds it,
 // package podstatus with AsKusciaAgent, then refined by RefreshPodStatus),
 // and SyncPod with the same runtime status unless the published phase is
-// terminal, again and again until the pod reaches the desired state; a
-// termination is KillPod with the running pod built by
+// terminal. The suite syncs a pod when kuscia's agent would, never on a
+// timer: when the pod is added, when the spec changes its spec, metadata
+// or deletion, and when the provider calls HandlePodSyncByUID on the
+// handler the suite hands it before Start (kri.PodSyncNotifier); a wait
+// that times out because no call came says so. A termination is KillPod with the running pod built by
 // pkgcontainer.ConvertPodStatusToRunningPod, then the agent's check that
 // GetPodStatus reports nothing running, retried while it does; an orphan is
 // killed with the running pod GetPods(false) lists; DeletePod and CleanupPods
@@ -160,7 +163,7 @@
 // pod_status.go, pod_refresh.go, pod_kill.go, pod_restart.go, pod_init.go,
 // pod_reason_cache.go, pod_cleanup.go, pod_delete.go, pod_lifecycle.go,
 // pod_ownership.go, pod_validation.go, pod_context.go, pod_concurrency.go,
-// and the benchmarks in pod_latency.go), podspec_<capability>.go for what
+// pod_notify.go, and the benchmarks in pod_latency.go), podspec_<capability>.go for what
 // the pod spec asks (podspec_image.go, podspec_env.go,
 // podspec_termination_message.go, podspec_hooks.go, podspec_sidecars.go,
 // podspec_probes.go, podspec_resize.go), node_<group>.go for the
@@ -176,7 +179,9 @@
 // capabilities, timeouts, workloads), catalogue.go, summary.go (the summary,
 // the verdict and the gate), env.go (what every spec runs on: the guarded
 // provider calls, the polls, the cleanups), agent.go (the agent model: the
-// calls kuscia's agent makes and what it publishes), pod_env.go and
+// calls kuscia's agent makes and what it publishes), agent_cadence.go (when
+// it makes them: the handler handed to the provider, the waits at the
+// agent's cadence), pod_env.go and
 // node_env.go (a spec's provider, pods and containers), pod_observe.go
 // (reading statuses: instances, restarts across polls), virtual_time.go.
 // The self-test harness: selftest_registry_test.go (every group's mutants
@@ -184,7 +189,9 @@
 // selftest_benign_test.go (the runners), selftest_helper_test.go (each run
 // in a process of its own), selftest_hostprocess_test.go (the pod-spec
 // mutants and variants built on examples/hostprocess),
-// selftest_interceptors_test.go (interceptors they share).
+// selftest_interceptors_test.go (interceptors they share),
+// selftest_notify_test.go (wrappers of the fake's HandlePodSyncByUID calls:
+// dropped, late, folded, added).
 //
 // To add a spec to a group: append its specDef to the group's list with
 // the next unused ID (IDs are never reused), its body beside it; regenerate

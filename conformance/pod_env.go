@@ -35,11 +35,17 @@ type podEnv struct {
 	p  kri.PodProvider
 	rc *kri.ReasonCache
 
-	mu        sync.Mutex
-	pods      []*v1.Pod                             // created by the spec, removed at cleanup
-	last      map[types.UID]*pkgcontainer.PodStatus // what GetPodStatus last returned
-	published map[types.UID]v1.PodStatus            // what the agent published last (agent.go)
-	diagnosed map[string]bool                       // what diagnose has noted
+	mu           sync.Mutex
+	pods         []*v1.Pod                             // created by the spec, removed at cleanup
+	last         map[types.UID]*pkgcontainer.PodStatus // what GetPodStatus last returned
+	published    map[types.UID]v1.PodStatus            // what the agent published last (agent.go)
+	diagnosed    map[string]bool                       // what diagnose has noted
+	seen         map[types.UID]agentSeen               // the agent's last sync of each pod (agent_cadence.go)
+	syncPodCalls map[types.UID]int                     // SyncPod calls of the agent's syncs, per pod
+	// calls is the PodSyncHandler handed to the provider, notifier whether
+	// it took one (kri.PodSyncNotifier).
+	calls    *syncCalls
+	notifier bool
 	// strictSync makes an unexpected SyncPod error fail the spec (the
 	// specs that own it); elsewhere it is noted and the spec goes on.
 	strictSync bool
@@ -53,7 +59,8 @@ type podEnv struct {
 // newPodEnv builds the provider of the spec, registers its cleanup and,
 // when start is true, runs Start in its own goroutine.
 func newPodEnv(b *base, start bool) *podEnv {
-	e := &podEnv{base: b, rc: kri.NewReasonCache(), last: map[types.UID]*pkgcontainer.PodStatus{}, published: map[types.UID]v1.PodStatus{}, diagnosed: map[string]bool{}}
+	e := &podEnv{base: b, rc: kri.NewReasonCache(), last: map[types.UID]*pkgcontainer.PodStatus{}, published: map[types.UID]v1.PodStatus{}, diagnosed: map[string]bool{},
+		seen: map[types.UID]agentSeen{}, syncPodCalls: map[types.UID]int{}, calls: newSyncCalls()}
 	var p kri.PodProvider
 	var err error
 	b.do("NewPodProvider", func(context.Context) { p, err = b.st.cfg.NewPodProvider(b.ctx) })
@@ -65,6 +72,7 @@ func newPodEnv(b *base, start bool) *podEnv {
 	}
 	e.p = p
 	e.deferCleanup(e.cleanup)
+	e.handOver()
 	if start {
 		e.start()
 	}

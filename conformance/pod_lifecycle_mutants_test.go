@@ -14,10 +14,13 @@ func podLifecycleMutants() []*mutant {
 	return []*mutant{
 		{
 			name:      "start-returns-at-once",
-			violation: "Start returns nil at once instead of blocking",
+			violation: "Start returns nil at once instead of blocking (its background work goes on in a goroutine of its own until Stop)",
 			want:      []string{"KRI-POD-029", "KRI-POD-030"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{Start: func(context.Context, kri.PodProvider) error { return nil }}
+				return fake.Interceptors{Start: func(ctx context.Context, next kri.PodProvider) error {
+					go func() { _ = next.Start(ctx) }()
+					return nil
+				}}
 			},
 		},
 		{

@@ -141,8 +141,9 @@ func podOwnership(e *podEnv) {
 	pod := e.newPod("owned", v1.RestartPolicyAlways,
 		named("app", e.w().RunsUntilKilled()), named("sidecar", e.w().RunsUntilKilled()))
 	podCopy := pod.DeepCopy()
-	e.eventually(fmt.Sprintf("pod %s running, its inputs untouched", podRef(pod)), func(g gomega.Gomega) {
-		in := e.lastStatus(pod)
+	e.untilAsAgent(pod, e.st.t.State, fmt.Sprintf("pod %s running, its inputs untouched", podRef(pod)), func(g gomega.Gomega) {
+		in := e.status(pod)
+		e.markSynced(pod, in)
 		inCopy := copyStatus(in)
 		if err := e.syncPod(pod, in); err != nil {
 			e.skipIfNotSupported("SyncPod", err)

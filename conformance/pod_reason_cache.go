@@ -47,7 +47,7 @@ func startFailureOf(pod *v1.Pod) string {
 // PodInitializing) or none hides it. SyncPod's error and the ReasonCache
 // entry are KRI-POD-085's.
 func (e *podEnv) failStart(pod *v1.Pod) {
-	e.eventually(fmt.Sprintf("pod %s: the agent publishes the failed start of app", podRef(pod)), func(g gomega.Gomega) {
+	e.untilAsAgent(pod, e.st.t.State, fmt.Sprintf("pod %s: the agent publishes the failed start of app", podRef(pod)), func(g gomega.Gomega) {
 		st, _ := e.agentSync(pod)
 		g.Expect(runningOf(st, "app")).To(gomega.BeNil(), "container app runs although its start must fail (%s): %s", startFailureOf(pod), describeStatus(st))
 		s := e.publish(pod, st)
@@ -68,7 +68,7 @@ func podStartFailureReturned(e *podEnv) {
 	e.step("syncing a pod whose container good starts and bad cannot (missing executable)")
 	pod := e.newPod("onefails", v1.RestartPolicyAlways, named("good", e.w().RunsUntilKilled()), named("bad", e.w().FailsToStart()))
 	var err error
-	e.eventually(fmt.Sprintf("pod %s: SyncPod reports the failed start of bad", podRef(pod)), func(g gomega.Gomega) {
+	e.untilAsAgent(pod, e.st.t.State, fmt.Sprintf("pod %s: SyncPod reports the failed start of bad", podRef(pod)), func(g gomega.Gomega) {
 		var st *pkgcontainer.PodStatus
 		st, err = e.agentSync(pod)
 		g.Expect(runningOf(st, "good")).NotTo(gomega.BeNil(), "container good is not running next to bad, whose start fails: %s", describeStatus(st))
@@ -105,21 +105,19 @@ func podStartSuccessClears(e *podEnv) {
 	// ReasonCache entry only for a container that is not running
 	// (kubelet_pods.go convertToAPIContainerStatuses skips containers that
 	// ShouldContainerBeRestarted says stay as they are), so the stale
-	// entry is never shown.
+	// entry is never shown. The sync that saw app running has handed
+	// SyncPod that status already.
 	id := runningOf(st, "app").ID
-	e.step("app runs but its ReasonCache entry is still there: syncing once more, with the status that shows app running")
-	after := e.syncOnce(fixed, false)
 	if item, ok := e.rc.Get(pod.UID, "app"); ok {
-		e.failf("container app runs (%s) since its image was changed to %s, but its ReasonCache entry (%v: %s) was still there after the GetPodStatus that first showed it running, "+
-			"and still is after the next SyncPod, which was handed that status (and the GetPodStatus after it: %s): a successful start must clear the entry, at the latest at the first SyncPod that sees the container running",
-			id.ID, e.w().Image, item.Err, item.Message, describeStatus(after))
+		e.failf("container app runs (%s) since its image was changed to %s, but its ReasonCache entry (%v: %s) is still there after the SyncPod of the agent's sync that first saw it running, which was handed that status (%s): a successful start must clear the entry, at the latest at the first SyncPod that sees the container running",
+			id.ID, e.w().Image, item.Err, item.Message, describeStatus(st))
 	}
 }
 
 func podOneStartFails(e *podEnv) {
 	pod := e.newPod("onefails", v1.RestartPolicyAlways, named("good", e.w().RunsUntilKilled()), named("bad", e.w().FailsToStart()))
 	e.step("syncing a pod whose container good starts and bad cannot (missing executable), as kuscia's agent does")
-	e.eventually(fmt.Sprintf("pod %s: good running, bad's failed start published", podRef(pod)), func(g gomega.Gomega) {
+	e.untilAsAgent(pod, e.st.t.State, fmt.Sprintf("pod %s: good running, bad's failed start published", podRef(pod)), func(g gomega.Gomega) {
 		st, _ := e.agentSync(pod)
 		g.Expect(runningOf(st, "good")).NotTo(gomega.BeNil(), "container good is not running next to bad, whose start fails: %s", describeStatus(st))
 		s := e.publish(pod, st)

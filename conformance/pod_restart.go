@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -255,6 +256,16 @@ func podRestartTimestamps(e *podEnv) {
 	if now := instancesOf(e.status(pod), "app"); len(now) > 1 {
 		for _, c := range now {
 			together[c.ID.String()] = true
+		}
+		// The answer itself, ordered by restart count: each run
+		// created after the one it replaced.
+		byRun := slices.Clone(now)
+		slices.SortFunc(byRun, func(a, b *pkgcontainer.Status) int { return a.RestartCount - b.RestartCount })
+		for i := 1; i < len(byRun); i++ {
+			if prev, c := byRun[i-1], byRun[i]; c.RestartCount > prev.RestartCount && !c.CreatedAt.After(prev.CreatedAt) {
+				e.failf("GetPodStatus reports instance %s of container app (restart count %d) beside %s (restart count %d), which it replaced, but not created after it (%s, %s): kuscia's agent, which sorts the instances of one GetPodStatus by CreatedAt, could publish the old run as the current one; %s",
+					c.ID.ID, c.RestartCount, prev.ID.ID, prev.RestartCount, c.CreatedAt.Format(time.RFC3339Nano), prev.CreatedAt.Format(time.RFC3339Nano), describeStatus(&pkgcontainer.PodStatus{ContainerStatuses: now}))
+			}
 		}
 	}
 	for i, c := range inst {

@@ -19,9 +19,9 @@ import (
 func podRestartBenign() []*benign {
 	return []*benign{
 		{
-			name:    "crash-loop-backoff",
-			freedom: "restarts delayed by a back-off, reported to the ReasonCache as CrashLoopBackOff (the kubelet's runtime: 10s doubling)",
-			pod:     func(*fake.PodProvider) fake.Interceptors { return crashLoopBackOff() },
+			name:     "crash-loop-backoff",
+			freedom:  "restarts delayed by a back-off, reported to the ReasonCache as CrashLoopBackOff (the kubelet's runtime: 10s doubling)",
+			podLater: func(_ *fake.PodProvider, later *laterCalls) fake.Interceptors { return crashLoopBackOff(later) },
 		},
 	}
 }
@@ -36,8 +36,9 @@ const (
 // crashLoopBackOff delays the restart of an exited container: once the fake
 // would restart it, SyncPod refuses for a back-off (doubling per restart),
 // reports CrashLoopBackOff for it to the ReasonCache and returns nil, as
-// kuscia's CRIProvider turns back-off-only failures into nil.
-func crashLoopBackOff() fake.Interceptors {
+// kuscia's CRIProvider turns back-off-only failures into nil. It asks for
+// a sync when a back-off ends (later), as the duty to notify wants.
+func crashLoopBackOff(later *laterCalls) fake.Interceptors {
 	type key struct {
 		uid  types.UID
 		name string
@@ -74,9 +75,11 @@ func crashLoopBackOff() fake.Interceptors {
 			case b == nil:
 				b = &backOff{exitedID: n.ID, until: now.Add(backOffFirst), delay: backOffFirst}
 				state[k] = b
+				later.after(pod.UID, backOffFirst)
 			case b.exitedID != n.ID:
 				b.delay = min(2*b.delay, backOffMax)
 				b.exitedID, b.until = n.ID, now.Add(b.delay)
+				later.after(pod.UID, b.delay)
 			}
 			if now.Before(b.until) {
 				waiting = append(waiting, c.Name)

@@ -23,11 +23,14 @@ var podSyncSpecs = []*specDef{
 }
 
 // syncUntilPublished syncs pod as the agent does until what the agent
-// published for it satisfies cond (state timeout). SyncPod must succeed in
-// every sync.
+// published for it satisfies cond (state timeout), unless what it
+// published last does already. SyncPod must succeed in every sync.
 func (e *podEnv) syncUntilPublished(pod *v1.Pod, desc string, cond func(g gomega.Gomega, s v1.PodStatus)) v1.PodStatus {
-	var s v1.PodStatus
-	e.eventually(fmt.Sprintf("pod %s: the agent publishes %s", podRef(pod), desc), func(g gomega.Gomega) {
+	s := e.publishedOf(pod)
+	if failed, _ := attempt(func(g gomega.Gomega) { cond(g, s) }); failed == nil && e.updateDue(pod) == "" {
+		return s
+	}
+	e.untilAsAgent(pod, e.st.t.State, fmt.Sprintf("pod %s: the agent publishes %s", podRef(pod), desc), func(g gomega.Gomega) {
 		e.syncOnce(pod, false)
 		s = e.publishedOf(pod)
 		cond(g, s)

@@ -23,9 +23,12 @@ func podSyncMutants() []*mutant {
 	return []*mutant{
 		{
 			name:      "sync-fails-while-cache-lags",
-			violation: "the SyncPod right after the one that started a pod fails with \"already exists\" (a backend pod created while the informer's cache has not seen it yet)",
-			want:      []string{"KRI-POD-001", "KRI-POD-003"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
+			violation: "the SyncPod right after the one that started a pod fails with \"already exists\" (a backend pod created while the informer's cache has not seen it yet; the informer then brings it and the provider asks for a sync, as kuscia's K8sProvider does)",
+			// KRI-POD-085: at kuscia's cadence the failing SyncPod is
+			// the one that should report a failed start, and its error
+			// names no container.
+			want: []string{"KRI-POD-001", "KRI-POD-003", "KRI-POD-085"},
+			podLater: func(_ *fake.PodProvider, later *laterCalls) fake.Interceptors {
 				var mu sync.Mutex
 				syncs := map[types.UID]int{}
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
@@ -35,6 +38,7 @@ func podSyncMutants() []*mutant {
 						n := syncs[pod.UID]
 						mu.Unlock()
 						if n == 2 {
+							later.after(pod.UID, 0)
 							return fmt.Errorf("failed to apply pod %s/%s: pods %q already exists", pod.Namespace, pod.Name, pod.Name)
 						}
 					}

@@ -136,12 +136,13 @@ func podPostStartHookFails(e *podEnv) {
 	// starts app again.
 	never := e.newPod("poststart-fails-never", v1.RestartPolicyNever, e.failingHookContainer(), named("keep", e.w().RunsUntilKilled()))
 	e.step("syncing a pod with restartPolicy Never whose container's postStart hook exits 3")
-	e.syncUntilOpt(never, true, "app killed after its postStart hook failed", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	// st is the status of the sync that saw app killed: its SyncPod must
+	// not start app again, and the instances counted are those before it.
+	st := e.syncUntilOpt(never, true, "app killed after its postStart hook failed", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(runningOf(st, "app")).To(gomega.BeNil(), "container app, whose postStart hook failed, still runs: %s", describeStatus(st))
 		g.Expect(exitedOf(st, "app")).NotTo(gomega.BeEmpty(), "container app has no exited instance: %s", describeStatus(st))
 		e.expectPostStartFailure(g, never, st, reasonPostStartHookError)
 	})
-	st := e.status(never)
 	for _, c := range exitedOf(st, "app") {
 		if c.ExitCode == 0 {
 			e.failf("container app, killed because its postStart hook failed, exited with code 0: a pod with restartPolicy Never would read Succeeded; status: %s", describeStatus(st))

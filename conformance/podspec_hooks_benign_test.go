@@ -26,6 +26,9 @@ const kubeletMinimumGraceSecs = 2
 // podspecHooksHostBenign are the benign variants of the pod-spec capability
 // "hooks" (podspec_hooks.go) on the hostprocess example, which the suite must
 // pass.
+// hookBackOff is the back-off step of host-poststart-crashloop-backoff.
+const hookBackOff = 100 * time.Millisecond
+
 func podspecHooksHostBenign() []hostBenign {
 	return []hostBenign{
 		{
@@ -72,8 +75,8 @@ func podspecHooksHostBenign() []hostBenign {
 		},
 		{
 			name:    "host-poststart-crashloop-backoff",
-			freedom: "a container killed for its failed postStart hook may be restarted after a back-off, reported as CrashLoopBackOff meanwhile, as the kubelet does",
-			ic: func() fake.Interceptors {
+			freedom: "a container killed for its failed postStart hook may be restarted after a back-off, reported as CrashLoopBackOff meanwhile, as the kubelet does (three syncs, each asked for hookBackOff after the one before)",
+			icLater: func(later *laterCalls) fake.Interceptors {
 				var mu sync.Mutex
 				waited := map[types.UID]int{}
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
@@ -105,6 +108,7 @@ func podspecHooksHostBenign() []hostBenign {
 						result.AddSyncResult(r)
 					}
 					rc.Update(pod.UID, result)
+					later.after(pod.UID, hookBackOff)
 					return result.Error()
 				}}
 			},

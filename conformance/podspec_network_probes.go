@@ -93,8 +93,8 @@ func podTCPLiveness(e *podEnv) {
 	silent := &probeRun{e: e, pod: closedPod}
 	silent.expectRestarted(silent.running(), delay*time.Second, "its TCP liveness probe found nothing listening")
 	e.step("checking that the container that listens was left alone all along")
-	e.consistentlyFor(delay*time.Second+periods(4), fmt.Sprintf("pod %s: container web keeps running, not restarted", podRef(openPod)), func(g gomega.Gomega) {
-		st, cs := listening.round(false)
+	listening.hold(delay*time.Second+periods(4), "container web keeps running, not restarted", func(g gomega.Gomega, sync bool) {
+		st, cs := listening.round(!sync)
 		run := runningOf(st, "web")
 		g.Expect(run).NotTo(gomega.BeNil(), "container web (instance %s), which listens on %d, no longer runs %s after it started: %s", first.ID, openPort, sinceStart(first).Round(time.Millisecond), describeStatus(st))
 		g.Expect(run.ID).To(gomega.Equal(first.ID), "container web, which listens on %d, was started again %s after its first start: %s", openPort, sinceStart(first).Round(time.Millisecond), describeStatus(st))
@@ -115,7 +115,7 @@ func podHTTPPreStopHook(e *podEnv) {
 	grace := 2*e.st.graceSecs + 2*minimumGraceSecs
 	pod := e.preStopPod("prestop-http", grace, c)
 	r := &probeRun{e: e, pod: pod}
-	e.eventuallyFor(e.st.t.State+periods(3), fmt.Sprintf("pod %s: container web Ready (its httpd listens on %d)", podRef(pod), port), func(g gomega.Gomega) {
+	r.until(e.st.t.State+periods(3), fmt.Sprintf("pod %s: container web Ready (its httpd listens on %d)", podRef(pod), port), func(g gomega.Gomega) {
 		_, cs := r.round(false)
 		g.Expect(cs.Ready).To(gomega.BeTrue(), "container web is not Ready: its TCP readiness probe of port %d has not succeeded", port)
 	})

@@ -62,8 +62,12 @@ func (e *podEnv) probed(script string) v1.Container {
 	return e.shell("web", "trap 'exit 143' TERM; "+script+"sleep infinity & wait")
 }
 
-// round is one round; noSync leaves SyncPod out (a killed pod).
+// round is one round; noSync leaves SyncPod out (a killed pod). In a
+// replay (until) it returns what the agent's last sync published instead.
 func (r *probeRun) round(noSync bool) (*pkgcontainer.PodStatus, *v1.ContainerStatus) {
+	if r.replay && !noSync {
+		return r.lastSt, r.lastCS
+	}
 	var st *pkgcontainer.PodStatus
 	if noSync {
 		st = r.e.status(r.pod)
@@ -75,7 +79,37 @@ func (r *probeRun) round(noSync bool) (*pkgcontainer.PodStatus, *v1.ContainerSta
 	if cs == nil {
 		r.e.failf("kuscia's agent would publish no status of container web of pod %s (after RefreshPodStatus): %+v", podRef(r.pod), r.prev.ContainerStatuses)
 	}
+	if !noSync {
+		r.lastSt, r.lastCS = st, cs
+	}
 	return st, cs
+}
+
+// until runs f, whose rounds sync, at the agent's cadence (untilAsAgent)
+// until it passes; it passes at once when it does for what the agent's
+// last sync published.
+func (r *probeRun) until(within time.Duration, desc string, f func(g gomega.Gomega)) {
+	if st := r.e.syncedStatus(r.pod); r.lastSt == nil && st != nil {
+		// The pod was synced before the run's first round.
+		r.prev = r.e.publishedOf(r.pod)
+		r.lastSt, r.lastCS = st, apiStatusOf(r.prev.ContainerStatuses, "web")
+	}
+	if r.lastSt != nil && r.lastCS != nil && r.e.updateDue(r.pod) == "" {
+		r.replay = true
+		failed, _ := attempt(f)
+		r.replay = false
+		if failed == nil {
+			return
+		}
+	}
+	r.e.untilAsAgent(r.pod, within, desc, f)
+}
+
+// hold checks for window that f passes at every sync of the agent
+// meanwhile and, every poll interval, for a round without a sync
+// (holdAsAgent); f's rounds are made with r.round(!sync).
+func (r *probeRun) hold(window time.Duration, desc string, f func(g gomega.Gomega, sync bool)) {
+	r.e.holdAsAgent(r.pod, window, desc, f)
 }
 
 // expectPodReady fails the spec unless the pod's Ready condition, as the
@@ -110,7 +144,7 @@ func podReadinessUntilSuccess(e *podEnv) {
 	r := &probeRun{e: e, pod: pod}
 	first := r.running()
 	early := 0
-	e.eventuallyFor(e.st.t.State+writeAfter+periods(3), fmt.Sprintf("pod %s: container web Ready", podRef(pod)), func(g gomega.Gomega) {
+	r.until(e.st.t.State+writeAfter+periods(3), fmt.Sprintf("pod %s: container web Ready", podRef(pod)), func(g gomega.Gomega) {
 		st, cs := r.round(false)
 		run := runningOf(st, "web")
 		g.Expect(run).NotTo(gomega.BeNil(), "container web is not running: %s", describeStatus(st))
@@ -174,13 +208,13 @@ func readinessOnThenOff(e *podEnv, path string, target probeTarget) {
 			e.failf("container web (instance %s) no longer runs; readiness failures must restart nothing: %s", first.ID, describeStatus(st))
 		}
 	}
-	e.eventuallyFor(e.st.t.State+periods(3), fmt.Sprintf("pod %s: container web Ready", podRef(pod)), func(g gomega.Gomega) {
+	r.until(e.st.t.State+periods(3), fmt.Sprintf("pod %s: container web Ready", podRef(pod)), func(g gomega.Gomega) {
 		st, cs := r.round(false)
 		sameInstance(g, st)
 		g.Expect(cs.Ready).To(gomega.BeTrue(), "container web is not Ready %s after it started", sinceStart(first).Round(time.Millisecond))
 	})
 	e.step("waiting for the probe to fail twice in a row once the file is gone")
-	e.eventuallyFor(e.st.t.State+removeAfter+periods(4), fmt.Sprintf("pod %s: container web no longer Ready", podRef(pod)), func(g gomega.Gomega) {
+	r.until(e.st.t.State+removeAfter+periods(4), fmt.Sprintf("pod %s: container web no longer Ready", podRef(pod)), func(g gomega.Gomega) {
 		st, cs := r.round(false)
 		sameInstance(g, st)
 		g.Expect(cs.Ready).To(gomega.BeFalse(), "container web is still Ready %s after it started (the file was removed after %s)", sinceStart(first).Round(time.Millisecond), removeAfter)
@@ -220,7 +254,7 @@ func (r *probeRun) expectRestarted(first *pkgcontainer.Status, after time.Durati
 	e, pod := r.e, r.pod
 	// A provider that keeps only the newest instance (a remote backend)
 	// shows the kill in RefreshPodStatus's LastTerminationState alone.
-	e.eventuallyFor(e.st.t.State+after+periods(4), fmt.Sprintf("pod %s: container web killed and started again", podRef(pod)), func(g gomega.Gomega) {
+	r.until(e.st.t.State+after+periods(4), fmt.Sprintf("pod %s: container web killed and started again", podRef(pod)), func(g gomega.Gomega) {
 		st, cs := r.round(false)
 		newer := false
 		for _, s := range instancesOf(st, "web") {
@@ -249,8 +283,8 @@ func podLivenessPasses(e *podEnv) {
 	r := &probeRun{e: e, pod: pod}
 	first := r.running()
 	window := time.Duration(delay)*time.Second + periods(2)
-	e.consistentlyFor(window, fmt.Sprintf("pod %s: container web keeps running, not restarted", podRef(pod)), func(g gomega.Gomega) {
-		st, cs := r.round(false)
+	r.hold(window, "container web keeps running, not restarted", func(g gomega.Gomega, sync bool) {
+		st, cs := r.round(!sync)
 		run := runningOf(st, "web")
 		g.Expect(run).NotTo(gomega.BeNil(), "container web (instance %s) no longer runs %s after it started: %s", first.ID, sinceStart(first).Round(time.Millisecond), describeStatus(st))
 		g.Expect(run.ID).To(gomega.Equal(first.ID), "container web was started again %s after its first start: %s", sinceStart(first).Round(time.Millisecond), describeStatus(st))
@@ -269,8 +303,8 @@ func podStartupProbe(e *podEnv) {
 	e.step(fmt.Sprintf("syncing a pod whose startup, liveness and readiness probes test for %s, which its container writes %s after it starts", path, writeAfter))
 	r := &probeRun{e: e, pod: pod}
 	first := r.running()
-	check := func(g gomega.Gomega) (*v1.ContainerStatus, time.Duration) {
-		st, cs := r.round(false)
+	check := func(g gomega.Gomega, sync bool) (*v1.ContainerStatus, time.Duration) {
+		st, cs := r.round(!sync)
 		run := runningOf(st, "web")
 		if run == nil || run.ID != first.ID {
 			e.failf("container web (instance %s) was killed or restarted %s after it started, before or right after its startup probe succeeded (the liveness probe must not run before): %s",
@@ -285,13 +319,13 @@ func podStartupProbe(e *podEnv) {
 		}
 		return cs, sinceStart(run)
 	}
-	e.eventuallyFor(e.st.t.State+writeAfter+periods(3), fmt.Sprintf("pod %s: container web Started and Ready", podRef(pod)), func(g gomega.Gomega) {
-		cs, ran := check(g)
+	r.until(e.st.t.State+writeAfter+periods(3), fmt.Sprintf("pod %s: container web Started and Ready", podRef(pod)), func(g gomega.Gomega) {
+		cs, ran := check(g, true)
 		g.Expect(cs.Started).To(gomega.HaveValue(gomega.BeTrue()), "container web is not Started %s after it started", ran.Round(time.Millisecond))
 		g.Expect(cs.Ready).To(gomega.BeTrue(), "container web is Started but not Ready %s after it started", ran.Round(time.Millisecond))
 	})
 	e.step("checking that the liveness probe, which passes now, leaves the container alone")
-	e.consistentlyFor(periods(2), fmt.Sprintf("pod %s: container web keeps running", podRef(pod)), func(g gomega.Gomega) { check(g) })
+	r.hold(periods(2), "container web keeps running", func(g gomega.Gomega, sync bool) { check(g, sync) })
 }
 
 func podProbesStopOnKill(e *podEnv) {
@@ -326,10 +360,17 @@ type probeRun struct {
 	e    *podEnv
 	pod  *v1.Pod
 	prev v1.PodStatus // what the agent published last
+	// lastSt and lastCS are what the last sync read and published of web;
+	// replay makes round return them (until).
+	lastSt *pkgcontainer.PodStatus
+	lastCS *v1.ContainerStatus
+	replay bool
 }
 
 // running syncs until container web runs and returns its instance.
 func (r *probeRun) running() *pkgcontainer.Status {
 	st := r.e.syncUntilRunning(r.pod)
+	r.prev = r.e.publishedOf(r.pod)
+	r.lastSt, r.lastCS = st, apiStatusOf(r.prev.ContainerStatuses, "web")
 	return runningOf(st, "web")
 }

@@ -36,8 +36,8 @@ func podspecProbesBenign() []*benign {
 		{
 			name:    "probe-results-a-period-late",
 			freedom: "Ready and Started may reach RefreshPodStatus up to a period after the probe result changed (the result reaches the status with the next sync)",
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{RefreshPodStatus: lateResults(time.Second)}
+			podLater: func(_ *fake.PodProvider, later *laterCalls) fake.Interceptors {
+				return fake.Interceptors{RefreshPodStatus: lateResults(time.Second, later)}
 			},
 		},
 	}
@@ -45,14 +45,16 @@ func podspecProbesBenign() []*benign {
 
 // lateResults returns a RefreshPodStatus interceptor that reports each
 // container instance's Ready and Started as the provider reported them
-// delay earlier: a change shows only once it is delay old.
-func lateResults(delay time.Duration) func(kri.PodProvider, *v1.Pod, *v1.PodStatus) {
+// delay earlier: a change shows only once it is delay old, and the provider
+// asks for a sync then (later).
+func lateResults(delay time.Duration, later *laterCalls) func(kri.PodProvider, *v1.Pod, *v1.PodStatus) {
 	type seen struct {
 		shown, latest bool
 		since         time.Time
 	}
 	var mu sync.Mutex
 	ready, started := map[string]*seen{}, map[string]*seen{}
+	changed := false
 	late := func(m map[string]*seen, id string, now bool) bool {
 		s := m[id]
 		if s == nil {
@@ -61,6 +63,7 @@ func lateResults(delay time.Duration) func(kri.PodProvider, *v1.Pod, *v1.PodStat
 		}
 		if now != s.latest {
 			s.latest, s.since = now, time.Now()
+			changed = true
 		}
 		if s.shown != s.latest && time.Since(s.since) >= delay {
 			s.shown = s.latest
@@ -74,6 +77,7 @@ func lateResults(delay time.Duration) func(kri.PodProvider, *v1.Pod, *v1.PodStat
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		changed = false
 		for i := range ps.ContainerStatuses {
 			cs := &ps.ContainerStatuses[i]
 			if cs.ContainerID == "" || cs.State.Running == nil {
@@ -84,6 +88,9 @@ func lateResults(delay time.Duration) func(kri.PodProvider, *v1.Pod, *v1.PodStat
 				v := late(started, cs.ContainerID, *cs.Started)
 				cs.Started = &v
 			}
+		}
+		if changed && pod != nil {
+			later.after(pod.UID, delay)
 		}
 	}
 }

@@ -175,7 +175,10 @@ func podResizeAPIStatus(e *podEnv) {
 	e.syncUntilRunning(pod)
 	resized := withResources(pod, resizeAfter)
 	e.syncOnce(resized, false)
-	st := e.syncUntilRunning(resized)
+	e.syncUntilRunning(resized)
+	// RefreshPodStatus reads the provider's state now: the status it is
+	// handed is built from GetPodStatus of the same moment.
+	st := e.status(resized)
 	e.step("building the API status as the agent does (the kubelet's conversion), then handing it to RefreshPodStatus")
 	computed := podstatus.Generate(resized, st, e.rc)
 	want := apiStatusOf(computed.ContainerStatuses, "app")

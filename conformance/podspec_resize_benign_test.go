@@ -19,8 +19,8 @@ func podspecResizeBenign() []*benign {
 		{
 			name:    "resize-one-sync-late",
 			freedom: "a resize may be applied at a later SyncPod than the first with the new resources (the kubelet applies it once its allocation manager admits it, and retries a resize that failed)",
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: resizeLate()}
+			podLater: func(_ *fake.PodProvider, later *laterCalls) fake.Interceptors {
+				return fake.Interceptors{SyncPod: resizeLate(later)}
 			},
 		},
 		{
@@ -39,8 +39,9 @@ func podspecResizeBenign() []*benign {
 
 // resizeLate returns a SyncPod interceptor that hands the provider a
 // container's new resources one SyncPod after they first changed: the
-// first SyncPod with changed resources still gets the old ones.
-func resizeLate() func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) error {
+// first SyncPod with changed resources still gets the old ones, and the
+// provider asks for the sync that applies them (later).
+func resizeLate(later *laterCalls) func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) error {
 	type key struct{ uid, name string }
 	var mu sync.Mutex
 	handed := map[key]v1.ResourceRequirements{} // what the provider last got
@@ -59,6 +60,7 @@ func resizeLate() func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.
 				case !deferred[k]:
 					deferred[k] = true
 					c.Resources = *prev.DeepCopy()
+					defer later.after(pod.UID, 0)
 				default:
 					delete(deferred, k)
 				}

@@ -38,16 +38,20 @@ func podspecSidecarsHostBenign() []hostBenign {
 		{
 			name:    "host-sidecar-restart-backoff",
 			freedom: "an exited sidecar is restarted after a back-off, as the kubelet's crash-loop back-off delays it",
-			ic: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: withoutSidecars(func(_ *v1.Pod, n *pkgcontainer.Status) bool {
-					return n != nil && n.State == pkgcontainer.ContainerStateExited && time.Since(n.FinishedAt) < sidecarRestartBackOff
+			icLater: func(later *laterCalls) fake.Interceptors {
+				return fake.Interceptors{SyncPod: withoutSidecars(func(pod *v1.Pod, n *pkgcontainer.Status) bool {
+					held := n != nil && n.State == pkgcontainer.ContainerStateExited && time.Since(n.FinishedAt) < sidecarRestartBackOff
+					if held {
+						later.after(pod.UID, sidecarRestartBackOff-time.Since(n.FinishedAt))
+					}
+					return held
 				})}
 			},
 		},
 		{
 			name:    "host-sidecar-stop-next-sync",
 			freedom: "the sidecars of a pod whose app containers are done are stopped by a later SyncPod, not the first that could (the kubelet stops them in the sync after it has seen the app containers exit)",
-			ic: func() fake.Interceptors {
+			icLater: func(later *laterCalls) fake.Interceptors {
 				var mu sync.Mutex
 				deferred := map[types.UID]bool{}
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
@@ -58,6 +62,7 @@ func podspecSidecarsHostBenign() []hostBenign {
 							deferred[pod.UID] = true
 							mu.Unlock()
 							if first {
+								later.after(pod.UID, 0)
 								return nil
 							}
 						}

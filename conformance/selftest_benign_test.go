@@ -29,6 +29,12 @@ type benign struct {
 	// fake it decorates.
 	pod  func(*fake.PodProvider) fake.Interceptors
 	node func() fake.NodeInterceptors
+	// notify, when set, replaces the calls of HandlePodSyncByUID the fake
+	// makes (selftest_notify_test.go).
+	notify notifyWrap
+	// podLater is pod for interceptors that delay what the fake does and
+	// so must ask for a sync once the delay is over (laterCalls).
+	podLater func(*fake.PodProvider, *laterCalls) fake.Interceptors
 }
 
 // config runs the variant with both providers, every capability and the
@@ -42,7 +48,10 @@ func (b *benign) config() conformance.Config {
 	if b.node != nil {
 		nodeHook = func(n *fake.NodeProvider) { n.SetInterceptors(b.node()) }
 	}
-	return fakeConfig(podHook, nodeHook)
+	if b.podLater != nil {
+		return withLaterCalls(fakeConfig(nil, nodeHook), b.podLater)
+	}
+	return withNotifyWrap(fakeConfig(podHook, nodeHook), b.notify)
 }
 
 const helperBenign = "benign:"

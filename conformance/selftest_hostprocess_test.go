@@ -25,6 +25,9 @@ import (
 type hostBenign struct {
 	name, freedom string
 	ic            func() fake.Interceptors
+	// icLater is ic for interceptors that delay what the provider does
+	// and ask for a sync once the delay is over (laterCalls).
+	icLater func(*laterCalls) fake.Interceptors
 }
 
 const helperHostBenign = "host-benign:"
@@ -40,6 +43,9 @@ func init() {
 	for _, b := range hostBenignVariants() {
 		extraHelpers[helperHostBenign+b.name] = func() conformance.Config {
 			cfg := hostConfig(b.ic)
+			if b.icLater != nil {
+				cfg = hostConfigLater(b.icLater)
+			}
 			cfg.Timeouts = hostBenignTimeouts()
 			return cfg
 		}
@@ -90,6 +96,15 @@ var hostCapabilities = []conformance.Capability{
 // removed when its spec is done (or with the helper's directory). The termination message files of a spec's
 // containers are in its provider's directory (the specs run one at a time).
 func hostConfig(ic func() fake.Interceptors) conformance.Config {
+	if ic == nil {
+		return hostConfigLater(nil)
+	}
+	return hostConfigLater(func(*laterCalls) fake.Interceptors { return ic() })
+}
+
+// hostConfigLater is hostConfig for interceptors that ask for syncs of
+// their own (laterCalls).
+func hostConfigLater(ic func(*laterCalls) fake.Interceptors) conformance.Config {
 	var n atomic.Int64
 	var root atomic.Pointer[string]
 	return conformance.Config{
@@ -115,7 +130,8 @@ func hostConfig(ic func() fake.Interceptors) conformance.Config {
 			if err != nil || ic == nil {
 				return p, err
 			}
-			return &intercepted{PodProvider: p, ic: ic()}, nil
+			later := &laterCalls{}
+			return &intercepted{PodProvider: p, ic: ic(later), later: later, stop: make(chan struct{})}, nil
 		},
 		Capabilities: hostCapabilities,
 		RuntimeName:  hostprocess.RuntimeName,
@@ -165,6 +181,19 @@ func (m *mutant) hostConfig() conformance.Config {
 type intercepted struct {
 	kri.PodProvider
 	ic fake.Interceptors
+	// later, when set, gets the agent's handler for the interceptors' own
+	// calls; stop and wg end them at Stop.
+	later    *laterCalls
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+// Stop ends the interceptors' calls, then stops the provider.
+func (p *intercepted) Stop() {
+	p.stopOnce.Do(func() { close(p.stop) })
+	p.wg.Wait()
+	p.PodProvider.Stop()
 }
 
 func (p *intercepted) SyncPod(ctx context.Context, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
@@ -186,6 +215,17 @@ func (p *intercepted) KillPod(ctx context.Context, pod *v1.Pod, running pkgconta
 		return p.ic.KillPod(ctx, p.PodProvider, pod, running, grace)
 	}
 	return p.PodProvider.KillPod(ctx, pod, running, grace)
+}
+
+// SetPodSyncHandler hands the provider the agent's handler: the
+// interceptors leave its calls as they are.
+func (p *intercepted) SetPodSyncHandler(h kri.PodSyncHandler) {
+	if p.later != nil {
+		p.later.wrap(nil, h, p.stop, &p.wg)
+	}
+	if n, ok := p.PodProvider.(kri.PodSyncNotifier); ok {
+		n.SetPodSyncHandler(h)
+	}
 }
 
 func (p *intercepted) RefreshPodStatus(pod *v1.Pod, ps *v1.PodStatus) {

@@ -39,6 +39,12 @@ type mutant struct {
 	// instead of the fake, for specs of capabilities the fake does not
 	// simulate (selftest_hostprocess_test.go); pod and node are then unused.
 	host func() fake.Interceptors
+	// notify, when set, replaces the calls of HandlePodSyncByUID the fake
+	// makes (selftest_notify_test.go).
+	notify notifyWrap
+	// podLater is pod for interceptors that delay what the fake does and
+	// ask for a sync once the delay is over (laterCalls).
+	podLater func(*fake.PodProvider, *laterCalls) fake.Interceptors
 }
 
 // mutantScale shrinks the default timeouts for the mutants: 6s to reach a
@@ -60,8 +66,11 @@ func (m *mutant) config() conformance.Config {
 	if m.node != nil {
 		nodeHook = func(n *fake.NodeProvider) { n.SetInterceptors(m.node()) }
 	}
-	cfg := fakeConfig(podHook, nodeHook)
-	if m.pod != nil {
+	cfg := withNotifyWrap(fakeConfig(podHook, nodeHook), m.notify)
+	if m.podLater != nil {
+		cfg = withLaterCalls(fakeConfig(nil, nodeHook), m.podLater)
+	}
+	if m.pod != nil || m.notify != nil || m.podLater != nil {
 		cfg.NewNodeProvider = nil
 	} else {
 		cfg.NewPodProvider = nil

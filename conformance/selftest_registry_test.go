@@ -22,8 +22,9 @@ func mutants() []*mutant {
 		podOwnershipMutants(), podValidationMutants(), podContextMutants(),
 		podspecImageMutants(), podspecEnvMutants(), podspecTerminationMessageMutants(), podspecHooksMutants(),
 		podspecSidecarsMutants(), podspecProbesMutants(), podspecNetworkProbesMutants(), podspecResizeMutants(),
+		podNotifyMutants(),
 		nodeConfigureMutants(), nodePingMutants(), nodeRefreshMutants(), nodeCallbackMutants(), nodeContextMutants(),
-	)), probesAlsoFailed, resizeAlsoFailed, networkProbesAlsoFailed, sidecarStartupAlsoFailed)
+	)), probesAlsoFailed, resizeAlsoFailed, networkProbesAlsoFailed, sidecarStartupAlsoFailed, notifyAlsoFailed)
 }
 
 // alsoFailing adds to the want list of each mutant of zoo that a map of
@@ -49,7 +50,7 @@ func benignVariants() []*benign {
 	return slices.Concat(
 		podSyncBenign(), podStatusBenign(), podRefreshBenign(), podKillBenign(), podRestartBenign(),
 		podReasonCacheBenign(), podDeleteBenign(), podLifecycleBenign(), podContextBenign(),
-		podspecResizeBenign(), podspecProbesBenign(),
+		podspecResizeBenign(), podspecProbesBenign(), podNotifyBenign(),
 	)
 }
 

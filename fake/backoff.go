@@ -35,7 +35,7 @@ func newCrashLoopBackOff(c clock.Clock) *flowcontrol.Backoff {
 // on or off, at any time; turning it on starts every container afresh.
 func (p *PodProvider) SetCrashLoopBackOff(on bool) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	switch {
 	case !on:
 		p.backOff = nil
@@ -83,8 +83,10 @@ func (s *syncer) inBackOff(res *pkgcontainer.SyncResult, c *v1.Container) bool {
 	err := &crashLoopError{be: pkgcontainer.NewBackoffError(pkgcontainer.ErrCrashLoopBackOff, finished.Add(delay))}
 	msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.Name, format.Pod(s.pod))
 	res.Fail(err, msg)
+	prev, had := s.ps.lastStartErr[c.Name]
 	s.ps.lastStartErr[c.Name] = kri.ReasonItem{Err: err, Message: msg}
 	s.p.publish(Event{At: s.now, Type: EventContainerBackOff, Pod: s.ps.ref, Container: c.Name, Message: msg})
+	s.failedStart(c.Name, prev, had, finished.Add(delay)) // podsync.go: the agent syncs when the back-off ends
 	return true
 }
 

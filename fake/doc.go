@@ -155,6 +155,28 @@
 // container web fails from now on"), scenario files with probes: {readiness:
 // fail}.
 //
+// # Notifying the agent
+//
+// PodProvider implements kri.PodSyncNotifier: an agent hands it its handler
+// with SetPodSyncHandler (a test with WithPodSyncHandler), and in both
+// modes the fake calls HandlePodSyncByUID(pod UID) whenever what an agent
+// publishes or acts on changes: on every event it publishes but
+// EventPodDeleted (sandboxes created and stopped; containers created,
+// started, killed, exited; hooks, resizes, probe results), at the simulated
+// time of the transition; after a failed or refused start, at once when the
+// Waiting reason RefreshPodStatus reports changed, and again when the start
+// is due: when its crash-loop or image-pull back-off ends, else after 10s
+// (the kubelet's pod-worker back-off), so that an agent that syncs on every
+// call is not kept in a loop of failing starts. Without crash-loop back-off
+// (by default every sync restarts an exited container) the changes of a
+// pod's SyncPods notify at most once a second (the kubelet PLEG's relist
+// period), so that a container that exits as it starts is restarted once a
+// second, not in a loop. What a call of the fake
+// does is notified before it returns, in its goroutine; what time brings,
+// from Start's loop (without Start, at the next call). The handler is
+// never called under the fake's lock, so it may call the fake back. Stop
+// ends the calls, and a pod DeletePod forgot gets none.
+//
 // # Command vocabulary
 //
 // A container behaves as its Command followed by its Args say, so the same

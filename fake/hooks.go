@@ -139,6 +139,7 @@ func (s *syncer) postStart(c *v1.Container, in *instance, script *containerScrip
 	in.hookFailure = fmt.Sprintf("PostStartHook %s failed with exit code %d", run.how, run.code)
 	if end.After(s.now) {
 		in.hookFailPending = true
+		s.p.notifyAt(s.ps, end, s.now) // podsync.go: the next sync reports it
 		return true
 	}
 	res.Fail(workload.ErrPostStartHook, in.hookFailure)
@@ -159,6 +160,9 @@ func (s *syncer) reportHookFailure(c *v1.Container) bool {
 	res := pkgcontainer.NewSyncResult(pkgcontainer.StartContainer, c.Name)
 	res.Fail(workload.ErrPostStartHook, cur.hookFailure)
 	s.result.AddSyncResult(res)
+	// The start this sync leaves out is due at the next: the agent is
+	// asked for it (podsync.go), as for any failed start to be retried.
+	s.p.notifyPod(s.ps.ref.UID)
 	return true
 }
 

@@ -29,10 +29,13 @@ type imagePullBackOff struct {
 	// per key, for the message of the back-off (prevPullErrMsg in
 	// pkg/kubelet/images/image_manager.go).
 	lastErr map[string]string
+	// until holds when the back-off of each key ends, to notify the agent
+	// then (podsync.go).
+	until map[string]time.Time
 }
 
 func newImagePullBackOff(c clock.Clock) *imagePullBackOff {
-	return &imagePullBackOff{bo: flowcontrol.NewFakeBackOff(imagePullBackOffInitial, imagePullBackOffMax, c), lastErr: map[string]string{}}
+	return &imagePullBackOff{bo: flowcontrol.NewFakeBackOff(imagePullBackOffInitial, imagePullBackOffMax, c), lastErr: map[string]string{}, until: map[string]time.Time{}}
 }
 
 // imageBackOffKey names an image of a pod for the back-off, as pullImage
@@ -57,21 +60,31 @@ func (s *syncer) inImageBackOff(res *pkgcontainer.SyncResult, c *v1.Container) b
 		msg += ": " + prev
 	}
 	res.Fail(ErrImagePullBackOff, msg)
+	prev, had := s.ps.lastStartErr[c.Name]
 	s.ps.lastStartErr[c.Name] = kri.ReasonItem{Err: ErrImagePullBackOff, Message: msg}
 	s.p.publish(Event{At: s.now, Type: EventContainerBackOff, Pod: s.ps.ref, Container: c.Name, Message: msg})
+	until := ib.until[key]
+	if until.IsZero() {
+		until = s.now.Add(ib.bo.Get(key))
+	}
+	s.failedStart(c.Name, prev, had, until) // podsync.go: the agent syncs when the back-off ends
 	return true
 }
 
 // pullFailed starts or lengthens the back-off of c's image after a start
-// that failed with err, if err is a failed pull. The caller holds p.mu.
-func (s *syncer) pullFailed(c *v1.Container, err error, message string) {
+// that failed with err, if err is a failed pull, and returns when that
+// back-off ends and true; without a back-off it returns false. The caller
+// holds p.mu.
+func (s *syncer) pullFailed(c *v1.Container, err error, message string) (time.Time, bool) {
 	ib := s.p.imageBackOff
 	if ib == nil || !isPullError(err) {
-		return
+		return time.Time{}, false
 	}
 	key := imageBackOffKey(s.ps.ref.UID, c.Image)
 	ib.bo.Next(key, s.now)
 	ib.lastErr[key] = fmt.Sprintf("%s: %s", ErrImagePull, message)
+	ib.until[key] = s.now.Add(ib.bo.Get(key))
+	return ib.until[key], true
 }
 
 // isPullError reports whether err is a failed pull: ErrImagePull, or an
@@ -91,6 +104,7 @@ func (p *PodProvider) forgetImageBackOff(ps *podState) {
 			key := imageBackOffKey(ps.ref.UID, list[i].Image)
 			p.imageBackOff.bo.DeleteEntry(key)
 			delete(p.imageBackOff.lastErr, key)
+			delete(p.imageBackOff.until, key)
 		}
 	}
 }

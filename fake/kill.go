@@ -34,7 +34,7 @@ func (c *core) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer
 	}
 	p := c.p
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	if err := p.scripts.takeMethodFault(MethodKillPod, ns, name); err != nil {
 		return err
 	}
@@ -49,6 +49,9 @@ func (c *core) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer
 	pickContainer, pickSandbox := p.runningPodPicks(runningPod)
 	deadline := p.terminate(ps, now, p.gracePeriod(pod, ps.pod, gracePeriodOverride), pickContainer)
 	p.stopSandboxes(ps, now, pickSandbox)
+	// The exit of each container it stops notifies the agent (podsync.go),
+	// the last one's once they have all stopped, whether KillPod waits for
+	// it or returns early.
 	if err := p.waitLocked(ctx, deadline); err != nil {
 		return fmt.Errorf("fake: KillPod of pod %q: containers still terminating: %w", podKey(ns, name), err)
 	}
@@ -118,7 +121,7 @@ func (p *PodProvider) waitLocked(ctx context.Context, deadline time.Time) error 
 		return nil
 	}
 	timer := p.clock.NewTimer(wait)
-	p.mu.Unlock()
+	p.unlock()
 	defer p.mu.Lock()
 	defer timer.Stop()
 	select {
@@ -186,7 +189,7 @@ func (c *core) DeletePod(ctx context.Context, pod *v1.Pod) error {
 	}
 	p := c.p
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	if err := p.scripts.takeMethodFault(MethodDeletePod, pod.Namespace, pod.Name); err != nil {
 		return err
 	}
@@ -207,6 +210,7 @@ func (p *PodProvider) forget(uid types.UID) {
 	}
 	p.forgetBackOff(ps)
 	p.forgetImageBackOff(ps)
+	p.forgetNotifications(ps)
 	delete(p.pods, uid)
 	if p.byKey[ps.key] == uid {
 		delete(p.byKey, ps.key)
@@ -221,7 +225,7 @@ func (c *core) CleanupPods(ctx context.Context, pods []*v1.Pod, runningPods []*p
 	keep := kri.PodsToKeep(pods, runningPods, possiblyRunningPods)
 	p := c.p
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	if err := p.scripts.takeMethodFault(MethodCleanupPods, "", ""); err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func (c *core) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer
 		}
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	if err := p.scripts.takeMethodFault(MethodSyncPod, pod.Namespace, pod.Name); err != nil {
 		return err
 	}
@@ -43,6 +43,7 @@ func (c *core) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer
 	p.advancePod(ps, now)
 
 	s := syncer{p: p, ps: ps, pod: pod, now: now}
+	defer func() { p.paceSyncNotification(ps, now, s.restarted) }() // podsync.go
 	if p.statusDriven {
 		s.status = podStatus
 		if s.status == nil {
@@ -104,6 +105,13 @@ type syncer struct {
 	// cursor is when the next container started may run: the end of the
 	// postStart hooks of those started before it (hooks.go).
 	cursor time.Time
+	// quiet is set while failStart records a failed start: its events do
+	// not notify the agent by themselves (podsync.go).
+	quiet bool
+	// restarted is set once the sync has started a container again (an
+	// instance with a restart count): its notification is paced
+	// (podsync.go).
+	restarted bool
 }
 
 // sync reconciles from the fake's own state.
@@ -285,11 +293,12 @@ func (s *syncer) newInstance(c *v1.Container, init bool, sb *sandboxState) *inst
 		resources:    s.resourcesOf(c.Name),
 	}
 	h.instances = append(h.instances, in)
+	s.restarted = s.restarted || in.restartCount > 0
 	if len(h.instances) > maxInstancesPerContainer {
 		h.instances[0].stopTimers()
 		h.instances = slices.Delete(h.instances, 0, 1)
 	}
-	p.publish(Event{At: s.now, Type: EventContainerCreated, Pod: ps.ref, Container: c.Name, ContainerID: in.id})
+	s.publish(Event{At: s.now, Type: EventContainerCreated, Pod: ps.ref, Container: c.Name, ContainerID: in.id})
 	return in
 }
 
@@ -311,21 +320,41 @@ func (s *syncer) restartCount(h *containerHistory, name string) int {
 
 // failStart records a failed start attempt of c. With
 // WithStartErrorInstances, a failure to run a created container leaves an
-// exited instance.
+// exited instance. The agent is notified as failedStart says (podsync.go),
+// the instance's events included: the start is tried again after the image
+// back-off for a failed pull with WithImagePullBackOff, else after
+// podWorkerBackOff (or the crash-loop back-off the next sync meets).
 func (s *syncer) failStart(res *pkgcontainer.SyncResult, c *v1.Container, init bool, sb *sandboxState, err error, message string) {
+	prev, had := s.ps.lastStartErr[c.Name]
+	s.quiet = true
+	defer func() { s.quiet = false }()
 	var in *instance
 	if s.p.startErrorInstances && errors.Is(err, errRunContainer) {
 		in = s.newInstance(c, init, sb)
 	}
 	res.Fail(err, message)
-	s.pullFailed(c, err, message)
+	retryAt, pulling := s.pullFailed(c, err, message)
+	if !pulling {
+		retryAt = s.now.Add(podWorkerBackOff)
+	}
 	s.ps.lastStartErr[c.Name] = kri.ReasonItem{Err: err, Message: message}
 	s.p.publish(Event{At: s.now, Type: EventContainerStartFailed, Pod: s.ps.ref, Container: c.Name, Message: fmt.Sprintf("%v: %s", err, message)})
 	if in != nil {
 		in.exit(s.now, exitCodeStartError)
 		in.reason, in.message = reasonStartError, message
-		s.p.publish(Event{At: s.now, Type: EventContainerExited, Pod: s.ps.ref, Container: c.Name, ContainerID: in.id, ExitCode: exitCodeStartError})
+		s.publish(Event{At: s.now, Type: EventContainerExited, Pod: s.ps.ref, Container: c.Name, ContainerID: in.id, ExitCode: exitCodeStartError})
 	}
+	s.failedStart(c.Name, prev, had, retryAt)
+}
+
+// publish publishes e as p.publish does, but notifies the agent only when
+// the sync is not recording a failed start (failStart notifies for those).
+func (s *syncer) publish(e Event) {
+	if s.quiet {
+		s.p.events.publish(e)
+		return
+	}
+	s.p.publish(e)
 }
 
 // schedule arranges for the simulation to be advanced when the clock
@@ -352,7 +381,7 @@ func (p *PodProvider) wake() {
 // advanceAll applies every transition that is due.
 func (p *PodProvider) advanceAll() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	now := p.clock.Now()
 	uids := make([]types.UID, 0, len(p.pods))
 	for uid := range p.pods {
@@ -375,6 +404,7 @@ func (p *PodProvider) advancePod(ps *podState, now time.Time) bool {
 			p.advanceInstance(ps, in, now)
 		}
 	}
+	p.dueRetries(ps, now) // podsync.go
 	if ps.orphan && !ps.anyActive() {
 		p.forget(ps.ref.UID)
 		return false
@@ -398,6 +428,12 @@ func (p *PodProvider) stepInstance(ps *podState, in *instance, now time.Time) {
 	}
 }
 
+// publish publishes e to subscribers and, for a transition the agent
+// publishes or acts on, notifies the agent of the pod at the next unlock
+// (podsync.go). The caller holds p.mu.
 func (p *PodProvider) publish(e Event) {
 	p.events.publish(e)
+	if notifies(e.Type) {
+		p.notifyPod(e.Pod.UID)
+	}
 }

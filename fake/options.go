@@ -30,6 +30,7 @@ type podConfig struct {
 	podIPs              bool
 	pid1Signals         bool
 	minimumGracePeriod  bool
+	podSyncHandler      kri.PodSyncHandler
 }
 
 // kubelet reports whether every behaviour WithKubeletSemantics turns on is
@@ -237,6 +238,13 @@ func WithPID1Signals() Option {
 // once.
 func WithMinimumGracePeriod() Option {
 	return func(cfg *podConfig) { cfg.minimumGracePeriod = true }
+}
+
+// WithPodSyncHandler has the fake call h.HandlePodSyncByUID for a pod
+// whenever something an agent publishes or acts on changes for it, as
+// PodProvider.SetPodSyncHandler, which an agent calls itself, does.
+func WithPodSyncHandler(h kri.PodSyncHandler) Option {
+	return func(cfg *podConfig) { cfg.podSyncHandler = h }
 }
 
 // IDSource returns a new, unique ID each time it is called. It is called

@@ -12,11 +12,14 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/podsync"
 )
 
 var (
 	_ kri.PodProvider = (*PodProvider)(nil)
 	_ kri.PodProvider = (*core)(nil)
+
+	_ kri.PodSyncNotifier = (*PodProvider)(nil)
 )
 
 // PodProvider is an in-memory kri.PodProvider that simulates a node runtime.
@@ -31,7 +34,8 @@ type PodProvider struct {
 	interceptors Interceptors
 
 	// mu guards the simulated state and the scripts. It may be held while
-	// calling the clock, so clock callbacks must never take it.
+	// calling the clock, so clock callbacks must never take it. It is
+	// released with unlock, which then notifies the agent (podsync.go).
 	mu      sync.Mutex
 	pods    map[types.UID]*podState
 	byKey   map[string]types.UID
@@ -47,6 +51,15 @@ type PodProvider struct {
 	pid1Signals         bool
 	minimumGracePeriod  bool
 	kubelet             bool // every behaviour of WithKubeletSemantics is on
+
+	// Notifications to the agent (podsync.go). notifier holds its handler;
+	// notifying is set while there is one and Stop has not come, and
+	// pending lists the pods to notify once p.mu is released (unlock).
+	// Guarded by p.mu but notifier.
+	notifier      podsync.Notifier
+	notifying     bool
+	notifyStopped bool
+	pending       []types.UID
 
 	log    callLog
 	events *eventHub
@@ -96,6 +109,9 @@ func NewPodProvider(opts ...Option) *PodProvider {
 		p.podIPs = newIPPool()
 	}
 	p.core = &core{p: p}
+	if cfg.podSyncHandler != nil {
+		p.SetPodSyncHandler(cfg.podSyncHandler)
+	}
 	return p
 }
 
@@ -243,7 +259,9 @@ func (p *PodProvider) CleanupPods(ctx context.Context, pods []*v1.Pod, runningPo
 // or Waiting — with the failure of the latest start as reason and message
 // when it failed (CrashLoopBackOff included), else ContainerCreating or
 // PodInitializing. LastTerminationState is the previous instance's end.
-// Every other field of podStatus is left alone, and so is all of podStatus
+// A running container is Started and Ready as its probes say; an init
+// container that completed (exit code 0) is Ready, as the kubelet's prober
+// manager reports it. Every other field of podStatus is left alone, and so is all of podStatus
 // for a pod the fake does not know or a nil pod.
 func (p *PodProvider) RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus) {
 	c := Call{Method: MethodRefreshPodStatus, Pod: refOf(pod)}
@@ -299,8 +317,9 @@ func (p *PodProvider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Po
 
 // Start blocks until ctx is done or Stop is called, then returns nil.
 // While it runs, transitions that are due because time passed are applied
-// and published to subscribers as soon as the clock reaches them (without
-// Start they are applied at the next call). A second Start while one runs,
+// and published to subscribers, and notified to the agent's handler
+// (SetPodSyncHandler), as soon as the clock reaches them (without Start
+// they are applied at the next call). A second Start while one runs,
 // or a Start after Stop, returns nil at once.
 func (p *PodProvider) Start(ctx context.Context) error {
 	c := Call{Method: MethodStart}
@@ -315,9 +334,11 @@ func (p *PodProvider) Start(ctx context.Context) error {
 	return err
 }
 
-// Stop ends Start and returns once Start has returned. Later calls do
-// nothing, and so does a Stop without Start (a later Start then returns at
-// once).
+// Stop ends Start and returns once Start has returned, and ends the
+// notifications to the agent (SetPodSyncHandler): no call of its handler
+// comes after Stop returns but those already under way, and no timer of the
+// fake waits to notify. Later calls do nothing, and so does a Stop without
+// Start (a later Start then returns at once).
 func (p *PodProvider) Stop() {
 	c := Call{Method: MethodStop}
 	seq := p.begin(&c)
@@ -374,4 +395,5 @@ func (c *core) Stop() {
 	if done != nil {
 		<-done
 	}
+	p.stopNotifying() // podsync.go
 }

@@ -206,7 +206,7 @@ func (s *ContainerScript) ResetProbe(kind ProbeKind) *ContainerScript {
 
 func (s *ContainerScript) setProbe(kind ProbeKind, ok, set bool) *ContainerScript {
 	s.p.mu.Lock()
-	defer s.p.mu.Unlock()
+	defer s.p.unlock()
 	// The probes due so far run with the script as it was.
 	if ps := s.p.pods[s.p.byKey[s.key.pod]]; ps != nil {
 		s.p.advancePod(ps, s.p.clock.Now())

@@ -218,7 +218,7 @@ func (p *PodProvider) addMethodFault(method Method, key string, times int, err e
 		times = Always
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	p.scripts.methods = append(p.scripts.methods, &methodFault{method: method, key: key, remaining: times, err: err})
 	return nil
 }
@@ -239,7 +239,7 @@ func (s *ContainerScript) FailStarts(times int, err error, message string) *Cont
 		err = errRunContainer
 	}
 	s.p.mu.Lock()
-	defer s.p.mu.Unlock()
+	defer s.p.unlock()
 	cs := s.p.scripts.container(s.key)
 	cs.startFaults = append(cs.startFaults, startFault{remaining: times, err: err, message: message})
 	return s
@@ -249,7 +249,7 @@ func (s *ContainerScript) FailStarts(times int, err error, message string) *Cont
 // for d, whatever its command says.
 func (s *ContainerScript) ExitAfter(d time.Duration, code int) *ContainerScript {
 	s.p.mu.Lock()
-	defer s.p.mu.Unlock()
+	defer s.p.unlock()
 	s.p.scripts.container(s.key).exit = &scriptedExit{after: max(d, 0), code: code & 0xff}
 	return s
 }
@@ -268,7 +268,7 @@ func (s *ContainerScript) ExitRuns(times int, d time.Duration, code int) *Contai
 		return s
 	}
 	s.p.mu.Lock()
-	defer s.p.mu.Unlock()
+	defer s.p.unlock()
 	cs := s.p.scripts.container(s.key)
 	cs.exitRuns = append(cs.exitRuns, exitRun{remaining: times, after: max(d, 0), code: code & 0xff})
 	return s
@@ -278,7 +278,7 @@ func (s *ContainerScript) ExitRuns(times int, d time.Duration, code int) *Contai
 // before it runs; SyncPod does not wait for it.
 func (s *ContainerScript) StartLatency(d time.Duration) *ContainerScript {
 	s.p.mu.Lock()
-	defer s.p.mu.Unlock()
+	defer s.p.unlock()
 	s.p.scripts.container(s.key).latency = max(d, 0)
 	return s
 }
@@ -288,7 +288,7 @@ func (s *ContainerScript) StartLatency(d time.Duration) *ContainerScript {
 // scripts it applies to a container that is already running, too.
 func (s *ContainerScript) IgnoreSIGTERM() *ContainerScript {
 	s.p.mu.Lock()
-	defer s.p.mu.Unlock()
+	defer s.p.unlock()
 	s.p.scripts.container(s.key).ignoreTERM = true
 	return s
 }
@@ -296,7 +296,7 @@ func (s *ContainerScript) IgnoreSIGTERM() *ContainerScript {
 // Reset drops every script of the container.
 func (s *ContainerScript) Reset() {
 	s.p.mu.Lock()
-	defer s.p.mu.Unlock()
+	defer s.p.unlock()
 	delete(s.p.scripts.containers, s.key)
 }
 
@@ -309,7 +309,7 @@ func (s *ContainerScript) Reset() {
 // its low byte, as a shell does.
 func (s *ContainerScript) PostStartHook(d time.Duration, code int) *ContainerScript {
 	s.p.mu.Lock()
-	defer s.p.mu.Unlock()
+	defer s.p.unlock()
 	s.p.scripts.container(s.key).postStart = &scriptedHook{d: max(d, 0), code: code & 0xff}
 	return s
 }
@@ -321,7 +321,7 @@ func (s *ContainerScript) PostStartHook(d time.Duration, code int) *ContainerScr
 // grace period.
 func (s *ContainerScript) PreStopHook(d time.Duration) *ContainerScript {
 	s.p.mu.Lock()
-	defer s.p.mu.Unlock()
+	defer s.p.unlock()
 	s.p.scripts.container(s.key).preStop = &scriptedHook{d: max(d, 0)}
 	return s
 }

@@ -19,7 +19,7 @@ func (p *PodProvider) staleness(pod *v1.Pod, st *pkgcontainer.PodStatus) string 
 		return ""
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	ps := p.pods[pod.UID]
 	if ps != nil && !p.advancePod(ps, p.clock.Now()) {
 		ps = nil

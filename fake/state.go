@@ -79,6 +79,12 @@ type podState struct {
 	// orphan is set once CleanupPods has stopped the pod: it is forgotten
 	// as soon as none of its containers is active any more.
 	orphan bool
+	// retries are the wake-ups at which the agent is to be notified of the
+	// pod: back-off ends, starts due to be tried again (podsync.go).
+	retries []retryTimer
+	// syncNotifiedAt is when a SyncPod's changes of the pod last notified
+	// the agent, or are due to (paceSyncNotification).
+	syncNotifiedAt time.Time
 }
 
 // anyActive reports whether some instance of the pod is created or

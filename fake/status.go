@@ -26,7 +26,7 @@ func (c *core) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.Pod
 	}
 	p := c.p
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	if err := p.scripts.takeMethodFault(MethodGetPodStatus, pod.Namespace, pod.Name); err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (c *core) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, erro
 	}
 	p := c.p
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	if err := p.scripts.takeMethodFault(MethodGetPods, "", ""); err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (c *core) RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus) {
 	}
 	p := c.p
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	ps := p.pods[pod.UID]
 	if ps == nil || !p.advancePod(ps, p.clock.Now()) {
 		return
@@ -209,6 +209,12 @@ func (c *core) RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus) {
 			}
 		} else if st.State.Terminated == nil || st.State.Terminated.ExitCode != 0 {
 			initDone = false
+		} else {
+			// Completed: ready, as the kubelet's prober manager sets an
+			// init container that exited 0 (UpdatePodStatus in
+			// pkg/kubelet/prober/prober_manager.go), which the agent's
+			// Initialized condition reads.
+			st.Ready = true
 		}
 		podStatus.InitContainerStatuses = append(podStatus.InitContainerStatuses, st)
 	}
@@ -333,7 +339,7 @@ func (s PodSnapshot) Container(name string) (ContainerSnapshot, bool) {
 // knows the pod.
 func (p *PodProvider) Snapshot(key string) (PodSnapshot, bool) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	ps := p.pods[p.byKey[key]]
 	if ps == nil || !p.advancePod(ps, p.clock.Now()) {
 		return PodSnapshot{}, false
@@ -345,7 +351,7 @@ func (p *PodProvider) Snapshot(key string) (PodSnapshot, bool) {
 // by namespace, name and UID.
 func (p *PodProvider) Snapshots() []PodSnapshot {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	now := p.clock.Now()
 	out := make([]PodSnapshot, 0, len(p.pods))
 	for _, ps := range p.pods {

@@ -122,8 +122,10 @@ type PodLifecycleHandler interface {
 	// period is over. A provider may give at least a minimum of its own
 	// instead of a shorter grace period (the kubelet's runtime never gives
 	// less than 2 seconds). A node agent passes an override, at least 1,
-	// computed from the pod; the kubelet passes nil only to restart a pod
-	// whose cgroup vanished. When it is nil, the provider should use the
+	// computed from the pod, to every kill it is asked for; kuscia's agent
+	// passes nil to the KillPod that follows a pod ending by itself, when
+	// none of its containers runs any more, and the kubelet to restart a
+	// pod whose cgroup vanished. When it is nil, the provider should use the
 	// pod's DeletionGracePeriodSeconds, else its
 	// TerminationGracePeriodSeconds, as the kubelet's runtime does. pod
 	// should not be nil; a provider should still stop runningPod's

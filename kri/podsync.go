@@ -61,6 +61,8 @@ type PodSyncHandler interface {
 // leaves a pod as the agent first published it: Pending, its containers
 // Waiting with ContainerCreating, for as long as the pod lives.
 type PodSyncNotifier interface {
+	// SetPodSyncHandler keeps h, the agent's handler, for the provider's
+	// calls of h.HandlePodSyncByUID.
 	SetPodSyncHandler(h PodSyncHandler)
 }
 

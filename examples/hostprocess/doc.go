@@ -88,11 +88,23 @@
 //     at most the grace period, then sends SIGTERM and gives what is left of
 //     the grace period (at least 2s, or the whole grace period if shorter).
 //
+// # Telling the agent
+//
+// The provider keeps kri.PodSyncNotifier's duty with an embedded
+// podsync.Notifier: it calls the agent's HandlePodSyncByUID for a pod when
+// a container's process has started (startContainer) and when its reaper
+// has recorded the exit (so also after a liveness kill, a failed postStart
+// hook's kill and KillPod's kills), when a probe worker's result flips a
+// container's Started or Ready, when KillPod returns (the sandbox NOTREADY,
+// the containers exited), and a second after a SyncPod in which a start
+// failed, since only the next SyncPod tries it again. Stop ends the calls.
+//
 // # What it does not do
 //
 // No resource limits, no volumes, no gRPC probes, no networking (every pod
 // shares the host's network: two pods cannot listen on one port), no user or filesystem isolation, no image, no
-// restart back-off (pacing SyncPod is the agent's job). A process that
+// restart back-off (a container that exits is restarted by the SyncPod its
+// exit notification brings, as soon as the agent makes it). A process that
 // leaves its process group (setsid, setpgid) escapes the provider. Env
 // valueFrom and envFrom are rejected: there is no API server to read them
 // from.
@@ -102,6 +114,7 @@
 //	p, err := hostprocess.New(hostprocess.Options{RootDir: "/var/lib/hostprocess"})
 //	if err != nil { ... }
 //	defer p.Stop()
+//	p.SetPodSyncHandler(agent) // before Start: the agent syncs a pod when told
 //	go p.Start(ctx)
-//	err = p.SyncPod(ctx, pod, nil, reasonCache) // again and again, as the agent does
+//	err = p.SyncPod(ctx, pod, nil, reasonCache) // on every HandlePodSyncByUID(pod.UID)
 package hostprocess

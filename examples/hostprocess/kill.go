@@ -49,7 +49,13 @@ func (h *host) killPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer
 	if pod != nil {
 		sidecars = sidecarNames(pod)
 	}
-	if err := h.stopContainers(ctx, ps, pod, sidecars, grace); err != nil {
+	err = h.stopContainers(ctx, ps, pod, sidecars, grace)
+	// The sandbox is NOTREADY and, unless ctx ended first, every
+	// container has exited: the agent can finish the termination. (Each
+	// exit was reported by its reaper already; an early return leaves
+	// the rest to them.)
+	h.Notify(uid)
+	if err != nil {
 		return fmt.Errorf("kill pod %s: %w", uid, err)
 	}
 	return nil
@@ -154,6 +160,7 @@ func (h *host) forget(ctx context.Context, uid types.UID) error {
 	if err := os.RemoveAll(ps.dir); err != nil {
 		return err // still known: a later call can retry
 	}
+	h.Forget(uid) // no retry of a start for a pod that is gone
 	h.mu.Lock()
 	ps.deleted = true
 	for _, sb := range ps.sandboxes {

@@ -117,6 +117,7 @@ func (h *host) probeWorker(inst *instance, kind probeKind, c *v1.Container, p *v
 		success := successes >= max(p.SuccessThreshold, 1)
 		failure := failures >= max(p.FailureThreshold, 1)
 		h.mu.Lock()
+		wasStarted, wasReady := inst.startedLocked(), inst.readyLocked()
 		switch {
 		case kind == readinessProbe && success:
 			inst.probes.ready = true
@@ -125,7 +126,13 @@ func (h *host) probeWorker(inst *instance, kind probeKind, c *v1.Container, p *v
 		case kind == startupProbe && success:
 			inst.probes.started = true
 		}
+		flipped := inst.startedLocked() != wasStarted || inst.readyLocked() != wasReady
 		h.mu.Unlock()
+		if flipped {
+			// Started or Ready changed (kuscia's CRIProvider relays its
+			// prober's readiness and startup updates).
+			h.Notify(inst.podUID)
+		}
 		if failure && kind != readinessProbe {
 			if p.TerminationGracePeriodSeconds != nil {
 				grace = time.Duration(*p.TerminationGracePeriodSeconds) * time.Second

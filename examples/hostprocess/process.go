@@ -108,6 +108,7 @@ func (h *host) startContainer(ps *podState, sb *sandbox, c *v1.Container, sideca
 	inst := &instance{
 		id:           newID(),
 		name:         c.Name,
+		podUID:       ps.uid,
 		seq:          h.nextSeqLocked(),
 		sandboxID:    sb.id,
 		image:        c.Image,
@@ -140,6 +141,7 @@ func (h *host) startContainer(ps *podState, sb *sandbox, c *v1.Container, sideca
 		h.startProbesLocked(inst, c, env, dir, ps.grace)
 	}
 	h.mu.Unlock()
+	h.Notify(ps.uid) // a container started (kuscia's PLEG: ContainerStarted)
 
 	for _, old := range dropped {
 		// Dropped instances have exited (only the newest can run).
@@ -180,6 +182,11 @@ func (h *host) reap(inst *instance, cmd *exec.Cmd) {
 	}
 	inst.finishedAt = finishedAt
 	h.mu.Unlock()
+	// A container exited (kuscia's PLEG: ContainerDied), reported once it
+	// is recorded, so that the status the agent reads has it, and before
+	// done is closed, so that whoever waits for the exit (KillPod, the
+	// kill of a failed postStart hook) returns after the report.
+	h.Notify(inst.podUID)
 	close(inst.done)
 }
 

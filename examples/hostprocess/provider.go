@@ -16,6 +16,7 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/podsync"
 )
 
 // RuntimeName is the Type of every container ID (and sandbox) the provider
@@ -74,7 +75,10 @@ type Provider struct {
 	h *host
 }
 
-var _ kri.PodProvider = (*Provider)(nil)
+var (
+	_ kri.PodProvider     = (*Provider)(nil)
+	_ kri.PodSyncNotifier = (*Provider)(nil)
+)
 
 // New returns a Provider that keeps its files under opts.RootDir, which
 // must be an absolute path. Nothing in RootDir is removed or reused: pod
@@ -114,6 +118,14 @@ func New(opts Options) (*Provider, error) {
 	return p, nil
 }
 
+// SetPodSyncHandler implements kri.PodSyncNotifier: the provider calls
+// h.HandlePodSyncByUID for a pod when one of its containers starts or
+// exits, when a probe flips a container's Started or Ready, once a KillPod
+// has seen every container exit, and a second (startRetryDelay) after a
+// SyncPod whose start failed, so that the agent tries again (see the
+// package documentation, "Telling the agent").
+func (p *Provider) SetPodSyncHandler(h kri.PodSyncHandler) { p.h.SetPodSyncHandler(h) }
+
 // RootDir returns the absolute directory the provider keeps its files in.
 func (p *Provider) RootDir() string { return p.h.rootDir }
 
@@ -149,7 +161,9 @@ func (p *Provider) PodDir(uid types.UID) (string, error) { return p.h.podDir(uid
 //     runtime manager does; such a pod is not started again.
 //
 // There is no back-off between restarts: a crash-looping container is
-// restarted at every SyncPod, and pacing the calls is the agent's job.
+// restarted at every SyncPod, each of which its exit asks the agent for
+// (SetPodSyncHandler). A failed start is tried again at the next SyncPod,
+// which the provider asks for a second later.
 //
 // Every container spec of the pod is checked before anything starts; a pod
 // whose containers have no command, use env valueFrom or envFrom, or have
@@ -225,11 +239,18 @@ func (p *Provider) Start(ctx context.Context) error {
 // group of every container still running, waits until every process the
 // provider started has been reaped, and then until Start has returned.
 // Afterwards SyncPod fails with ErrStopped; the other methods keep working
-// on what is recorded (everything has exited). Later calls are no-ops.
+// on what is recorded (everything has exited). From Stop on the provider
+// calls the agent's PodSyncHandler no more (the exits Stop causes are not
+// reported). Later calls are no-ops.
 func (p *Provider) Stop() { p.h.stop() }
 
 // host is the state of a Provider.
 type host struct {
+	// Notifier calls the agent's PodSyncHandler (SetPodSyncHandler). It is
+	// the host's, not the Provider's, because the reapers and probe
+	// workers that notify reference only the host.
+	podsync.Notifier
+
 	rootDir string // absolute and clean
 	podsDir string // rootDir/pods
 	path    string // default PATH of containers
@@ -284,6 +305,9 @@ func (h *host) start(ctx context.Context) error {
 // group it started that is still running. It does not wait and may be
 // called any number of times.
 func (h *host) shutdown() {
+	// Stopped first, so that the exits of the kills below are not
+	// reported: the agent is done with the provider.
+	h.Notifier.Stop()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.stopped {
@@ -457,6 +481,7 @@ func (cs *containerState) current() *instance {
 type instance struct {
 	id           string
 	name         string
+	podUID       types.UID // whom to notify of its exit and probe results
 	seq          uint64
 	sandboxID    string
 	image        string

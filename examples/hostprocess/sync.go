@@ -14,6 +14,14 @@ import (
 	"github.com/kri-kit/testkit/workload"
 )
 
+// startRetryDelay is how long after a SyncPod whose start failed the
+// provider asks the agent for the SyncPod that tries again (kri's "any
+// failed start the provider will retry"). The provider has no back-off of
+// its own; this only paces the retries, about as often as the kubelet's
+// pod worker retries a failed sync (pod_workers.go, backOffPeriod) but
+// shorter, for a test kit.
+const startRetryDelay = time.Second
+
 func (h *host) syncPod(ctx context.Context, pod *v1.Pod, reasonCache *kri.ReasonCache) error {
 	if err := validatePod(pod); err != nil {
 		return err
@@ -41,6 +49,13 @@ func (h *host) syncPod(ctx context.Context, pod *v1.Pod, reasonCache *kri.Reason
 	var result pkgcontainer.PodSyncResult
 	err = h.reconcile(ctx, ps, pod, &result)
 	reasonCache.Update(pod.UID, result)
+	if result.Error() != nil && h.Pending(pod.UID) == 0 {
+		// A start failed (or the sandbox could not be made): the next
+		// SyncPod tries again, and the agent calls it only when asked.
+		// One retry pending per pod, so that syncs for other reasons do
+		// not pile retries up.
+		h.NotifyAfter(pod.UID, startRetryDelay)
+	}
 	err = errors.Join(err, result.Error())
 	if err != nil {
 		return fmt.Errorf("sync pod %s/%s: %w", pod.Namespace, pod.Name, err)

@@ -41,6 +41,19 @@
 //     declares no orphan cleanup (the agent kills the orphans GetPods lists).
 //   - Stop ends the informer; the mirrors stay (they outlive the agent).
 //
+// # Notifications
+//
+// Provider implements kri.PodSyncNotifier with an embedded
+// podsync.Notifier. Its calls of the agent's HandlePodSyncByUID come from
+// its informer: every add, update or delete of a mirror (a status the
+// backend's kubelet wrote — the simulated Kubelet's included — a deletion,
+// the mirror SyncPod created) is a call with the UID of the agent's pod it
+// stands for, as kuscia's K8sProvider relays its informer's updates and
+// deletes (k8s_provider.go handleBackendPodChanged). Restarts, back-offs,
+// probes and pull retries are the backend's, so they arrive the same way.
+// The one retry of its own: a SyncPod that failed on a call to the backend's
+// API server is followed by a call SyncRetryPeriod later.
+//
 // # The simulated backend kubelet
 //
 // Kubelet plays the pods bound to its node with package workload's
@@ -92,7 +105,8 @@
 // that the suite's verdict on it can be tested: backend pods named by the pod's
 // name alone and created only when the informer's cache has none of that name,
 // a status without the pod's UID and with the API's container IDs whole, no
-// ReasonCache, a KillPod that does not wait, a Stop that does nothing.
+// ReasonCache, a KillPod that does not wait, a Stop that does nothing, and
+// K8sProvider's notifications: on the informer's updates and deletes only.
 // TestKusciaFaithfulVerdict runs the suite against it in a child process and
 // checks the exact set of specs it fails. It is not a provider to use.
 //

@@ -21,6 +21,7 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/podsync"
 )
 
 // The labels kuscia puts on a backend pod (the keys of its pkg/common
@@ -82,6 +83,16 @@ const (
 //     (an error if ctx ends first), then blocks until ctx is done and
 //     returns nil. Stop does nothing: it neither ends Start nor the
 //     informers.
+//   - The agent is told of a pod (HandlePodSyncByUID, through the embedded
+//     podsync.Notifier) exactly where K8sProvider tells it: from the pod
+//     informer's update and delete handlers (not on add), for a backend
+//     pod labelled with the agent's node, with the UID of its
+//     KusciaLabelPodUID label (NewK8sProvider's AddEventHandler,
+//     handleBackendPodChanged); the informer's resync every 5 minutes
+//     updates every pod again. K8sProvider's other call, in
+//     syncErrAction for a pod an admission webhook denied, has no
+//     counterpart (the fake backend denies none). Stop leaves the
+//     notifications on, as K8sProvider's does.
 //
 // What K8sProvider does and KusciaFaithful does not: the pod's ConfigMaps
 // and Secrets, DNS policy and config, runtime class, labels, annotations
@@ -91,6 +102,9 @@ const (
 // to the backend's scheduler, KusciaFaithful binds it to Options.NodeName
 // as Provider does (the simulated kubelet has no scheduler in front of it).
 type KusciaFaithful struct {
+	// Notifier holds the agent's PodSyncHandler (SetPodSyncHandler).
+	podsync.Notifier
+
 	client    kubernetes.Interface
 	namespace string // of the backend pods
 	node      string // the agent's node name: Options.Agent
@@ -128,6 +142,17 @@ func (k *KusciaFaithful) cached(bk *v1.Pod) *v1.Pod {
 		return nil
 	}
 	return bk
+}
+
+// hiddenFor is how much longer the lag hides the backend pod of name: 0
+// when the cache sees it.
+func (k *KusciaFaithful) hiddenFor(name string) time.Duration {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if t, ok := k.created[name]; ok {
+		return max(k.lag-time.Since(t), 0)
+	}
+	return 0
 }
 
 // get is the cache's Get of the backend pod name, with the lag.
@@ -170,6 +195,14 @@ func NewKusciaFaithful(opts Options) (*KusciaFaithful, error) {
 	k.factory = informers.NewSharedInformerFactoryWithOptions(opts.Client, kusciaResync, informers.WithNamespace(opts.Namespace))
 	core := k.factory.Core().V1()
 	k.lister = core.Pods().Lister().Pods(opts.Namespace)
+	// K8sProvider's handlers: updates and deletes, no adds.
+	_, err := core.Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) { k.backendPodChanged(obj) },
+		DeleteFunc: k.backendPodChanged,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kubebackend: watching the backend's pods: %w", err)
+	}
 	k.synced = []cache.InformerSynced{
 		core.Pods().Informer().HasSynced,
 		core.ConfigMaps().Informer().HasSynced,
@@ -192,6 +225,23 @@ func (k *KusciaFaithful) Start(ctx context.Context) error {
 
 // Stop does nothing, as K8sProvider's: Start goes on until its ctx is done.
 func (k *KusciaFaithful) Stop() {}
+
+// backendPodChanged tells the agent of the pod a backend pod stands for, as
+// K8sProvider.handleBackendPodChanged does: obj (a tombstone included) must
+// carry the agent's node label, and the UID is its KusciaLabelPodUID label.
+// While the cache's lag (SetCacheLag) hides the backend pod, the call waits
+// until the cache sees it: an informer calls its handlers only once its
+// cache has the change, so a lagging watch delays them as much.
+func (k *KusciaFaithful) backendPodChanged(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	bk, ok := obj.(metav1.Object)
+	if !ok || bk.GetLabels()[KusciaLabelNode] != k.node {
+		return
+	}
+	k.NotifyAfter(types.UID(bk.GetLabels()[KusciaLabelPodUID]), k.hiddenFor(bk.GetName()))
+}
 
 // backendMeta is the metadata of the backend pod for the agent's pod: the
 // pod's name and labels and annotations, the kuscia labels, the backend

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/podsync"
 )
 
 // The labels and annotations of a mirror (backend pod).
@@ -62,7 +63,15 @@ type Options struct {
 // Provider is a kri.PodProvider that mirrors every pod into a backend
 // Kubernetes cluster and lets that cluster's kubelet run it, in the shape of
 // secretflow/kuscia's K8sProvider. It is safe for concurrent use.
+//
+// Its embedded Notifier implements kri.PodSyncNotifier: the informer's
+// handlers call the agent's HandlePodSyncByUID with the agent pod's UID
+// whenever a mirror is added, updated or deleted (see the package doc).
 type Provider struct {
+	// Notifier holds the agent's PodSyncHandler (SetPodSyncHandler); its
+	// Clock runs the retries of failed syncs (SyncRetryPeriod).
+	podsync.Notifier
+
 	client    kubernetes.Interface
 	namespace string
 	agent     string
@@ -120,6 +129,19 @@ func New(opts Options) (*Provider, error) {
 	pods := p.factory.Core().V1().Pods()
 	p.lister = pods.Lister().Pods(opts.Namespace)
 	p.synced = pods.Informer().HasSynced
+	// Every change of a mirror the backend reports is a change of the
+	// agent's pod, as kuscia's K8sProvider relays its informer's updates
+	// and deletes (k8s_provider.go NewK8sProvider, handleBackendPodChanged);
+	// adds too, so that the agent sees a mirror the moment the informer
+	// has it.
+	_, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    p.mirrorChanged,
+		UpdateFunc: func(_, obj any) { p.mirrorChanged(obj) },
+		DeleteFunc: p.mirrorChanged,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kubebackend: watching the backend's pods: %w", err)
+	}
 	return p, nil
 }
 
@@ -152,9 +174,11 @@ func (p *Provider) Start(ctx context.Context) error {
 }
 
 // Stop ends Start and the informer, and returns once both have stopped;
-// later calls are no-ops. The mirrors are left alone: the backend's pods
+// later calls are no-ops. The agent is told of no pod any longer (pending
+// retries are cancelled). The mirrors are left alone: the backend's pods
 // outlive the agent in front of it, as with kuscia's K8sProvider.
 func (p *Provider) Stop() {
+	p.Notifier.Stop()
 	p.mu.Lock()
 	if !p.stopped {
 		p.stopped = true
@@ -248,6 +272,20 @@ func (p *Provider) mirrorOf(namespace, name string, uid types.UID) (*v1.Pod, err
 		return nil, nil
 	}
 	return bk, nil
+}
+
+// mirrorChanged tells the agent that the pod a mirror stands for changed:
+// the informer added, updated or deleted obj (a tombstone included).
+func (p *Provider) mirrorChanged(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	bk, ok := obj.(*v1.Pod)
+	if !ok || bk.Labels[LabelAgent] != p.agent {
+		return
+	}
+	uid, _, _ := agentPod(bk)
+	p.Notify(uid)
 }
 
 // agentPod is who a mirror stands for.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,7 +37,8 @@ import (
 // treats back-off the same way). podStatus is not needed: the backend knows
 // what runs. A nil pod, a pod without UID, a nil reasonCache and a pod with
 // two containers of the same name are rejected with an error, and nothing
-// changes.
+// changes. When a call to the backend's API server fails, SyncPod returns
+// its error and asks the agent for another sync SyncRetryPeriod later.
 func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, _ *pkgcontainer.PodStatus, reasonCache *kri.ReasonCache) error {
 	if err := validatePod(pod); err != nil {
 		return err
@@ -44,29 +46,53 @@ func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, _ *pkgcontainer.Pod
 	if reasonCache == nil {
 		return errors.New("kubebackend: SyncPod needs a ReasonCache, got nil")
 	}
-	if err := p.ensureNamespace(ctx); err != nil {
-		return fmt.Errorf("SyncPod of pod %s/%s: %w", pod.Namespace, pod.Name, err)
-	}
 	if err := p.informers(ctx); err != nil {
 		return fmt.Errorf("SyncPod of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	bk, err := p.mirrorOf(pod.Namespace, pod.Name, pod.UID)
+	bk, err := p.syncMirror(ctx, pod)
 	if err != nil {
-		return fmt.Errorf("SyncPod of pod %s/%s: reading its mirror: %w", pod.Namespace, pod.Name, err)
-	}
-	if bk == nil {
-		if err := p.create(ctx, pod); err != nil {
-			return fmt.Errorf("SyncPod of pod %s/%s: %w", pod.Namespace, pod.Name, err)
-		}
-		return nil // the backend has not started anything yet
-	}
-	if bk.DeletionTimestamp != nil {
-		return fmt.Errorf("SyncPod of pod %s/%s: its mirror %s/%s is being deleted; a later SyncPod creates it again", pod.Namespace, pod.Name, bk.Namespace, bk.Name)
-	}
-	if err := p.updateImages(ctx, pod, bk); err != nil {
+		// A call to the backend's API server failed: nothing the
+		// informer will report follows, so the provider asks for the
+		// retry itself, after the kubelet's pod worker back-off.
+		p.NotifyAfter(pod.UID, SyncRetryPeriod)
 		return fmt.Errorf("SyncPod of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
+	if bk == nil {
+		return nil // created: the backend has not started anything yet
+	}
+	if bk.DeletionTimestamp != nil {
+		// The informer reports its deletion, and the agent syncs again.
+		return fmt.Errorf("SyncPod of pod %s/%s: its mirror %s/%s is being deleted; a later SyncPod creates it again", pod.Namespace, pod.Name, bk.Namespace, bk.Name)
+	}
+	// A failed start is retried by the backend's kubelet, and the
+	// informer reports it.
 	return reportStarts(pod, bk, reasonCache)
+}
+
+// SyncRetryPeriod is how long after a SyncPod that failed on a call to the
+// backend's API server (creating the namespace or the mirror, updating its
+// images) the provider asks the agent to sync the pod again: the kubelet's
+// pod worker back-off (pod_workers.go completeWork, kubelet.go
+// backOffPeriod), which kuscia's agent never applies.
+const SyncRetryPeriod = 10 * time.Second
+
+// syncMirror creates pod's mirror when it has none (and returns nil), else
+// brings its images up to date and returns it; an error says which call to
+// the backend failed.
+func (p *Provider) syncMirror(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	if err := p.ensureNamespace(ctx); err != nil {
+		return nil, err
+	}
+	bk, err := p.mirrorOf(pod.Namespace, pod.Name, pod.UID)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("reading its mirror: %w", err)
+	case bk == nil:
+		return nil, p.create(ctx, pod)
+	case bk.DeletionTimestamp != nil:
+		return bk, nil
+	}
+	return bk, p.updateImages(ctx, pod, bk)
 }
 
 func validatePod(pod *v1.Pod) error {

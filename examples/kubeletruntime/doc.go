@@ -28,13 +28,12 @@
 //     runtime manager as its command runner (RunInContainer, a CRI
 //     ExecSync), HTTP and TCP probes sent to the pod's IP in the status
 //     RefreshPodStatus keeps (see network.go; crisim serves its containers'
-//     files at a loopback address per sandbox), and
-//     the liveness, readiness
-//     and startup results managers shared with the runtime manager: SyncPod
-//     adds the pod's probe workers (probeManager.AddPod, as the kubelet's
-//     SyncPod); the runtime manager's next SyncPod kills and restarts a
-//     container whose liveness probe failed (computePodActions), the
-//     agent's periodic sync standing in for the kubelet's sync on
+//     files at a loopback address per sandbox), and the liveness,
+//     readiness and startup results managers shared with the runtime
+//     manager: SyncPod adds the pod's probe workers (probeManager.AddPod,
+//     as the kubelet's SyncPod); the runtime manager's next SyncPod kills
+//     and restarts a container whose liveness probe failed
+//     (computePodActions), in the sync the provider asks for on
 //     livenessManager.Updates(); KillPod stops the liveness and startup
 //     probes and, once the containers are stopped, all of the pod's (as
 //     the kubelet's SyncTerminatingPod and kuscia's CRIProvider.KillPod);
@@ -56,6 +55,22 @@
 //     containers and sandboxes later, which Start runs every GCPeriod;
 //   - CleanupPods kills the running pods it is not told about, with a grace
 //     period of 1 second, as the kubelet's HandlePodCleanups does.
+//
+// # Notifications
+//
+// The provider implements kri.PodSyncNotifier with an embedded
+// podsync.Notifier, and tells the agent a pod needs a sync as kuscia's
+// CRIProvider does (syncLoopIteration): while Start runs, the kubelet's own
+// GenericPLEG (pkg/kubelet/pleg) relists the runtime every RelistPeriod
+// (1s, the kubelet's) and every event but ContainerRemoved is a call, as is
+// every readiness and startup update and every liveness failure of the
+// prober's results managers. What CRIProvider misses it adds: a SyncPod
+// that met a back-off or a failure asks for a call when it is over (the
+// kubelet's pod workers requeue so, pod_workers.go completeWork): a
+// crash-loop back-off at the expiration its BackoffError carries, an image
+// pull back-off when the image manager's back-off entry ends, any other
+// failed start after InitialBackOff (the kubelet's backOffPeriod). Stop
+// ends the relist, the relay and the pending calls.
 //
 // Where the runtime manager's behaviour is the kubelet's, the provider keeps
 // it, also where it differs from a literal reading of the KRI contract: a

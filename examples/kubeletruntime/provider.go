@@ -27,6 +27,7 @@ import (
 
 	"github.com/kri-kit/testkit/examples/kubeletruntime/crisim"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/podsync"
 )
 
 // The kubelet's defaults this provider starts from.
@@ -91,6 +92,16 @@ type Options struct {
 // It is safe for concurrent use, but, like the kubelet's pod workers, it
 // expects at most one SyncPod, KillPod or DeletePod of a pod at a time.
 type Provider struct {
+	// Notifier holds the agent's PodSyncHandler (kri.PodSyncNotifier):
+	// the provider calls it from the kubelet's PLEG, the probe results
+	// managers' updates and when a back-off SyncPod met ends (notify.go).
+	podsync.Notifier
+	events *notifier
+	// retry is how long after a failed start without a back-off of its
+	// own the agent is asked to sync again: the initial back-off, as the
+	// kubelet's backOffPeriod is both.
+	retry time.Duration
+
 	runtime     kuberuntime.KubeGenericRuntime
 	runtimeName string
 	backOff     *flowcontrol.Backoff
@@ -180,6 +191,7 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 	// and the prober manager that feeds them, as the kubelet's
 	// NewMainKubelet and kuscia's CRIProvider share them.
 	liveness, readiness, startup := proberesults.NewManager(), proberesults.NewManager(), proberesults.NewManager()
+	imageBackOff := flowcontrol.NewBackOff(initial, maxBackOff)
 	runtime, _, err := kuberuntime.NewKubeGenericRuntimeManager(
 		ctx,
 		recorder,
@@ -193,11 +205,11 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 		int32(maxPods),
 		confinedOS{root: root},
 		&runtimeHelper{root: root},
-		hookClient, // the HTTP hooks' client (network.go)
-		flowcontrol.NewBackOff(initial, maxBackOff), // image pull back-off
-		false, // parallel image pulls
-		nil,   // no limit on parallel pulls
-		0, 0,  // no pull throttling
+		hookClient,   // the HTTP hooks' client (network.go)
+		imageBackOff, // image pull back-off
+		false,        // parallel image pulls
+		nil,          // no limit on parallel pulls
+		0, 0,         // no pull throttling
 		string(kubeletconfig.NeverVerifyPreloadedImages), // the kubelet's default
 		nil,    // no allow-listed images
 		"", "", // no credential provider plugins
@@ -234,6 +246,8 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 		gcPolicy = *opts.GCPolicy
 	}
 	return &Provider{
+		events:      newNotifier(runtime, liveness, readiness, startup, imageBackOff),
+		retry:       initial,
 		runtime:     runtime,
 		runtimeName: runtime.Type(),
 		backOff:     flowcontrol.NewBackOff(initial, maxBackOff),
@@ -278,6 +292,16 @@ func (p *Provider) Start(ctx context.Context) error {
 	p.mu.Unlock()
 	defer close(done)
 
+	// The kubelet's PLEG and the probe results relayed to the agent, as
+	// kuscia's CRIProvider.Start runs its PLEG and syncLoopIteration.
+	// They end when Start returns (ctx done or Stop), before it does.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	quit := make(chan struct{})
+	defer close(quit)
+	wg.Go(func() { p.relist(ctx, quit) })
+	wg.Go(func() { p.relay(quit) })
+
 	tick := time.NewTicker(p.gcPeriod)
 	defer tick.Stop()
 	for {
@@ -319,6 +343,7 @@ func (p *Provider) collectGarbage(ctx context.Context) {
 // nothing.
 func (p *Provider) Stop() {
 	p.stopOnce.Do(func() {
+		p.Notifier.Stop()
 		close(p.stop)
 		p.statuses.stop()
 		p.probes.CleanupPods(nil)

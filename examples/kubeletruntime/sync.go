@@ -49,10 +49,14 @@ func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgconta
 	// liveness probe failed is killed and started again by the next
 	// SyncPod (computePodActions): kuscia's CRIProvider.syncLoopIteration
 	// and the kubelet's syncLoopIteration sync a pod on a liveness failure
-	// (livenessManager.Updates()); here the agent's periodic sync does it.
+	// (livenessManager.Updates()); here the provider relays those updates
+	// to the agent (notify.go).
 	p.probes.AddPod(ctx, pod)
 	result := p.runtime.SyncPod(ctx, pod.DeepCopy(), podStatus, nil, p.backOff, false)
 	reasonCache.Update(pod.UID, result)
+	// The kubelet's pod worker would sync the pod again when the back-off
+	// or the failure is over; kuscia's agent has to be told (notify.go).
+	p.notifyBackOffEnds(pod, result, p.retry)
 	if result.Error() == nil || onlyBackOff(result) {
 		return nil
 	}

@@ -126,6 +126,20 @@
 //   - Start runs the Service's loop until Stop. Stop leaves the Service's
 //     pods alone: a remote backend's pods outlive the agent in front of it.
 //
+// # Telling the agent
+//
+// Its notifications come from the backend, as kuscia's K8sProvider's come
+// from its backend informer (k8s_provider.go handleBackendPodChanged): New
+// watches the Service (Service.Watch) and the embedded podsync.Notifier
+// calls the agent's HandlePodSyncByUID for every pod whose view the
+// Service reports changed (a start, an exit, a restart after the back-off,
+// a failed start tried again, Started or Ready flipped by a probe, a
+// stop) or which it deleted. The Service sees a change when it carries it
+// out: Run, which Start runs, sets its timers to the pods' next events
+// (workload.Pod.Next), so each change is reported at its own instant; an
+// event that changes nothing (a probe with the same result) is not. Stop
+// ends the watch.
+//
 // # The kri freedoms it uses
 //
 // Each is a sentence of the kri.PodLifecycleHandler documentation:
@@ -170,7 +184,8 @@
 //	if err != nil { ... }
 //	p, err := remotebackend.New(svc)
 //	if err != nil { ... }
+//	p.SetPodSyncHandler(agent) // before Start: the agent syncs a pod when told
 //	go p.Start(ctx)
 //	defer p.Stop()
-//	err = p.SyncPod(ctx, pod, nil, reasonCache) // again and again, as the agent does
+//	err = p.SyncPod(ctx, pod, nil, reasonCache) // on every HandlePodSyncByUID(pod.UID)
 package remotebackend

@@ -12,6 +12,7 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/podsync"
 	"github.com/kri-kit/testkit/workload"
 )
 
@@ -22,8 +23,16 @@ const RuntimeName = "remotebackend"
 // Provider is a kri.PodProvider in front of a Service. It keeps nothing of
 // its own about pods: every answer is the Service's, mapped to the KRI
 // types. It is safe for concurrent use.
+//
+// It is a kri.PodSyncNotifier by its embedded podsync.Notifier: it watches
+// the Service (Service.Watch) and calls the agent's HandlePodSyncByUID for
+// every pod whose view the Service reports changed, as kuscia's
+// K8sProvider relays its backend informer's updates.
 type Provider struct {
-	svc *Service
+	podsync.Notifier
+
+	svc         *Service
+	cancelWatch func()
 
 	mu      sync.Mutex
 	started bool
@@ -32,7 +41,10 @@ type Provider struct {
 	done    chan struct{} // closed when Start returns
 }
 
-var _ kri.PodProvider = (*Provider)(nil)
+var (
+	_ kri.PodProvider     = (*Provider)(nil)
+	_ kri.PodSyncNotifier = (*Provider)(nil)
+)
 
 // New returns a Provider in front of svc. Several providers may share one
 // Service; each sees every pod of it.
@@ -40,7 +52,10 @@ func New(svc *Service) (*Provider, error) {
 	if svc == nil {
 		return nil, errors.New("remotebackend: New needs a Service, got nil")
 	}
-	return &Provider{svc: svc, stop: make(chan struct{}), done: make(chan struct{})}, nil
+	p := &Provider{svc: svc, stop: make(chan struct{}), done: make(chan struct{})}
+	// Calls before SetPodSyncHandler, and after Stop, do nothing.
+	p.cancelWatch = svc.Watch(p.Notify)
+	return p, nil
 }
 
 // Start runs the Service's loop (Service.Run) until Stop is called or ctx
@@ -65,14 +80,17 @@ func (p *Provider) Start(ctx context.Context) error {
 }
 
 // Stop ends Start and returns once Start has returned; without Start it
-// returns at once, and later calls are no-ops. The Service and its pods are
-// left alone: a remote backend's pods outlive the agent in front of it, as
-// in kuscia's K8sProvider, whose Stop does nothing.
+// returns at once, and later calls are no-ops. It ends the watch of the
+// Service: the agent's PodSyncHandler is called no more. The Service and
+// its pods are left alone: a remote backend's pods outlive the agent in
+// front of it, as in kuscia's K8sProvider, whose Stop does nothing.
 func (p *Provider) Stop() {
 	p.mu.Lock()
 	if !p.stopped {
 		p.stopped = true
 		close(p.stop)
+		p.Notifier.Stop()
+		p.cancelWatch()
 	}
 	started := p.started
 	p.mu.Unlock()

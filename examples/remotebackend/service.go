@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -105,6 +107,12 @@ type Service struct {
 	// changed is closed (and replaced) whenever a call changes the
 	// schedule, waking Run and the Stop calls that wait.
 	changed chan struct{}
+	// watchers are the functions Watch registered, by their number.
+	watchers    map[int]func(types.UID)
+	nextWatcher int
+	// reports are the UIDs of the pods whose view changed since the last
+	// flush, for the watchers.
+	reports []types.UID
 }
 
 // NewService returns an empty Service, or an error naming the option that
@@ -246,6 +254,7 @@ func (s *Service) Apply(ctx context.Context, pod *v1.Pod) (PodView, error) {
 	if err := validatePod(pod); err != nil {
 		return PodView{}, err
 	}
+	defer s.flush()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
@@ -254,13 +263,13 @@ func (s *Service) Apply(ctx context.Context, pod *v1.Pod) (PodView, error) {
 		p = newPodState(pod, now, s.backOff)
 		s.pods[pod.UID] = p
 	} else {
-		p.Advance(now)
+		s.advance(p, now)
 		if err := p.update(pod, now); err != nil {
 			return PodView{}, err
 		}
 	}
 	p.Reconcile(now)
-	p.Advance(now)
+	s.advance(p, now)
 	s.notify()
 	return p.view(), nil
 }
@@ -271,13 +280,14 @@ func (s *Service) Pod(ctx context.Context, uid types.UID) (PodView, bool, error)
 	if err := ctx.Err(); err != nil {
 		return PodView{}, false, err
 	}
+	defer s.flush()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.pods[uid]
 	if p == nil {
 		return PodView{}, false, nil
 	}
-	p.Advance(s.clock.Now())
+	s.advance(p, s.clock.Now())
 	return p.view(), true, nil
 }
 
@@ -287,12 +297,13 @@ func (s *Service) List(ctx context.Context) ([]PodView, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	defer s.flush()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
 	out := make([]PodView, 0, len(s.pods))
 	for _, p := range s.pods {
-		p.Advance(now)
+		s.advance(p, now)
 		out = append(out, p.view())
 	}
 	return out, nil
@@ -324,16 +335,17 @@ func (s *Service) Stop(ctx context.Context, uid types.UID, grace *time.Duration)
 		return nil
 	}
 	now := s.clock.Now()
-	p.Advance(now)
+	s.advance(p, now)
 	g := p.GracePeriod
 	if grace != nil {
 		g = max(*grace, 0)
 	}
 	p.Stop(now, g)
 	gen := p.generation
-	p.Advance(now)
+	s.advance(p, now)
 	s.notify()
 	s.mu.Unlock()
+	s.flush()
 
 	for {
 		s.mu.Lock()
@@ -347,11 +359,12 @@ func (s *Service) Stop(ctx context.Context, uid types.UID, grace *time.Duration)
 			s.mu.Unlock()
 			return fmt.Errorf("remotebackend: pod %s/%s was submitted again while it was being stopped", p.Namespace, p.Name)
 		}
-		p.Advance(now)
+		s.advance(p, now)
 		running := p.AnyRunning()
 		due, _ := p.Next()
 		changed := s.changed
 		s.mu.Unlock()
+		s.flush()
 		if !running {
 			return nil
 		}
@@ -378,8 +391,12 @@ func (s *Service) Delete(ctx context.Context, uid types.UID) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	defer s.flush()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.pods[uid] != nil && len(s.watchers) > 0 {
+		s.reports = append(s.reports, uid) // an informer's delete event
+	}
 	delete(s.pods, uid)
 	s.notify()
 	return nil
@@ -400,13 +417,14 @@ func (s *Service) run(ctx context.Context, stop <-chan struct{}) error {
 		now := s.clock.Now()
 		var next time.Time
 		for _, p := range s.pods {
-			p.Advance(now)
+			s.advance(p, now)
 			if t, ok := p.Next(); ok && (next.IsZero() || t.Before(next)) {
 				next = t
 			}
 		}
 		changed := s.changed
 		s.mu.Unlock()
+		s.flush()
 		var timer clock.Timer
 		var due <-chan time.Time
 		if !next.IsZero() {
@@ -429,6 +447,71 @@ func (s *Service) run(ctx context.Context, stop <-chan struct{}) error {
 		}
 		if done {
 			return err
+		}
+	}
+}
+
+// Watch registers fn to be called with a pod's UID whenever what the
+// Service reports of the pod (its PodView) changes, and when the pod is
+// deleted, as a backend's informer calls its update and delete handlers
+// (kuscia's K8sProvider registers handleBackendPodChanged so,
+// k8s_provider.go NewK8sProvider). A change is seen when the Service
+// carries it out: at its own instant while Run runs (Run's timers are set
+// to the pods' next events, workload.Pod.Next), else at the next call
+// that brings the pod up to date; changes carried out together make one
+// call, and an event that changes nothing (a probe with the same result)
+// makes none. fn is called without the Service's lock held, from the
+// goroutine that brought the Service up to date (Run's, or a caller's,
+// within Apply, Pod, List, Stop or Delete); it must return quickly and may
+// call the Service. The function Watch returns ends the watch.
+func (s *Service) Watch(fn func(uid types.UID)) (cancel func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.watchers == nil {
+		s.watchers = map[int]func(types.UID){}
+	}
+	id := s.nextWatcher
+	s.nextWatcher++
+	s.watchers[id] = fn
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.watchers, id)
+	}
+}
+
+// advance brings p up to now and notes for the watchers whether its view
+// changed. Call with s.mu held, and flush after releasing it.
+func (s *Service) advance(p *podState, now time.Time) {
+	p.Advance(now)
+	if len(s.watchers) == 0 {
+		p.reported = nil // unwatched: the first watcher's first look reports
+		return
+	}
+	v := p.view()
+	if p.reported != nil && reflect.DeepEqual(*p.reported, v) {
+		return
+	}
+	p.reported = &v
+	if !slices.Contains(s.reports, p.UID) {
+		s.reports = append(s.reports, p.UID)
+	}
+}
+
+// flush calls the watchers with the pods whose view changed. Call without
+// s.mu held.
+func (s *Service) flush() {
+	s.mu.Lock()
+	uids := s.reports
+	s.reports = nil
+	fns := make([]func(types.UID), 0, len(s.watchers))
+	for _, fn := range s.watchers {
+		fns = append(fns, fn)
+	}
+	s.mu.Unlock()
+	for _, uid := range uids {
+		for _, fn := range fns {
+			fn(uid)
 		}
 	}
 }

@@ -21,6 +21,9 @@ type podState struct {
 	// generation grows whenever a stopped pod is submitted again, so that
 	// Stop notices that it was resumed while it waited.
 	generation int
+	// reported is the view the watchers were last told of (Service.Watch),
+	// nil before the first.
+	reported *PodView
 }
 
 func validatePod(pod *v1.Pod) error {

@@ -30,21 +30,41 @@ func isGenerated(t v1.PodConditionType) bool {
 	return false
 }
 
+// isResize reports whether t is an in-place resize condition.
+func isResize(t v1.PodConditionType) bool {
+	return t == v1.PodResizePending || t == v1.PodResizeInProgress
+}
+
 // conditions returns the pod's conditions: those of old that Generate does
-// not compute, in their order, then PodReadyToStartContainers,
+// not compute, in their order, then old's resize conditions (none when
+// terminal), then PodReadyToStartContainers,
 // Initialized, Ready, ContainersReady and PodScheduled, in the order
 // generateAPIPodStatus appends them. s holds the container statuses and the
 // phase already computed.
 func conditions(pod *v1.Pod, old *v1.PodStatus, s *v1.PodStatus, v *runtimeView, terminal bool) []v1.PodCondition {
 	out := make([]v1.PodCondition, 0, len(old.Conditions)+5)
 	for i := range old.Conditions {
-		if !isGenerated(old.Conditions[i].Type) {
+		if t := old.Conditions[i].Type; !isGenerated(t) && !isResize(t) {
 			out = append(out, *old.Conditions[i].DeepCopy())
 		}
 	}
+	// The resize conditions, which the kubelet owns and keeps in its
+	// status manager, come after the others, and a pod being terminated
+	// has none (kubelet_pods.go determinePodResizeStatus).
+	if !terminal {
+		for i := range old.Conditions {
+			if isResize(old.Conditions[i].Type) {
+				out = append(out, *old.Conditions[i].DeepCopy())
+			}
+		}
+	}
 	app, init := s.ContainerStatuses, s.InitContainerStatuses
-	out = append(out, readyToStartContainers(pod, v, terminal))
-	out = append(out, initialized(pod, old, app, init, s.Phase))
+	if v.kuscia {
+		out = append(out, kusciaInitialized(pod, init, s.Phase))
+	} else {
+		out = append(out, readyToStartContainers(pod, v, terminal))
+		out = append(out, initialized(pod, old, app, init, s.Phase))
+	}
 	cr := containersReady(pod, app, init, s.Phase)
 	out = append(out, podReady(pod, out, cr))
 	out = append(out, cr, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue})
@@ -166,6 +186,37 @@ func initialized(pod *v1.Pod, old *v1.PodStatus, app, init []v1.ContainerStatus,
 	}
 	cond.Status, cond.Reason, cond.Message = v1.ConditionFalse, reasonContainersNotInitialized, msg
 	return cond
+}
+
+// kusciaInitialized is the Initialized condition as kuscia's agent
+// computes it (secretflow/kuscia pkg/agent/status/generate.go
+// GeneratePodInitializedCondition, from an older kubelet): true once every
+// init container's status is Ready, or when the pod succeeded with a
+// status for each; unlike the kubelet 1.37 it does not count an app
+// container that ran, and it turns false again whenever an init
+// container is not Ready. The agent computes it after RefreshPodStatus,
+// which sets Ready (Generator.UpdateConditions).
+func kusciaInitialized(pod *v1.Pod, init []v1.ContainerStatus, phase v1.PodPhase) v1.PodCondition {
+	if init == nil && len(pod.Spec.InitContainers) > 0 {
+		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionFalse, Reason: reasonUnknownContainerStatuses}
+	}
+	var unknown, unready []string
+	for i := range pod.Spec.InitContainers {
+		name := pod.Spec.InitContainers[i].Name
+		switch st := findStatus(init, name); {
+		case st == nil:
+			unknown = append(unknown, name)
+		case !st.Ready:
+			unready = append(unready, name)
+		}
+	}
+	if phase == v1.PodSucceeded && len(unknown) == 0 {
+		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue, Reason: reasonPodCompleted}
+	}
+	if msg := joinNames("containers with unknown status: ", unknown, "containers with incomplete status: ", unready); msg != "" {
+		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionFalse, Reason: reasonContainersNotInitialized, Message: msg}
+	}
+	return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}
 }
 
 // containersReady is the ContainersReady condition (the kubelet's

@@ -175,11 +175,13 @@ func instanceStatus(c *v1.Container, cs *pkgcontainer.Status, old *v1.ContainerS
 				started := *old.Started
 				st.Started = &started
 			}
-		case cs.State == pkgcontainer.ContainerStateUnknown && old.State.Running != nil:
-			// Reported terminated: one restart more than the
-			// runtime, which lost the instance, could count.
-			st.RestartCount = incr(old.RestartCount)
 		}
+	}
+	if old != nil && cs.State == pkgcontainer.ContainerStateUnknown && old.State.Running != nil {
+		// Reported terminated: one restart more than the runtime, which
+		// lost the instance, could count (kuscia's agent counts it too,
+		// runtime counts or not).
+		st.RestartCount = incr(old.RestartCount)
 	}
 	if cs.User != nil {
 		st.User = &v1.ContainerUser{}

@@ -127,8 +127,11 @@
 // LastTransitionTime; a changed one has none: Generate has no clock, and the
 // caller stamps it with StampTimes (in the kubelet, the status manager
 // stamps it). Every other condition of pod.Status (DisruptionTarget,
-// readiness-gate conditions, resize conditions, ...) is carried over
-// unchanged, first, in its order.
+// readiness-gate conditions, ...) is carried over unchanged, first, in its
+// order; then the resize conditions (PodResizePending, PodResizeInProgress),
+// which the kubelet keeps in its status manager and appends after those,
+// unless the pod is being terminated (GenerateTerminal), for which the
+// kubelet clears them.
 // PodReadyToStartContainers follows the sandboxes as the kubelet's
 // runtimeutil.PodSandboxChanged does: true when the newest sandbox is ready,
 // no other is ready, its network namespace mode (when reported) is the pod's,

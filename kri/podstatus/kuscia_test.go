@@ -1,6 +1,7 @@
 package podstatus_test
 
 import (
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -84,4 +85,73 @@ func TestAsKusciaAgent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAsKusciaAgentConditions: kuscia's agent generates Initialized,
+// Ready, ContainersReady and PodScheduled, in that order, no
+// PodReadyToStartContainers, and Initialized from the init containers'
+// Ready after RefreshPodStatus (pkg/agent/status/generate.go
+// GeneratePodInitializedCondition): false until RefreshPodStatus sets a
+// completed init container Ready, though the app container runs.
+func TestAsKusciaAgentConditions(t *testing.T) {
+	kuscia := podstatus.NewGenerator(podstatus.AsKusciaAgent())
+	pod := mkPod(v1.PodSpec{InitContainers: containers("init"), Containers: containers("app"), RestartPolicy: v1.RestartPolicyAlways}, v1.PodStatus{})
+	st := runtimeStatus(exitedI("init", "i1", 1, 0), runningI("app", "a1", 2))
+	s := kuscia.Generate(pod, st, nil)
+	var types []v1.PodConditionType
+	for _, c := range s.Conditions {
+		types = append(types, c.Type)
+	}
+	if want := []v1.PodConditionType{v1.PodInitialized, v1.PodReady, v1.ContainersReady, v1.PodScheduled}; !slices.Equal(types, want) {
+		t.Fatalf("conditions %v, want %v (kuscia's order, no PodReadyToStartContainers)", types, want)
+	}
+	kuscia.UpdateConditions(pod, &s)
+	if c := condition(s, v1.PodInitialized); c.Status != v1.ConditionFalse || c.Reason != "ContainersNotInitialized" {
+		t.Fatalf("Initialized with init not Ready after RefreshPodStatus: %+v, want False ContainersNotInitialized (kuscia counts no app container that ran)", c)
+	}
+	// What RefreshPodStatus does for a completed init container (the
+	// kubelet's prober manager sets it ready).
+	s.InitContainerStatuses[0].Ready = true
+	kuscia.UpdateConditions(pod, &s)
+	if c := condition(s, v1.PodInitialized); c.Status != v1.ConditionTrue {
+		t.Fatalf("Initialized with init Ready: %+v, want True", c)
+	}
+	// The kubelet 1.37 counts the app container that ran.
+	kubelet := podstatus.NewGenerator(podstatus.WithProbeFieldsUnset())
+	s = kubelet.Generate(pod, st, nil)
+	kubelet.UpdateConditions(pod, &s)
+	if c := condition(s, v1.PodInitialized); c.Status != v1.ConditionTrue {
+		t.Fatalf("kubelet rules: Initialized %+v, want True once an app container ran", c)
+	}
+}
+
+// TestAsKusciaAgentUnknownState: a container that ran and whose state the
+// runtime can no longer tell is published terminated (137,
+// ContainerStatusUnknown) with one restart more than the previous status
+// showed, by kuscia's agent as by the kubelet.
+func TestAsKusciaAgentUnknownState(t *testing.T) {
+	pod := mkPod(v1.PodSpec{Containers: containers("app"), RestartPolicy: v1.RestartPolicyAlways},
+		v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{withRestartCount(runningC("app", "a1", 1), 3)}})
+	st := runtimeStatus(withRestarts(instance("app", "a1", 1, pkgcontainer.ContainerStateUnknown), 3))
+	for name, g := range map[string]*podstatus.Generator{"kuscia": podstatus.NewGenerator(podstatus.AsKusciaAgent()), "kubelet": nil} {
+		s := g.Generate(pod, st, nil)
+		app := s.ContainerStatuses[0]
+		if app.State.Terminated == nil || app.State.Terminated.ExitCode != 137 || app.RestartCount != 4 {
+			t.Errorf("%s: app %+v, want Terminated 137 with RestartCount 4", name, app)
+		}
+	}
+}
+
+func condition(s v1.PodStatus, t v1.PodConditionType) v1.PodCondition {
+	for _, c := range s.Conditions {
+		if c.Type == t {
+			return c
+		}
+	}
+	return v1.PodCondition{}
+}
+
+func withRestartCount(c v1.ContainerStatus, n int32) v1.ContainerStatus {
+	c.RestartCount = n
+	return c
 }

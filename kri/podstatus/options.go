@@ -125,7 +125,21 @@ func WithProbeFieldsUnset() Option {
 //     the restartable-init (sidecar) rules (a running sidecar keeps the pod
 //     Pending, a sidecar stopped with a non-zero code is a failed
 //     initialisation), an init container without a status is still to
-//     run, and container-level restart policies are not read.
+//     run, and container-level restart policies are not read;
+//   - the conditions are Initialized, Ready, ContainersReady and
+//     PodScheduled, in that order, without PodReadyToStartContainers, and
+//     Initialized is kuscia's (pkg/agent/status/generate.go
+//     GeneratePodInitializedCondition): true only while every init
+//     container is Ready (or the pod succeeded), an app container that ran
+//     counting for nothing. kuscia computes it after RefreshPodStatus, which
+//     sets Ready: call Generator.UpdateConditions then.
+//
+// Kept as the kubelet 1.37 has them, with why: a container's own restart
+// policy (container restart rules, alpha since 1.34) is read where the
+// release compiled in reads it (ShouldContainerBeRestarted): kuscia's 1.33
+// has none, and no pod of the conformance suite sets one. HostIP comes
+// from WithNodeAddresses, as kuscia's agent takes it from its
+// configuration; without it, from the previous status.
 //
 // The conformance suite's model of kuscia's agent uses it.
 func AsKusciaAgent() Option {

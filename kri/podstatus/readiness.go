@@ -33,3 +33,32 @@ func UpdateReadiness(pod *v1.Pod, s *v1.PodStatus) {
 		}
 	}
 }
+
+// UpdateConditions brings the conditions that follow the Ready of s's
+// container statuses up to date, as the node agent generates them after
+// RefreshPodStatus has set Ready: Initialized (kuscia's rule with
+// AsKusciaAgent: every init container Ready; else the kubelet 1.37's),
+// then ContainersReady and Ready (UpdateReadiness). Each keeps the
+// LastTransitionTime of pod.Status's condition while its status is
+// unchanged. A nil pod or s changes nothing.
+func (g *Generator) UpdateConditions(pod *v1.Pod, s *v1.PodStatus) {
+	if pod == nil || s == nil {
+		return
+	}
+	var init v1.PodCondition
+	if g != nil && g.opts.kuscia {
+		init = kusciaInitialized(pod, s.InitContainerStatuses, s.Phase)
+	} else {
+		init = initialized(pod, &pod.Status, s.ContainerStatuses, s.InitContainerStatuses, s.Phase)
+	}
+	init.ObservedGeneration = pod.Generation
+	if _, prev := podutil.GetPodConditionFromList(pod.Status.Conditions, init.Type); prev != nil && prev.Status == init.Status {
+		init.LastTransitionTime = prev.LastTransitionTime
+	}
+	if i, _ := podutil.GetPodConditionFromList(s.Conditions, init.Type); i >= 0 {
+		s.Conditions[i] = init
+	} else {
+		s.Conditions = append(s.Conditions, init)
+	}
+	UpdateReadiness(pod, s)
+}

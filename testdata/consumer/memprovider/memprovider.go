@@ -7,6 +7,14 @@
 // creates, and the first one after KillPod creates anew. It does not support
 // init containers or grace periods: its test declares only the capabilities
 // it has.
+//
+// The node agent syncs a pod only when told (kri.PodSyncNotifier), so the
+// provider, with an embedded podsync.Notifier, tells it of every change it
+// makes: a start (at once), an exit (a timer for when the container's time
+// is up), KillPod's stop (at once), and the end of a wait: an exited
+// container is restarted, and a failed start tried again, only a second
+// (retryDelay) after, and a SyncPod that leaves a container waiting asks to
+// be called again when the second is over.
 package memprovider
 
 import (
@@ -24,14 +32,23 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/podsync"
 	"github.com/kri-kit/testkit/workload"
 )
 
 // RuntimeName is the Type of the container and sandbox IDs.
 const RuntimeName = "mem"
 
-// Provider implements kri.PodProvider in memory.
+// retryDelay is how long an exited container waits before it is
+// restarted, and a failed start before it is tried again: a crash-loop
+// back-off, short and fixed.
+const retryDelay = time.Second
+
+// Provider implements kri.PodProvider in memory, and kri.PodSyncNotifier
+// by its embedded Notifier.
 type Provider struct {
+	podsync.Notifier
+
 	mu   sync.Mutex
 	pods map[types.UID]*podRecord
 	seq  int
@@ -42,7 +59,10 @@ type Provider struct {
 	done    chan struct{} // closed when Start returns; nil before Start
 }
 
-var _ kri.PodProvider = (*Provider)(nil)
+var (
+	_ kri.PodProvider     = (*Provider)(nil)
+	_ kri.PodSyncNotifier = (*Provider)(nil)
+)
 
 type podRecord struct {
 	pod       *v1.Pod
@@ -52,7 +72,12 @@ type podRecord struct {
 	// instances of each container, oldest first.
 	instances map[string][]*instance
 	// failures holds the last failed start of a container.
-	failures map[string]string
+	failures map[string]failure
+}
+
+type failure struct {
+	message string
+	at      time.Time
 }
 
 type sandbox struct {
@@ -127,12 +152,20 @@ func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, _ *pkgcontainer.Pod
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// The agent is told once p.mu is released (deferred calls run last
+	// first), so that a handler that reads the status at once can.
+	started := false
+	defer func() {
+		if started {
+			p.Notify(pod.UID)
+		}
+	}()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
 	rec := p.pods[pod.UID]
 	if rec == nil {
-		rec = &podRecord{createdAt: now, instances: map[string][]*instance{}, failures: map[string]string{}}
+		rec = &podRecord{createdAt: now, instances: map[string][]*instance{}, failures: map[string]failure{}}
 		p.pods[pod.UID] = rec
 	}
 	rec.pod = pod.DeepCopy()
@@ -145,6 +178,16 @@ func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, _ *pkgcontainer.Pod
 			if last.running(now) || !mayRestart(pod.Spec.RestartPolicy, last.exitCode) {
 				continue
 			}
+			if wait := last.finished.Add(retryDelay).Sub(now); wait > 0 {
+				p.NotifyAfter(pod.UID, wait) // to restart it then
+				continue
+			}
+		}
+		if f, failed := rec.failures[c.Name]; failed {
+			if wait := f.at.Add(retryDelay).Sub(now); wait > 0 {
+				p.NotifyAfter(pod.UID, wait) // to try again then
+				continue
+			}
 		}
 		sb := p.readySandbox(rec, now)
 		r := pkgcontainer.NewSyncResult(pkgcontainer.StartContainer, c.Name)
@@ -153,13 +196,15 @@ func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, _ *pkgcontainer.Pod
 		if workload.ImageMissing(c.Image) {
 			msg := fmt.Sprintf("failed to pull image %q", c.Image)
 			r.Fail(workload.ErrImagePull, msg)
-			rec.failures[c.Name] = msg
+			rec.failures[c.Name] = failure{msg, now}
+			p.NotifyAfter(pod.UID, retryDelay)
 			continue
 		}
 		if missing {
 			msg := fmt.Sprintf("exec: %q: executable file not found", c.Command[0])
 			r.Fail(pkgcontainer.ErrRunContainer, msg)
-			rec.failures[c.Name] = msg
+			rec.failures[c.Name] = failure{msg, now}
+			p.NotifyAfter(pod.UID, retryDelay)
 			continue
 		}
 		delete(rec.failures, c.Name)
@@ -168,8 +213,12 @@ func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, _ *pkgcontainer.Pod
 		if !forever {
 			in.exitAt = now.Add(runFor)
 			in.settle(now)
+			if runFor > 0 {
+				p.NotifyAfter(pod.UID, runFor) // it exits then
+			}
 		}
 		rec.instances[c.Name] = append(insts, in)
+		started = true // (and exited, when runFor is 0)
 	}
 	rc.Update(pod.UID, result)
 	return result.Error()
@@ -207,6 +256,7 @@ func (p *Provider) KillPod(ctx context.Context, pod *v1.Pod, running pkgcontaine
 	if uid == "" && pod != nil {
 		uid = pod.UID
 	}
+	defer p.Notify(uid) // its containers and sandbox stopped, once p.mu is released
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if rec := p.pods[uid]; rec != nil {
@@ -237,6 +287,7 @@ func (p *Provider) DeletePod(ctx context.Context, pod *v1.Pod) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.pods, pod.UID)
+	p.Forget(pod.UID) // nothing more to tell of it
 	return nil
 }
 
@@ -251,6 +302,7 @@ func (p *Provider) CleanupPods(ctx context.Context, pods []*v1.Pod, running []*p
 	for uid := range p.pods {
 		if !keep.Has(uid) {
 			delete(p.pods, uid)
+			p.Forget(uid)
 		}
 	}
 	return nil
@@ -274,9 +326,9 @@ func (p *Provider) RefreshPodStatus(pod *v1.Pod, status *v1.PodStatus) {
 	for _, c := range pod.Spec.Containers {
 		cs := v1.ContainerStatus{Name: c.Name, Image: c.Image}
 		insts := rec.instances[c.Name]
-		switch msg, failed := rec.failures[c.Name]; {
+		switch f, failed := rec.failures[c.Name]; {
 		case failed:
-			cs.State.Waiting = &v1.ContainerStateWaiting{Reason: "RunContainerError", Message: msg}
+			cs.State.Waiting = &v1.ContainerStateWaiting{Reason: "RunContainerError", Message: f.message}
 		case len(insts) == 0:
 			cs.State.Waiting = &v1.ContainerStateWaiting{Reason: "ContainerCreating"}
 		default:
@@ -442,12 +494,14 @@ func (p *Provider) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop ends Start and waits for it; later calls do nothing.
+// Stop ends Start and waits for it, and ends the calls of the agent's
+// handler; later calls do nothing.
 func (p *Provider) Stop() {
 	p.runMu.Lock()
 	if !p.stopped {
 		p.stopped = true
 		close(p.stop)
+		p.Notifier.Stop()
 	}
 	done := p.done
 	p.runMu.Unlock()

@@ -1,0 +1,343 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/kri"
+)
+
+// The agent's cadence. kuscia's agent syncs a pod when its pod worker is
+// handed work, and only then (kri.PodSyncNotifier): when the pod is added
+// (pods_controller.go HandlePodAdditions), when its spec, metadata or
+// deletion changes (HandlePodUpdates), and when the provider calls
+// HandlePodSyncByUID. Its sync loop (syncLoopIteration) has no resync and
+// no PLEG, and what its pod workers queue after a sync (resyncs, error
+// back-offs: pod_workers.go completeWork) nothing reads. Calls that come
+// while the worker is busy are folded into one more sync
+// (lastUndeliveredWorkUpdate).
+//
+// The model does the agent's syncs of a pod while the spec waits on it
+// (syncUntil, untilAsAgent, holdSync, kill): at once when one is due (the
+// pod is new to it, or the spec changed it), else at the provider's next
+// HandlePodSyncByUID for the pod. A call that comes between two waits is
+// kept, folded with others into one, and served at the next wait. A wait
+// that ends without its state fails; when one more sync would have shown
+// the state, the message says that the provider did not call.
+
+// syncCalls is the kri.PodSyncHandler the suite hands the provider: a
+// call marks a sync of the pod as pending.
+type syncCalls struct {
+	mu      sync.Mutex
+	pending map[types.UID]chan struct{} // one slot: calls fold into one sync
+	count   map[types.UID]int
+	last    map[types.UID]time.Time
+}
+
+func newSyncCalls() *syncCalls {
+	return &syncCalls{pending: map[types.UID]chan struct{}{}, count: map[types.UID]int{}, last: map[types.UID]time.Time{}}
+}
+
+// HandlePodSyncByUID records the call and marks a sync of uid as pending.
+// It never blocks.
+func (c *syncCalls) HandlePodSyncByUID(uid types.UID) {
+	c.mu.Lock()
+	c.count[uid]++
+	c.last[uid] = time.Now()
+	ch := c.chLocked(uid)
+	c.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// ch is the channel on which a pending sync of uid waits.
+func (c *syncCalls) ch(uid types.UID) chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.chLocked(uid)
+}
+
+func (c *syncCalls) chLocked(uid types.UID) chan struct{} {
+	ch := c.pending[uid]
+	if ch == nil {
+		ch = make(chan struct{}, 1)
+		c.pending[uid] = ch
+	}
+	return ch
+}
+
+// take takes the pending sync of uid, if any.
+func (c *syncCalls) take(uid types.UID) bool {
+	select {
+	case <-c.ch(uid):
+		return true
+	default:
+		return false
+	}
+}
+
+// stats returns how many calls came for uid and when the last came.
+func (c *syncCalls) stats(uid types.UID) (int, time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.count[uid], c.last[uid]
+}
+
+var _ kri.PodSyncHandler = (*syncCalls)(nil)
+
+// agentSeen is a pod as the agent's pod worker last synced it.
+type agentSeen struct {
+	pod    *v1.Pod                 // the pod handed to that sync
+	status *pkgcontainer.PodStatus // the runtime status it read and published
+	at     time.Time
+}
+
+// handOver gives the provider the suite's PodSyncHandler, as kuscia's
+// provider factory builds every provider with the PodsController
+// (provider_factory.go BuildPodProvider), before Start.
+func (e *podEnv) handOver() {
+	n, ok := e.p.(kri.PodSyncNotifier)
+	if !ok {
+		return
+	}
+	e.notifier = true
+	e.do("SetPodSyncHandler", func(context.Context) { n.SetPodSyncHandler(e.calls) })
+}
+
+// markSynced records that the agent synced pod from st.
+func (e *podEnv) markSynced(pod *v1.Pod, st *pkgcontainer.PodStatus) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.seen[pod.UID] = agentSeen{pod: pod.DeepCopy(), status: st, at: time.Now()}
+	e.last[pod.UID] = st
+}
+
+// syncedStatus returns the runtime status the agent's last sync of pod
+// published, nil before the first.
+func (e *podEnv) syncedStatus(pod *v1.Pod) *pkgcontainer.PodStatus {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s, ok := e.seen[pod.UID]; ok {
+		return s.status
+	}
+	return nil
+}
+
+// syncPods returns how many times the agent's syncs called SyncPod for
+// pod.
+func (e *podEnv) syncPods(pod *v1.Pod) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.syncPodCalls[pod.UID]
+}
+
+// updateDue reports why the agent syncs pod without a call of the
+// provider ("" when it does not): its pod worker never saw it
+// (HandlePodAdditions), or its spec, metadata or deletion changed since
+// the last sync (HandlePodUpdates; a change of the status alone is a
+// RECONCILE, which syncs nothing).
+func (e *podEnv) updateDue(pod *v1.Pod) string {
+	e.mu.Lock()
+	s, ok := e.seen[pod.UID]
+	e.mu.Unlock()
+	switch {
+	case !ok:
+		return "the pod is new to the agent"
+	case !apiequality.Semantic.DeepEqual(s.pod.Spec, pod.Spec):
+		return "the pod's spec changed"
+	case !apiequality.Semantic.DeepEqual(s.pod.ObjectMeta, pod.ObjectMeta):
+		return "the pod's metadata or deletion changed"
+	}
+	return ""
+}
+
+// syncDue reports whether the agent syncs pod now: an update is due, or
+// the provider called HandlePodSyncByUID since the last sync (the call is
+// taken).
+func (e *podEnv) syncDue(pod *v1.Pod) bool {
+	return e.updateDue(pod) != "" || e.calls.take(pod.UID)
+}
+
+// untilAsAgent runs round, one sync of pod with the spec's checks of what
+// it saw, each time kuscia's agent would sync pod, until round passes. A
+// round that fails waits for the next sync: the next call of the provider.
+// When within has passed the spec fails (cadenceFailure).
+func (e *podEnv) untilAsAgent(pod *v1.Pod, within time.Duration, desc string, round func(g gomega.Gomega)) {
+	start := time.Now()
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	rounds := 0
+	var last *recorded
+	var lastRound time.Time
+	for {
+		due := e.syncDue(pod)
+		if due && rounds > 0 {
+			// The provider keeps calling: the wait still ends in time.
+			select {
+			case <-timer.C:
+				e.cadenceFailure(pod, desc, within, start, rounds, last, round)
+				return
+			default:
+			}
+		}
+		if !due {
+			select {
+			case <-e.calls.ch(pod.UID):
+			case <-timer.C:
+				e.cadenceFailure(pod, desc, within, start, rounds, last, round)
+				return
+			}
+		}
+		e.spaceSyncs(&lastRound)
+		rounds++
+		e.advanced()
+		last, _ = attempt(round)
+		if last == nil {
+			return
+		}
+		if last.stopped {
+			e.failHandler(fmt.Sprintf("%s: gave up after %d syncs in %s: %s%s",
+				desc, rounds, time.Since(start).Round(time.Millisecond), gist(last.message), last.rest()), 2)
+		}
+	}
+}
+
+// cadenceFailure fails a wait of untilAsAgent that timed out. More rounds,
+// syncs the agent would not have made (every poll interval for twice the
+// stable window, as an agent with a resync would), tell why: when they
+// reach the state, the provider did not call HandlePodSyncByUID when it
+// should have, so kuscia's agent never got there.
+func (e *podEnv) cadenceFailure(pod *v1.Pod, desc string, within time.Duration, start time.Time, rounds int, last *recorded, round func(g gomega.Gomega)) {
+	published := e.publishedOf(pod)
+	calls := e.callsSince(pod, start)
+	var whatIf *recorded
+	extra := 0
+	deadline := time.Now().Add(2 * e.st.t.Stable)
+	for {
+		extra++
+		e.advanced()
+		if whatIf, _ = attempt(round); whatIf == nil || whatIf.stopped || !time.Now().Before(deadline) {
+			break
+		}
+		time.Sleep(e.st.t.Poll)
+	}
+	if whatIf == nil {
+		e.failHandler(fmt.Sprintf("%s: kuscia's agent never got there: %s; syncs it would not have made reach it (%d more, every %s). kuscia's agent syncs a pod again only when its provider calls HandlePodSyncByUID (kri.PodSyncNotifier; pods_controller.go syncLoopIteration has no resync), so it still publishes %s",
+			desc, calls, extra, e.st.t.Poll, describeAPIStatus(published)), 2)
+	}
+	seen := "no sync came"
+	if last != nil {
+		seen = "last seen: " + gist(last.message)
+	}
+	e.failHandler(fmt.Sprintf("%s: not reached within %s; %s\n\n"+
+		"The agent synced the pod %d times in %s (%s); %d more syncs made after that, every %s, saw at the last%s:\n%s",
+		desc, within, seen, rounds, time.Since(start).Round(time.Millisecond), calls, extra, e.st.t.Poll,
+		whatIf.at(), strings.TrimSpace(whatIf.message)), 2)
+}
+
+// callsSince says what the provider called for pod since start.
+func (e *podEnv) callsSince(pod *v1.Pod, start time.Time) string {
+	if !e.notifier {
+		return "the provider does not implement kri.PodSyncNotifier, so it never calls HandlePodSyncByUID"
+	}
+	n, last := e.calls.stats(pod.UID)
+	e.mu.Lock()
+	s, synced := e.seen[pod.UID]
+	e.mu.Unlock()
+	lastSync := "never synced"
+	if synced {
+		lastSync = fmt.Sprintf("its last sync was %s ago", time.Since(s.at).Round(time.Millisecond))
+	}
+	switch {
+	case n == 0:
+		return "the provider never called HandlePodSyncByUID for the pod; " + lastSync
+	case last.Before(start):
+		return fmt.Sprintf("the provider called HandlePodSyncByUID for the pod %d times, the last %s ago, none during the wait; %s", n, time.Since(last).Round(time.Millisecond), lastSync)
+	}
+	return fmt.Sprintf("the provider called HandlePodSyncByUID for the pod %d times, the last %s ago; %s", n, time.Since(last).Round(time.Millisecond), lastSync)
+}
+
+// holdAsAgent checks for window that round passes: round(g, true), which
+// syncs pod, at every sync the agent makes of it meanwhile (at each call of
+// the provider, and at once when an update is due), and round(g, false),
+// which only reads, every poll interval (what the runtime does whether the
+// provider calls or not). The first failing round fails the spec.
+func (e *podEnv) holdAsAgent(pod *v1.Pod, window time.Duration, desc string, round func(g gomega.Gomega, sync bool)) {
+	desc = fmt.Sprintf("pod %s: %s", podRef(pod), desc)
+	start := time.Now()
+	check := func(sync bool) {
+		e.advanced()
+		if failed, _ := attempt(func(g gomega.Gomega) { round(g, sync) }); failed != nil {
+			how := "in GetPodStatus, read without a sync"
+			if sync {
+				how = "in a sync of the agent"
+			}
+			e.failHandler(fmt.Sprintf("%s: did not hold for %s; after %s (%s) saw: %s\n\nThe check failed%s:\n%s",
+				desc, window, time.Since(start).Round(time.Millisecond), how, gist(failed.message),
+				failed.at(), strings.TrimSpace(failed.message)), 3)
+		}
+	}
+	end := time.NewTimer(window)
+	defer end.Stop()
+	poll := time.NewTicker(e.st.t.Poll)
+	defer poll.Stop()
+	var lastSync time.Time
+	for {
+		if e.syncDue(pod) {
+			e.spaceSyncs(&lastSync)
+			check(true)
+			select {
+			case <-end.C:
+				return
+			default:
+				continue
+			}
+		}
+		select {
+		case <-e.calls.ch(pod.UID):
+			e.spaceSyncs(&lastSync)
+			check(true)
+		case <-poll.C:
+			check(false)
+		case <-end.C:
+			return
+		}
+	}
+}
+
+// spaceSyncs keeps the model's syncs of a pod at least a poll interval
+// apart (*last is when the previous began; it is set to now): a provider
+// that calls HandlePodSyncByUID from within every sync would otherwise
+// keep the model syncing without pause, and in virtual time without the
+// clock ever moving.
+func (e *podEnv) spaceSyncs(last *time.Time) {
+	if !last.IsZero() {
+		if wait := e.st.t.Poll - time.Since(*last); wait > 0 {
+			time.Sleep(wait)
+		}
+	}
+	*last = time.Now()
+}
+
+// awaitCall waits until the provider calls HandlePodSyncByUID for pod (or
+// has called since the last sync) or until the timer fires; it reports
+// whether a call came.
+func (e *podEnv) awaitCall(pod *v1.Pod, timer <-chan time.Time) bool {
+	select {
+	case <-e.calls.ch(pod.UID):
+		return true
+	case <-timer:
+		return false
+	}
+}

@@ -1,0 +1,228 @@
+package kubeletruntime_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/examples/kubeletruntime"
+	"github.com/kri-kit/testkit/examples/kubeletruntime/crisim"
+	"github.com/kri-kit/testkit/internal/httpd/httpdtest"
+	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/podstatus"
+	"github.com/kri-kit/testkit/workload"
+)
+
+// The provider's calls of the agent's HandlePodSyncByUID, seen by an agent
+// that syncs its pod only when the provider calls, as kuscia's does: a pod
+// reaches a state in what this agent publishes only through the calls.
+
+// notifiedAgent syncs one pod as kuscia's pod worker does (GetPodStatus,
+// the API status built from it and refined by RefreshPodStatus, then
+// SyncPod), once at first and then once after each batch of calls for its
+// pod, in a goroutine of its own.
+type notifiedAgent struct {
+	p   *kubeletruntime.Provider
+	pod *v1.Pod
+	rc  *kri.ReasonCache
+
+	kick chan struct{}
+
+	mu        sync.Mutex
+	calls     int
+	published v1.PodStatus
+	synced    []error // each SyncPod's error
+	failure   error   // a GetPodStatus that failed
+}
+
+// HandlePodSyncByUID is the agent's PodSyncHandler.
+func (a *notifiedAgent) HandlePodSyncByUID(uid types.UID) {
+	if uid != a.pod.UID {
+		return
+	}
+	a.mu.Lock()
+	a.calls++
+	a.mu.Unlock()
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+}
+
+// startAgent hands a new agent for pod to p (before Start, as the agent
+// does), starts p and the agent's worker, whose first sync runs at once;
+// both end when the test ends.
+func startAgent(t *testing.T, p *kubeletruntime.Provider, pod *v1.Pod) *notifiedAgent {
+	t.Helper()
+	a := &notifiedAgent{p: p, pod: pod, rc: kri.NewReasonCache(), kick: make(chan struct{}, 1)}
+	p.SetPodSyncHandler(a)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = p.Start(ctx) })
+	wg.Go(func() {
+		for {
+			a.sync(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-a.kick:
+			}
+		}
+	})
+	t.Cleanup(func() { cancel(); p.Stop(); wg.Wait() })
+	return a
+}
+
+// sync is one round of kuscia's pod worker: publish the status built from
+// GetPodStatus, then SyncPod.
+func (a *notifiedAgent) sync(ctx context.Context) {
+	st, err := a.p.GetPodStatus(ctx, a.pod)
+	if err != nil {
+		a.mu.Lock()
+		a.failure = err
+		a.mu.Unlock()
+		return
+	}
+	api := podstatus.Generate(a.pod, st, a.rc)
+	a.p.RefreshPodStatus(a.pod, &api)
+	a.mu.Lock()
+	a.published = *api.DeepCopy()
+	a.mu.Unlock()
+	err = a.p.SyncPod(ctx, a.pod, st, a.rc)
+	a.mu.Lock()
+	a.synced = append(a.synced, err)
+	a.mu.Unlock()
+}
+
+// waitPublished waits until cond holds of the published status, and
+// returns it. It gives up shortly before the test's deadline with what was
+// published last.
+func (a *notifiedAgent) waitPublished(t *testing.T, what string, cond func(v1.PodStatus) bool) v1.PodStatus {
+	t.Helper()
+	deadline, hasDeadline := t.Deadline()
+	for {
+		a.mu.Lock()
+		published, calls, syncs, failure := *a.published.DeepCopy(), a.calls, len(a.synced), a.failure
+		a.mu.Unlock()
+		if failure != nil {
+			t.Fatalf("GetPodStatus: %v", failure)
+		}
+		if cond(published) {
+			return published
+		}
+		if hasDeadline && time.Until(deadline) < 10*time.Second {
+			t.Fatalf("the agent never published %s: %d calls, %d syncs; last published %+v", what, calls, syncs, published.ContainerStatuses)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func publishedStatus(api v1.PodStatus, name string) v1.ContainerStatus {
+	for _, c := range api.ContainerStatuses {
+		if c.Name == name {
+			return c
+		}
+	}
+	return v1.ContainerStatus{}
+}
+
+// A container's start and exit, found by the kubelet's PLEG, reach the
+// agent as calls.
+func TestNotifiesContainerStartAndExit(t *testing.T) {
+	p := newProvider(t, kubeletruntime.Options{})
+	pod := newPod("start-exit", v1.RestartPolicyNever, shell("app", "sleep 2; exit 3"))
+	a := startAgent(t, p, pod)
+	// The first sync published the pod before its container started.
+	a.waitPublished(t, "app running", func(api v1.PodStatus) bool { return publishedStatus(api, "app").State.Running != nil })
+	got := a.waitPublished(t, "app terminated with exit code 3", func(api v1.PodStatus) bool {
+		term := publishedStatus(api, "app").State.Terminated
+		return term != nil && term.ExitCode == 3
+	})
+	if got.Phase != v1.PodFailed {
+		t.Errorf("phase %s after the only container exited 3 under RestartPolicy Never, want Failed", got.Phase)
+	}
+}
+
+// A readiness probe's result, from the prober's readiness manager, reaches
+// the agent as a call: the container is published Ready, then not Ready
+// once its server answers 404, without any change of the container.
+func TestNotifiesReadinessChanges(t *testing.T) {
+	rs := simulator(t)
+	p := newProvider(t, kubeletruntime.Options{RuntimeService: rs})
+	port := httpdtest.Port(t)
+	web := shell("web", fmt.Sprintf("echo ok > /www/ready; httpd -f -p %d -h /www", port))
+	web.Ports = []v1.ContainerPort{{Name: "http", ContainerPort: int32(port)}}
+	web.ReadinessProbe = &v1.Probe{
+		ProbeHandler:  v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/ready", Port: intstr.FromString("http")}},
+		PeriodSeconds: 1, FailureThreshold: 1, SuccessThreshold: 1, TimeoutSeconds: 1,
+	}
+	pod := newPod("readiness", v1.RestartPolicyAlways, web)
+	a := startAgent(t, p, pod)
+	got := a.waitPublished(t, "web Ready", func(api v1.PodStatus) bool { return ready(api, "web") })
+	id := pkgcontainer.ParseContainerID(klog.Background(), publishedStatus(got, "web").ContainerID).ID
+	if _, _, err := rs.ExecSync(t.Context(), id, []string{"rm", "-f", "/www/ready"}, 0); err != nil {
+		t.Fatalf("ExecSync rm -f /www/ready in web: %v", err)
+	}
+	got = a.waitPublished(t, "web running and not Ready", func(api v1.PodStatus) bool {
+		cs := publishedStatus(api, "web")
+		return cs.State.Running != nil && !cs.Ready
+	})
+	if cs := publishedStatus(got, "web"); cs.RestartCount != 0 || pkgcontainer.ParseContainerID(klog.Background(), cs.ContainerID).ID != id {
+		t.Errorf("web was restarted: %+v", cs)
+	}
+}
+
+// The end of a crash-loop back-off reaches the agent as a call: its sync
+// restarts the container, whose exit brings the next back-off, and so on.
+// Without the call the pod stops at the first back-off (restart count 1).
+// The back-off is longer than the PLEG's relist period, so that the sync
+// after an exit comes before the back-off has ended.
+func TestNotifiesCrashLoopBackOffEnd(t *testing.T) {
+	p := newProvider(t, kubeletruntime.Options{InitialBackOff: 3 * kubeletruntime.RelistPeriod, MaxBackOff: 3 * kubeletruntime.RelistPeriod})
+	pod := newPod("crash", v1.RestartPolicyAlways, shell("app", "exit 1"))
+	a := startAgent(t, p, pod)
+	a.waitPublished(t, "app in CrashLoopBackOff", func(api v1.PodStatus) bool {
+		w := publishedStatus(api, "app").State.Waiting
+		return w != nil && w.Reason == "CrashLoopBackOff"
+	})
+	a.waitPublished(t, "app restarted 3 times", func(api v1.PodStatus) bool { return publishedStatus(api, "app").RestartCount >= 3 })
+}
+
+// countingImages counts the pulls of an image service.
+type countingImages struct {
+	internalapi.ImageManagerService
+	pulls atomic.Int32
+}
+
+func (c *countingImages) PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, config *runtimeapi.PodSandboxConfig) (string, error) {
+	c.pulls.Add(1)
+	return c.ImageManagerService.PullImage(ctx, image, auth, config)
+}
+
+// The end of an image pull back-off reaches the agent as a call: its sync
+// pulls again. Without the call the image is pulled once, and the pod
+// stays in ImagePullBackOff.
+func TestNotifiesImagePullBackOffEnd(t *testing.T) {
+	images := &countingImages{ImageManagerService: crisim.NewImageService()}
+	p := newProvider(t, kubeletruntime.Options{ImageService: images, InitialBackOff: 2 * time.Second, MaxBackOff: 4 * time.Second})
+	app := container("app", "sleep", "infinity")
+	app.Image = workload.MissingImageDomain + "/app" // no tag: the image manager's back-off key has ":latest"
+	pod := newPod("pull", v1.RestartPolicyAlways, app)
+	a := startAgent(t, p, pod)
+	a.waitPublished(t, "app in ImagePullBackOff", func(api v1.PodStatus) bool {
+		w := publishedStatus(api, "app").State.Waiting
+		return w != nil && w.Reason == "ImagePullBackOff"
+	})
+	a.waitPublished(t, "a third pull of app's image", func(v1.PodStatus) bool { return images.pulls.Load() >= 3 })
+}
