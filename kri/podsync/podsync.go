@@ -9,6 +9,7 @@
 package podsync
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -20,15 +21,26 @@ import (
 
 // Notifier holds the agent's PodSyncHandler and calls it. The zero value is
 // ready to use, on the real clock; it is safe for concurrent use. Before
-// SetPodSyncHandler and after Stop, its calls do nothing.
+// SetPodSyncHandler and after Stop, its calls do nothing. It never calls
+// the handler or the clock while it holds a lock of its own, and never
+// calls the handler from within the clock (a clocktesting.FakeClock's Step
+// runs timer callbacks under its lock): a handler may read the provider
+// and its clock.
 type Notifier struct {
 	// Clock runs NotifyAfter's timers; nil means the real clock.
 	Clock clock.WithDelayedExecution
 
 	mu      sync.Mutex
 	h       kri.PodSyncHandler
-	timers  map[types.UID][]clock.Timer
+	timers  map[types.UID][]*pendingCall
 	stopped bool
+}
+
+// pendingCall is one NotifyAfter not yet made.
+type pendingCall struct {
+	t         clock.Timer
+	fired     bool // the timer fired: the call is being made
+	cancelled bool // Forget or Stop came first
 }
 
 // SetPodSyncHandler keeps h, the agent's handler (kri.PodSyncNotifier).
@@ -51,39 +63,51 @@ func (n *Notifier) Notify(uid types.UID) {
 
 // NotifyAfter calls Notify(uid) once d has passed on the Notifier's clock
 // (at once when d is not positive), unless Forget(uid) or Stop comes first.
-// Several pending calls for one pod each fire.
+// Several pending calls for one pod each fire. The call is made from a
+// goroutine of its own.
 func (n *Notifier) NotifyAfter(uid types.UID, d time.Duration) {
 	if d <= 0 {
 		n.Notify(uid)
 		return
 	}
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.stopped || uid == "" {
+	stopped := n.stopped
+	n.mu.Unlock()
+	if stopped || uid == "" {
 		return
 	}
-	if n.timers == nil {
-		n.timers = map[types.UID][]clock.Timer{}
+	pc := &pendingCall{}
+	t := n.clock().AfterFunc(d, func() { go n.fire(uid, pc) })
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch {
+	case n.stopped:
+		pc.cancelled = true
+		t.Stop()
+	case !pc.fired:
+		pc.t = t
+		if n.timers == nil {
+			n.timers = map[types.UID][]*pendingCall{}
+		}
+		n.timers[uid] = append(n.timers[uid], pc)
 	}
-	var t clock.Timer
-	t = n.clock().AfterFunc(d, func() {
-		n.mu.Lock()
-		ts := n.timers[uid]
-		for i := range ts {
-			if ts[i] == t {
-				ts = append(ts[:i:i], ts[i+1:]...)
-				break
-			}
-		}
-		if len(ts) == 0 {
-			delete(n.timers, uid)
-		} else {
-			n.timers[uid] = ts
-		}
-		n.mu.Unlock()
+}
+
+// fire makes the call of pc, unless it was cancelled.
+func (n *Notifier) fire(uid types.UID, pc *pendingCall) {
+	n.mu.Lock()
+	pc.fired = true
+	cancelled := pc.cancelled
+	ts := slices.DeleteFunc(n.timers[uid], func(p *pendingCall) bool { return p == pc })
+	if len(ts) == 0 {
+		delete(n.timers, uid)
+	} else {
+		n.timers[uid] = ts
+	}
+	n.mu.Unlock()
+	if !cancelled {
 		n.Notify(uid)
-	})
-	n.timers[uid] = append(n.timers[uid], t)
+	}
 }
 
 // Pending returns how many NotifyAfter calls for uid have not fired yet.
@@ -99,9 +123,12 @@ func (n *Notifier) Forget(uid types.UID) {
 	n.mu.Lock()
 	ts := n.timers[uid]
 	delete(n.timers, uid)
+	for _, pc := range ts {
+		pc.cancelled = true
+	}
 	n.mu.Unlock()
-	for _, t := range ts {
-		t.Stop()
+	for _, pc := range ts {
+		pc.t.Stop()
 	}
 }
 
@@ -113,10 +140,15 @@ func (n *Notifier) Stop() {
 	n.stopped = true
 	all := n.timers
 	n.timers = nil
+	for _, ts := range all {
+		for _, pc := range ts {
+			pc.cancelled = true
+		}
+	}
 	n.mu.Unlock()
 	for _, ts := range all {
-		for _, t := range ts {
-			t.Stop()
+		for _, pc := range ts {
+			pc.t.Stop()
 		}
 	}
 }

@@ -101,6 +101,36 @@ func TestForgetAndStopCancelPendingCalls(t *testing.T) {
 	}
 }
 
+// A handler that reads the clock, on a FakeClock whose Step runs timer
+// callbacks under its lock, and NotifyAfter alongside Step: neither
+// deadlocks.
+func TestFakeClockStepAndHandlerReadingTheClock(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	n := podsync.Notifier{Clock: clk}
+	var mu sync.Mutex
+	seen := 0
+	n.SetPodSyncHandler(kri.PodSyncHandlerFunc(func(types.UID) {
+		_ = clk.Now()
+		mu.Lock()
+		seen++
+		mu.Unlock()
+	}))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 100 {
+			n.NotifyAfter("a", time.Second)
+		}
+	}()
+	for range 100 {
+		clk.Step(time.Second)
+	}
+	<-done
+	clk.Step(time.Second)
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return seen == 100 }, "100 calls")
+	n.Stop()
+}
+
 func TestConcurrentUseIsSafe(t *testing.T) {
 	var n podsync.Notifier
 	r := &recorder{}
