@@ -2,7 +2,9 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -240,10 +242,30 @@ func (e *podEnv) cadenceFailure(pod *v1.Pod, desc string, within time.Duration, 
 	if last != nil {
 		seen = "last seen: " + gist(last.message)
 	}
+	seen += e.backOffHint(pod)
 	e.failHandler(fmt.Sprintf("%s: not reached within %s; %s\n\n"+
 		"The agent synced the pod %d times in %s (%s); %d more syncs made after that, every %s, saw at the last%s:\n%s",
 		desc, within, seen, rounds, time.Since(start).Round(time.Millisecond), calls, extra, e.st.t.Poll,
 		whatIf.at(), strings.TrimSpace(whatIf.message)), 2)
+}
+
+// backOffHint says, when a back-off the provider reported to the
+// ReasonCache for a container of pod ends after now, that it holds the
+// state past the wait ("" otherwise).
+func (e *podEnv) backOffHint(pod *v1.Pod) string {
+	var out []string
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
+		item, ok := e.rc.Get(pod.UID, c.Name)
+		var be *pkgcontainer.BackoffError
+		if !ok || !errors.As(item.Err, &be) || !be.BackoffTime().After(time.Now()) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("container %s is in back-off (%v) until %s from now", c.Name, item.Err, time.Until(be.BackoffTime()).Round(time.Millisecond)))
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(out, ", ") + ": the back-off holds it past the wait (Timeouts.State), which a provider with the kubelet's back-off (10s, doubling) needs longer"
 }
 
 // callsSince says what the provider called for pod since start.
