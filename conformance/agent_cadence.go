@@ -176,20 +176,33 @@ func (e *podEnv) syncDue(pod *v1.Pod) bool {
 // round that fails waits for the next sync: the next call of the provider.
 // When within has passed the spec fails (cadenceFailure).
 func (e *podEnv) untilAsAgent(pod *v1.Pod, within time.Duration, desc string, round func(g gomega.Gomega)) {
-	start := time.Now()
+	if w := e.tryUntilAsAgent(pod, within, desc, round); !w.ok {
+		e.cadenceFailure(pod, desc, within, w.start, w.rounds, w.last, round)
+	}
+}
+
+// agentWait is how a wait of tryUntilAsAgent went.
+type agentWait struct {
+	ok     bool
+	start  time.Time
+	rounds int
+	last   *recorded // the last round's failure
+}
+
+// tryUntilAsAgent is untilAsAgent that reports a wait that timed out
+// instead of failing the spec.
+func (e *podEnv) tryUntilAsAgent(pod *v1.Pod, within time.Duration, desc string, round func(g gomega.Gomega)) agentWait {
+	w := agentWait{start: time.Now()}
 	timer := time.NewTimer(within)
 	defer timer.Stop()
-	rounds := 0
-	var last *recorded
 	var lastRound time.Time
 	for {
 		due := e.syncDue(pod)
-		if due && rounds > 0 {
+		if due && w.rounds > 0 {
 			// The provider keeps calling: the wait still ends in time.
 			select {
 			case <-timer.C:
-				e.cadenceFailure(pod, desc, within, start, rounds, last, round)
-				return
+				return w
 			default:
 			}
 		}
@@ -197,20 +210,19 @@ func (e *podEnv) untilAsAgent(pod *v1.Pod, within time.Duration, desc string, ro
 			select {
 			case <-e.calls.ch(pod.UID):
 			case <-timer.C:
-				e.cadenceFailure(pod, desc, within, start, rounds, last, round)
-				return
+				return w
 			}
 		}
 		e.spaceSyncs(&lastRound)
-		rounds++
+		w.rounds++
 		e.advanced()
-		last, _ = attempt(round)
-		if last == nil {
-			return
+		if w.last, _ = attempt(round); w.last == nil {
+			w.ok = true
+			return w
 		}
-		if last.stopped {
+		if w.last.stopped {
 			e.failHandler(fmt.Sprintf("%s: gave up after %d syncs in %s: %s%s",
-				desc, rounds, time.Since(start).Round(time.Millisecond), gist(last.message), last.rest()), 2)
+				desc, w.rounds, time.Since(w.start).Round(time.Millisecond), gist(w.last.message), w.last.rest()), 3)
 		}
 	}
 }

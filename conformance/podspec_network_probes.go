@@ -75,12 +75,14 @@ func podHTTPLiveness(e *podEnv) {
 func podTCPLiveness(e *podEnv) {
 	dir, _ := splitServed(e.w().ProbeFilePath())
 	openPort, closedPort := e.w().Port(), e.w().Port()
-	// Both first probed after delay: the one that listens once its httpd
-	// has started (and three failures in a row to kill it, so that a
-	// loaded machine's slow start is no kill), the other once it has been
-	// seen running.
+	// Both first probed after delay, the one that listens only once its
+	// httpd does: a TCP startup probe of its port holds its liveness probe
+	// off until then (as the kubelet's prober does), so that an httpd
+	// slow to start on a loaded machine is no kill; three failures in a
+	// row kill it. The other is probed once it has been seen running.
 	const delay = 2
 	open := e.probed(fmt.Sprintf("httpd -f -p %d -h %s & ", openPort, dir))
+	open.StartupProbe = tcpProbe(openPort, 120)
 	open.LivenessProbe = tcpProbe(openPort, 3)
 	open.LivenessProbe.InitialDelaySeconds = delay
 	closed := e.probed("")
