@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,36 +12,19 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/podsync/podsynctest"
 )
 
 // recorder is the agent's PodSyncHandler in these tests: it counts the
 // calls per pod.
-type recorder struct {
-	mu    sync.Mutex
-	calls map[types.UID]int
-}
-
-func (r *recorder) HandlePodSyncByUID(uid types.UID) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.calls == nil {
-		r.calls = map[types.UID]int{}
-	}
-	r.calls[uid]++
-}
-
-func (r *recorder) count(uid types.UID) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.calls[uid]
-}
+type recorder struct{ podsynctest.Recorder }
 
 // waitCalls waits (generously: real processes on a loaded machine) until
 // the pod of uid has had more than n calls and returns the count.
 func (r *recorder) waitCalls(t *testing.T, uid types.UID, n int, what string) int {
 	t.Helper()
-	eventually(t, 20*time.Second, func() bool { return r.count(uid) > n }, "a HandlePodSyncByUID(%s) call after %s (had %d)", uid, what, n)
-	return r.count(uid)
+	eventually(t, 20*time.Second, func() bool { return r.Count(uid) > n }, "a HandlePodSyncByUID(%s) call after %s (had %d)", uid, what, n)
+	return r.Count(uid)
 }
 
 // notifiedProvider returns a provider whose handler is a recorder.
@@ -76,10 +58,10 @@ func TestNotifiesStartAndExit(t *testing.T) {
 	b := makePod("notify-b", v1.RestartPolicyNever, shell("app", "sleep infinity"))
 	mustSync(t, p, a, kri.NewReasonCache())
 	mustSync(t, p, b, kri.NewReasonCache())
-	if got := r.count(a.UID); got != 1 {
+	if got := r.Count(a.UID); got != 1 {
 		t.Fatalf("after SyncPod started app: %d calls for the pod, want 1 (the start)", got)
 	}
-	if got := r.count(b.UID); got != 1 {
+	if got := r.Count(b.UID); got != 1 {
 		t.Fatalf("after SyncPod started pod b's app: %d calls, want 1", got)
 	}
 	if s := current(t, p, a, "app"); s.State != pkgcontainer.ContainerStateRunning {
@@ -91,7 +73,7 @@ func TestNotifiesStartAndExit(t *testing.T) {
 	if s := current(t, p, a, "app"); s.State != pkgcontainer.ContainerStateExited || s.ExitCode != 3 {
 		t.Errorf("at the exit's call app is %s exit %d, want exited 3", s.State, s.ExitCode)
 	}
-	if got := r.count(b.UID); got != 1 {
+	if got := r.Count(b.UID); got != 1 {
 		t.Errorf("pod a's exit made %d calls for pod b, want still 1", got)
 	}
 }
@@ -104,10 +86,10 @@ func TestNotifiesProbeResults(t *testing.T) {
 	app.ReadinessProbe = execProbe("test -e ready")
 	pod := makePod("notify-probe", v1.RestartPolicyAlways, app)
 	mustSync(t, p, pod, kri.NewReasonCache())
-	n := r.count(pod.UID) // the start
+	n := r.Count(pod.UID) // the start
 	// Nothing changes while the startup probe fails.
 	time.Sleep(1500 * time.Millisecond)
-	if got := r.count(pod.UID); got != n {
+	if got := r.Count(pod.UID); got != n {
 		t.Fatalf("failing probes that change nothing made %d calls, want none", got-n)
 	}
 	startedReady := func() (bool, bool) {
@@ -160,7 +142,7 @@ func TestNotifiesTheRetryOfAFailedStart(t *testing.T) {
 	if got := p.h.Pending(pod.UID); got != 1 {
 		t.Errorf("after two failed syncs %d retries pending, want 1", got)
 	}
-	if got := r.count(pod.UID); got != 0 {
+	if got := r.Count(pod.UID); got != 0 {
 		t.Fatalf("a failed start made %d calls at once, want none (nothing ran)", got)
 	}
 	start := time.Now()
@@ -180,7 +162,7 @@ func TestNotifiesThePostStartHookKill(t *testing.T) {
 	}
 	// The start and the exit of the killed run, both before SyncPod
 	// returned; then the retry.
-	if got := r.count(pod.UID); got != 2 {
+	if got := r.Count(pod.UID); got != 2 {
 		t.Fatalf("after the hook killed app: %d calls, want 2 (start, exit)", got)
 	}
 	r.waitCalls(t, pod.UID, 2, "the failed start to retry")
@@ -196,7 +178,7 @@ func TestNotifiesKillPod(t *testing.T) {
 	if err := p.KillPod(testCtx(t), pod, pkgcontainer.Pod{}, int64p(1)); err != nil {
 		t.Fatalf("KillPod: %v", err)
 	}
-	if got := r.count(pod.UID); got != n+1 {
+	if got := r.Count(pod.UID); got != n+1 {
 		t.Errorf("KillPod made %d calls, want 1", got-n)
 	}
 
@@ -207,7 +189,7 @@ func TestNotifiesKillPod(t *testing.T) {
 	if err := p.KillPod(testCtx(t), pod2, pkgcontainer.Pod{}, int64p(1)); err != nil {
 		t.Fatalf("KillPod: %v", err)
 	}
-	if got := r.count(pod2.UID); got != 3 {
+	if got := r.Count(pod2.UID); got != 3 {
 		t.Errorf("start and KillPod made %d calls, want 3 (start, exit, kill)", got)
 	}
 }
@@ -222,13 +204,13 @@ func TestNoCallsAfterStop(t *testing.T) {
 	defer cancel()
 	go p.Start(ctx)
 	p.Stop() // kills app, cancels the pending retry
-	nf, nr := r.count(failing.UID), r.count(running.UID)
+	nf, nr := r.Count(failing.UID), r.Count(running.UID)
 	if p.h.Pending(failing.UID) != 0 {
 		t.Error("Stop left a retry pending")
 	}
 	time.Sleep(startRetryDelay + 500*time.Millisecond)
-	if r.count(failing.UID) != nf || r.count(running.UID) != nr {
-		t.Errorf("calls after Stop: failing %d→%d, running %d→%d", nf, r.count(failing.UID), nr, r.count(running.UID))
+	if r.Count(failing.UID) != nf || r.Count(running.UID) != nr {
+		t.Errorf("calls after Stop: failing %d→%d, running %d→%d", nf, r.Count(failing.UID), nr, r.Count(running.UID))
 	}
 	if nr != 1 {
 		t.Errorf("running pod: %d calls up to Stop, want 1 (its start; the kill of Stop is not reported)", nr)

@@ -2,7 +2,6 @@ package remotebackend_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,29 +12,12 @@ import (
 
 	"github.com/kri-kit/testkit/examples/remotebackend"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/podsync/podsynctest"
 )
 
 // recorder is the agent's PodSyncHandler in these tests: it counts the
 // calls per pod.
-type recorder struct {
-	mu    sync.Mutex
-	calls map[types.UID]int
-}
-
-func (r *recorder) HandlePodSyncByUID(uid types.UID) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.calls == nil {
-		r.calls = map[types.UID]int{}
-	}
-	r.calls[uid]++
-}
-
-func (r *recorder) count(uid types.UID) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.calls[uid]
-}
+type recorder struct{ podsynctest.Recorder }
 
 // expectCalls waits until pod uid has had want calls (Run calls from its
 // own goroutine once the fake clock fires its timer), and fails if it has
@@ -43,10 +25,10 @@ func (r *recorder) count(uid types.UID) int {
 func (r *recorder) expectCalls(t *testing.T, uid types.UID, want int, what string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for r.count(uid) < want && time.Now().Before(deadline) {
+	for r.Count(uid) < want && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	if got := r.count(uid); got != want {
+	if got := r.Count(uid); got != want {
 		t.Fatalf("%s: %d HandlePodSyncByUID(%s) calls, want %d", what, got, uid, want)
 	}
 }
@@ -184,7 +166,7 @@ func TestNoCallsAfterStop(t *testing.T) {
 	if c := container(t, svc, pod, "app"); c.RestartCount == 0 {
 		t.Fatalf("the Service did not go on: %s", describe(c))
 	}
-	if got := r.count(pod.UID); got != 1 {
+	if got := r.Count(pod.UID); got != 1 {
 		t.Errorf("%d calls after Stop, want none", got-1)
 	}
 }

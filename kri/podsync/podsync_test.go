@@ -11,28 +11,11 @@ import (
 
 	"github.com/kri-kit/testkit/kri"
 	"github.com/kri-kit/testkit/kri/podsync"
+	"github.com/kri-kit/testkit/kri/podsync/podsynctest"
 )
 
-// recorder is a PodSyncHandler that counts calls per pod.
-type recorder struct {
-	mu    sync.Mutex
-	calls map[types.UID]int
-}
-
-func (r *recorder) HandlePodSyncByUID(uid types.UID) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.calls == nil {
-		r.calls = map[types.UID]int{}
-	}
-	r.calls[uid]++
-}
-
-func (r *recorder) count(uid types.UID) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.calls[uid]
-}
+// recorder counts calls per pod.
+type recorder = podsynctest.Recorder
 
 func TestNotifyBeforeHandlerAndAfterStopDoNothing(t *testing.T) {
 	var n podsync.Notifier
@@ -41,13 +24,13 @@ func TestNotifyBeforeHandlerAndAfterStopDoNothing(t *testing.T) {
 	n.SetPodSyncHandler(r)
 	n.Notify("a")
 	n.Notify("")
-	if got := r.count("a"); got != 1 {
+	if got := r.Count("a"); got != 1 {
 		t.Fatalf("Notify(a) with a handler: %d calls, want 1", got)
 	}
 	n.Stop()
 	n.Notify("a")
 	n.NotifyAfter("a", time.Second)
-	if got := r.count("a"); got != 1 {
+	if got := r.Count("a"); got != 1 {
 		t.Fatalf("Notify after Stop: %d calls, want still 1", got)
 	}
 }
@@ -60,20 +43,20 @@ func TestNotifyAfterFiresOnceItsTimeHasCome(t *testing.T) {
 	n.NotifyAfter("a", 10*time.Second)
 	n.NotifyAfter("a", 20*time.Second)
 	n.NotifyAfter("b", 0) // at once
-	if got := r.count("b"); got != 1 {
+	if got := r.Count("b"); got != 1 {
 		t.Fatalf("NotifyAfter(b, 0): %d calls, want 1 at once", got)
 	}
 	if got := n.Pending("a"); got != 2 {
 		t.Fatalf("Pending(a) = %d, want 2", got)
 	}
 	clk.Step(9 * time.Second)
-	if got := r.count("a"); got != 0 {
+	if got := r.Count("a"); got != 0 {
 		t.Fatalf("9s into a 10s back-off: %d calls, want 0", got)
 	}
 	clk.Step(time.Second)
-	waitFor(t, func() bool { return r.count("a") == 1 }, "the 10s call")
+	waitFor(t, func() bool { return r.Count("a") == 1 }, "the 10s call")
 	clk.Step(10 * time.Second)
-	waitFor(t, func() bool { return r.count("a") == 2 }, "the 20s call")
+	waitFor(t, func() bool { return r.Count("a") == 2 }, "the 20s call")
 	if got := n.Pending("a"); got != 0 {
 		t.Fatalf("Pending(a) after both fired = %d, want 0", got)
 	}
@@ -96,8 +79,8 @@ func TestForgetAndStopCancelPendingCalls(t *testing.T) {
 	}
 	clk.Step(time.Minute)
 	time.Sleep(10 * time.Millisecond)
-	if r.count("a")+r.count("b") != 0 {
-		t.Fatalf("cancelled calls fired: a=%d b=%d", r.count("a"), r.count("b"))
+	if r.Count("a")+r.Count("b") != 0 {
+		t.Fatalf("cancelled calls fired: a=%d b=%d", r.Count("a"), r.Count("b"))
 	}
 }
 

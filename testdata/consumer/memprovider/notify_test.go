@@ -2,7 +2,6 @@ package memprovider_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,36 +12,19 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/podsync/podsynctest"
 
 	"example.com/consumer/memprovider"
 )
 
 // recorder stands in for the node agent: it counts HandlePodSyncByUID calls
 // per pod.
-type recorder struct {
-	mu    sync.Mutex
-	calls map[types.UID]int
-}
-
-func (r *recorder) HandlePodSyncByUID(uid types.UID) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.calls == nil {
-		r.calls = map[types.UID]int{}
-	}
-	r.calls[uid]++
-}
-
-func (r *recorder) count(uid types.UID) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.calls[uid]
-}
+type recorder struct{ podsynctest.Recorder }
 
 func (r *recorder) expect(t *testing.T, uid types.UID, want int, when string) {
 	t.Helper()
 	synctest.Wait() // every timer due by now has fired
-	if got := r.count(uid); got != want {
+	if got := r.Count(uid); got != want {
 		t.Fatalf("%s: %d calls for pod %s, want %d", when, got, uid, want)
 	}
 }
