@@ -62,9 +62,12 @@
 // podsync.Notifier, and tells the agent a pod needs a sync as kuscia's
 // CRIProvider does (syncLoopIteration): while Start runs, the kubelet's own
 // GenericPLEG (pkg/kubelet/pleg) relists the runtime every RelistPeriod
-// (1s, the kubelet's) and every event but ContainerRemoved is a call, as is
-// every readiness and startup update and every liveness failure of the
-// prober's results managers. What CRIProvider misses it adds: a SyncPod
+// (1s, the kubelet's), and at once after a SyncPod that did something and
+// failed in nothing (as the kubelet's SyncPod requests a relist), and every
+// event but ContainerRemoved is a call, as is every readiness and startup
+// update and every liveness failure of the prober's results managers. What
+// CRIProvider misses it adds: a resize in place is a call (the runtime
+// manager's RequestPodReinspect), and a SyncPod
 // that met a back-off or a failure asks for a call when it is over (the
 // kubelet's pod workers requeue so, pod_workers.go completeWork): a
 // crash-loop back-off at the expiration its BackoffError carries, an image

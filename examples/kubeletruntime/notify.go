@@ -36,7 +36,9 @@ const (
 // GenericPLEG, relisted every RelistPeriod, the probe results managers'
 // updates and the ends of the back-offs SyncPod met.
 type notifier struct {
-	pleg      *pleg.GenericPLEG
+	pleg *pleg.GenericPLEG
+	// relistNow asks the relist loop for a relist at once (requestRelist).
+	relistNow chan struct{}
 	liveness  proberesults.Manager
 	readiness proberesults.Manager
 	startup   proberesults.Manager
@@ -55,16 +57,17 @@ func newNotifier(runtime pkgcontainer.Runtime, liveness, readiness, startup prob
 		&pleg.RelistDuration{RelistPeriod: RelistPeriod, RelistThreshold: plegRelistThreshold},
 		pkgcontainer.NewCache(), clock.RealClock{})
 	return &notifier{
-		pleg:     g.(*pleg.GenericPLEG),
-		liveness: liveness, readiness: readiness, startup: startup,
+		pleg:      g.(*pleg.GenericPLEG),
+		relistNow: make(chan struct{}, 1),
+		liveness:  liveness, readiness: readiness, startup: startup,
 		imageBackOff: imageBackOff,
 		pullRetry:    map[string]time.Time{},
 	}
 }
 
-// relist runs the PLEG's Relist every RelistPeriod until stop is closed, as
-// GenericPLEG.Start does (which this provider does not call: its goroutine
-// cannot be waited for).
+// relist runs the PLEG's Relist every RelistPeriod, and at once when
+// requestRelist asks, until stop is closed, as GenericPLEG.Start does
+// (which this provider does not call: its goroutine cannot be waited for).
 func (p *Provider) relist(ctx context.Context, stop <-chan struct{}) {
 	t := time.NewTicker(RelistPeriod)
 	defer t.Stop()
@@ -74,7 +77,23 @@ func (p *Provider) relist(ctx context.Context, stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
+		case <-p.events.relistNow:
 		}
+	}
+}
+
+// requestRelist asks for a relist at once after a SyncPod that did something
+// and failed in nothing, as the kubelet's SyncPod does (kubelet.go SyncPod's
+// postSync, RequestPodRelist): the PLEG then sees at once the containers it
+// started, also one that runs for less than RelistPeriod (a sidecar that
+// exits soon, whose start lets the app containers start).
+func (p *Provider) requestRelist(result pkgcontainer.PodSyncResult) {
+	if len(result.SyncResults) == 0 || result.Error() != nil {
+		return
+	}
+	select {
+	case p.events.relistNow <- struct{}{}:
+	default:
 	}
 }
 

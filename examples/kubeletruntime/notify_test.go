@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	internalapi "k8s.io/cri-api/pkg/apis"
@@ -48,7 +49,7 @@ type notifiedAgent struct {
 
 // HandlePodSyncByUID is the agent's PodSyncHandler.
 func (a *notifiedAgent) HandlePodSyncByUID(uid types.UID) {
-	if uid != a.pod.UID {
+	if uid != a.current().UID {
 		return
 	}
 	a.mu.Lock()
@@ -61,8 +62,8 @@ func (a *notifiedAgent) HandlePodSyncByUID(uid types.UID) {
 }
 
 // startAgent hands a new agent for pod to p (before Start, as the agent
-// does), starts p and the agent's worker, whose first sync runs at once;
-// both end when the test ends.
+// does), starts p and the agent's worker, whose first sync runs half a
+// RelistPeriod later; both end when the test ends.
 func startAgent(t *testing.T, p *kubeletruntime.Provider, pod *v1.Pod) *notifiedAgent {
 	t.Helper()
 	a := &notifiedAgent{p: p, pod: pod, rc: kri.NewReasonCache(), kick: make(chan struct{}, 1)}
@@ -71,6 +72,14 @@ func startAgent(t *testing.T, p *kubeletruntime.Provider, pod *v1.Pod) *notified
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = p.Start(ctx) })
 	wg.Go(func() {
+		// The pod comes a while after Start, away from the PLEG's
+		// first relist, which would otherwise see what the first
+		// SyncPod starts by chance.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(kubeletruntime.RelistPeriod / 2):
+		}
 		for {
 			a.sync(ctx)
 			select {
@@ -84,22 +93,45 @@ func startAgent(t *testing.T, p *kubeletruntime.Provider, pod *v1.Pod) *notified
 	return a
 }
 
+// current is the pod as the agent has it now.
+func (a *notifiedAgent) current() *v1.Pod {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pod
+}
+
+// update replaces the agent's pod with a new version of it (same UID) and
+// syncs it, as kuscia's agent syncs a pod whose spec changed; the calls
+// counted so far are returned.
+func (a *notifiedAgent) update(pod *v1.Pod) int {
+	a.mu.Lock()
+	a.pod = pod
+	calls := a.calls
+	a.mu.Unlock()
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+	return calls
+}
+
 // sync is one round of kuscia's pod worker: publish the status built from
 // GetPodStatus, then SyncPod.
 func (a *notifiedAgent) sync(ctx context.Context) {
-	st, err := a.p.GetPodStatus(ctx, a.pod)
+	pod := a.current()
+	st, err := a.p.GetPodStatus(ctx, pod)
 	if err != nil {
 		a.mu.Lock()
 		a.failure = err
 		a.mu.Unlock()
 		return
 	}
-	api := podstatus.Generate(a.pod, st, a.rc)
-	a.p.RefreshPodStatus(a.pod, &api)
+	api := podstatus.Generate(pod, st, a.rc)
+	a.p.RefreshPodStatus(pod, &api)
 	a.mu.Lock()
 	a.published = *api.DeepCopy()
 	a.mu.Unlock()
-	err = a.p.SyncPod(ctx, a.pod, st, a.rc)
+	err = a.p.SyncPod(ctx, pod, st, a.rc)
 	a.mu.Lock()
 	a.synced = append(a.synced, err)
 	a.mu.Unlock()
@@ -225,4 +257,85 @@ func TestNotifiesImagePullBackOffEnd(t *testing.T) {
 		return w != nil && w.Reason == "ImagePullBackOff"
 	})
 	a.waitPublished(t, "a third pull of app's image", func(v1.PodStatus) bool { return images.pulls.Load() >= 3 })
+}
+
+// A sidecar that runs for less than RelistPeriod is seen started while it
+// runs, so that the app container starts beside it: the SyncPod that
+// started it asks the PLEG for a relist at once, as the kubelet's SyncPod
+// does. Without that, the next relist finds it exited, and the app
+// container starts only after the sidecar's restart (KRI-POD-067 fails).
+// The first sync comes half a relist period after Start, so that the
+// sidecar's 300ms run falls between two periodic relists.
+func TestRelistsAfterASyncPodThatStartedContainers(t *testing.T) {
+	p := newProvider(t, kubeletruntime.Options{})
+	always := v1.ContainerRestartPolicyAlways
+	helper := shell("helper", "sleep 0.3; exit 1")
+	helper.RestartPolicy = &always
+	pod := newPod("short-sidecar", v1.RestartPolicyNever, container("app", "sleep", "infinity"))
+	pod.Spec.InitContainers = []v1.Container{helper}
+	a := startAgent(t, p, pod)
+	a.waitPublished(t, "app running beside its short-lived sidecar", func(api v1.PodStatus) bool {
+		return publishedStatus(api, "app").State.Running != nil
+	})
+	var app, first *pkgcontainer.Status
+	deadline, hasDeadline := t.Deadline()
+	for first == nil || first.State != pkgcontainer.ContainerStateExited {
+		if hasDeadline && time.Until(deadline) < 10*time.Second {
+			t.Fatalf("the sidecar's first run never exited: %+v", first)
+		}
+		st, err := p.GetPodStatus(t.Context(), pod)
+		if err != nil {
+			t.Fatalf("GetPodStatus: %v", err)
+		}
+		for _, c := range st.ContainerStatuses {
+			switch {
+			case c.Name == "app":
+				app = c
+			case c.Name == "helper" && c.RestartCount == 0:
+				first = c
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !app.StartedAt.Before(first.FinishedAt) {
+		t.Errorf("app started at %s, after the sidecar's first run ended at %s: its start was not seen while it ran",
+			app.StartedAt.Format(time.RFC3339Nano), first.FinishedAt.Format(time.RFC3339Nano))
+	}
+}
+
+// A resize in place, which changes no container's state (no PLEG event),
+// reaches the agent as a call once the runtime manager has done it (its
+// RequestPodReinspect): the sync it brings publishes the new resources.
+func TestNotifiesResizeInPlace(t *testing.T) {
+	p := newProvider(t, kubeletruntime.Options{})
+	resources := func(cpu, memory string) v1.ResourceRequirements {
+		l := v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(memory)}
+		return v1.ResourceRequirements{Requests: l, Limits: l.DeepCopy()}
+	}
+	app := container("app", "sleep", "infinity")
+	app.Resources = resources("250m", "64Mi")
+	app.ResizePolicy = []v1.ContainerResizePolicy{
+		{ResourceName: v1.ResourceCPU, RestartPolicy: v1.NotRequired},
+		{ResourceName: v1.ResourceMemory, RestartPolicy: v1.NotRequired},
+	}
+	pod := newPod("resize", v1.RestartPolicyAlways, app)
+	a := startAgent(t, p, pod)
+	memoryLimit := func(api v1.PodStatus) string {
+		r := publishedStatus(api, "app").Resources
+		if r == nil {
+			return ""
+		}
+		m := r.Limits[v1.ResourceMemory]
+		return m.String()
+	}
+	a.waitPublished(t, "app running with 64Mi", func(api v1.PodStatus) bool {
+		return publishedStatus(api, "app").State.Running != nil && memoryLimit(api) == "64Mi"
+	})
+	resized := pod.DeepCopy()
+	resized.Spec.Containers[0].Resources = resources("500m", "128Mi")
+	a.update(resized)
+	got := a.waitPublished(t, "app running with 128Mi", func(api v1.PodStatus) bool { return memoryLimit(api) == "128Mi" })
+	if cs := publishedStatus(got, "app"); cs.RestartCount != 0 || cs.State.Running == nil {
+		t.Errorf("app was restarted by a resize in place: %+v", cs)
+	}
 }

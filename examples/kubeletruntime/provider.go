@@ -192,6 +192,7 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 	// NewMainKubelet and kuscia's CRIProvider share them.
 	liveness, readiness, startup := proberesults.NewManager(), proberesults.NewManager(), proberesults.NewManager()
 	imageBackOff := flowcontrol.NewBackOff(initial, maxBackOff)
+	helper := &runtimeHelper{root: root}
 	runtime, _, err := kuberuntime.NewKubeGenericRuntimeManager(
 		ctx,
 		recorder,
@@ -204,7 +205,7 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 		pods,
 		int32(maxPods),
 		confinedOS{root: root},
-		&runtimeHelper{root: root},
+		helper,
 		hookClient,   // the HTTP hooks' client (network.go)
 		imageBackOff, // image pull back-off
 		false,        // parallel image pulls
@@ -245,7 +246,7 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 	if opts.GCPolicy != nil {
 		gcPolicy = *opts.GCPolicy
 	}
-	return &Provider{
+	p := &Provider{
 		events:      newNotifier(runtime, liveness, readiness, startup, imageBackOff),
 		retry:       initial,
 		runtime:     runtime,
@@ -259,7 +260,10 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 		statuses:    statuses,
 		ownRuntime:  own,
 		stop:        make(chan struct{}),
-	}, nil
+	}
+	// A pod resized in place is reported to the agent (stubs.go).
+	helper.reinspect = p.Notify
+	return p, nil
 }
 
 // cmp returns d, or def when d is 0.

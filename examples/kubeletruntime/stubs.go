@@ -200,6 +200,9 @@ func (o confinedOS) Rename(oldpath, newpath string) error {
 // user namespaces or dynamic resources.
 type runtimeHelper struct {
 	root string
+	// reinspect is told of the pods RequestPodReinspect names (the
+	// provider's Notify, set by New).
+	reinspect func(types.UID)
 }
 
 var _ pkgcontainer.RuntimeHelper = (*runtimeHelper)(nil)
@@ -273,7 +276,17 @@ func (h *runtimeHelper) GetOrCreateUserNamespaceMappings(_ klog.Logger, pod *v1.
 
 func (h *runtimeHelper) PrepareDynamicResources(context.Context, *v1.Pod) error   { return nil }
 func (h *runtimeHelper) UnprepareDynamicResources(context.Context, *v1.Pod) error { return nil }
-func (h *runtimeHelper) RequestPodReinspect(types.UID)                            {}
+
+// RequestPodReinspect is what the runtime manager calls once it has resized a
+// pod in place (kuberuntime_manager.go doPodResizeAction): the kubelet's PLEG
+// then reinspects the pod (kubelet.go RequestPodReinspect), since a resize
+// changes no container's state and makes no PLEG event. Here the agent is
+// asked for a sync, which publishes the new resources.
+func (h *runtimeHelper) RequestPodReinspect(uid types.UID) {
+	if h.reinspect != nil {
+		h.reinspect(uid)
+	}
+}
 
 func (h *runtimeHelper) PodCPUAndMemoryStats(context.Context, *v1.Pod, *pkgcontainer.PodStatus) (*statsapi.PodStats, error) {
 	return nil, errors.New("pod stats are not supported by this provider")

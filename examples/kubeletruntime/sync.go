@@ -57,6 +57,7 @@ func (p *Provider) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgconta
 	// The kubelet's pod worker would sync the pod again when the back-off
 	// or the failure is over; kuscia's agent has to be told (notify.go).
 	p.notifyBackOffEnds(pod, result, p.retry)
+	p.requestRelist(result)
 	if result.Error() == nil || onlyBackOff(result) {
 		return nil
 	}
