@@ -18,7 +18,7 @@ import (
 // cleaned up, killed and deleted at once, one worker a pod, as the agent's
 // pod workers do.
 var podConcurrencySpecs = []*specDef{
-	{id: "KRI-POD-028", level: Must, kind: kindPod, groups: []string{"concurrency"}, pod: podConcurrentPods,
+	{id: "KRI-POD-028", alone: true, level: Must, kind: kindPod, groups: []string{"concurrency"}, pod: podConcurrentPods,
 		note: "Each lifecycle now also refreshes its pod and, once it runs, calls a CleanupPods naming every pod, which must leave it running. Formerly each pod was synced by two workers at once, which no agent does (one worker per pod); now one worker syncs it while GetPods and RefreshPodStatus run alongside.",
 		text: "N pods synced (one worker each, with GetPods and RefreshPodStatus alongside), queried, refreshed, cleaned up (naming every pod), killed and deleted concurrently all succeed, without duplicate containers and without the cleanup stopping any"},
 }
