@@ -364,7 +364,9 @@ type Timeouts struct {
 	// with "<Method> did not return within <Call>" (default 30s).
 	Call time.Duration
 	// State is how long the suite waits for a pod or node to reach a
-	// state, syncing it again and again (default 60s).
+	// state, syncing the pod when kuscia's agent would (default 60s). It
+	// must cover the provider's back-offs: the kubelet's crash-loop and
+	// image back-offs start at 10s and double.
 	State time.Duration
 	// Poll is the interval between two rounds of such a wait (default
 	// 200ms).

@@ -10,14 +10,17 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/examples/hostprocess"
 	"github.com/kri-kit/testkit/kri"
 )
 
-// An agent drives the provider: SyncPod again and again until the pod is
-// where its spec wants it, GetPodStatus in between, KillPod to stop it.
+// An agent drives the provider: it hands it its PodSyncHandler, syncs the
+// pod when it is added and again at each call of HandlePodSyncByUID until
+// the pod is where its spec wants it (GetPodStatus, then SyncPod), and
+// stops it with KillPod.
 func ExampleNew() {
 	root, err := os.MkdirTemp("", "hostprocess-example-")
 	if err != nil {
@@ -30,6 +33,13 @@ func ExampleNew() {
 		panic(err)
 	}
 	defer p.Stop()
+	calls := make(chan types.UID, 1)
+	p.SetPodSyncHandler(kri.PodSyncHandlerFunc(func(uid types.UID) {
+		select {
+		case calls <- uid:
+		default: // a sync is pending already
+		}
+	}))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go p.Start(ctx)
@@ -56,7 +66,8 @@ func ExampleNew() {
 	}
 
 	// The agent's loop, shortened: sync until the init container is
-	// done and flaky has been restarted twice.
+	// done and flaky has been restarted twice, each time the provider
+	// asks for it.
 	for {
 		err := p.SyncPod(ctx, pod, status(), reasons)
 		if err != nil && !errors.Is(err, pkgcontainer.ErrRunContainer) {
@@ -65,7 +76,11 @@ func ExampleNew() {
 		if s := status().FindContainerStatusByName("flaky"); s != nil && s.RestartCount == 2 {
 			break
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-calls:
+		case <-time.After(time.Minute):
+			panic("the provider asked for no sync in a minute")
+		}
 	}
 
 	st := status()

@@ -117,5 +117,5 @@
 //	if err != nil { ... }
 //	go b.Start(ctx)
 //	defer b.Stop()
-//	err = b.SyncPod(ctx, pod, nil, reasonCache) // again and again, as the agent does
+//	err = b.SyncPod(ctx, pod, nil, reasonCache) // again at each call of the agent's handler
 package kubebackend
