@@ -65,7 +65,7 @@ func TestParallelProcesses(t *testing.T) {
 			applicable++
 		}
 	}
-	for _, id := range []string{"KRI-POD-021", "KRI-POD-022", "KRI-POD-023", "KRI-POD-027", "KRI-POD-045"} {
+	for _, id := range []string{"KRI-POD-021", "KRI-POD-022", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028", "KRI-POD-045"} {
 		alone[id] = true
 	}
 	procs := map[int]int{}

@@ -74,8 +74,9 @@ func podPostStartHook(e *podEnv) {
 	hook := e.st.t.ShortRun
 	// The container runs on well after its hook, so that the hook (started
 	// at once on a real runtime, through exec) finds it running even on a
-	// loaded machine.
-	run := 2*hook + e.st.t.Stable
+	// loaded machine, where an exec was seen to start over a stable window
+	// late (the host mutants' runs, load average 15).
+	run := 2*hook + max(e.st.t.Stable, 2*time.Second)
 	first := e.withMessagePath(e.shell("hooked", fmt.Sprintf("sleep %s; exit 0", seconds(run))))
 	first = withPostStart(first, fmt.Sprintf("sleep %s; echo -n %s >> %s", seconds(hook), postStartWord, first.TerminationMessagePath))
 	next := named("next", e.w().RunsUntilKilled())
