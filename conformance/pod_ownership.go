@@ -156,7 +156,6 @@ func podOwnership(e *podEnv) {
 			e.failf("SyncPod mutated the status it was handed:\nbefore: %s\nafter:  %s", describeStatus(inCopy), describeStatus(in))
 		}
 		st := e.status(pod)
-		e.setLast(pod, st)
 		for _, c := range pod.Spec.Containers {
 			g.Expect(runningOf(st, c.Name)).NotTo(gomega.BeNil(), "container %q is not running: %s", c.Name, describeStatus(st))
 		}

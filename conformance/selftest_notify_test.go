@@ -165,15 +165,7 @@ func notifyOnChangesOnly(p *fake.PodProvider, h kri.PodSyncHandler, _ <-chan str
 func notifyLate(delay time.Duration) notifyWrap {
 	return func(_ *fake.PodProvider, h kri.PodSyncHandler, stop <-chan struct{}, wg *sync.WaitGroup) kri.PodSyncHandler {
 		return kri.PodSyncHandlerFunc(func(uid types.UID) {
-			wg.Go(func() {
-				t := time.NewTimer(delay)
-				defer t.Stop()
-				select {
-				case <-stop:
-				case <-t.C:
-					h.HandlePodSyncByUID(uid)
-				}
-			})
+			afterUnlessStopped(wg, stop, delay, func() { h.HandlePodSyncByUID(uid) })
 		})
 	}
 }
@@ -192,17 +184,11 @@ func notifyDebounced(window time.Duration) notifyWrap {
 			}
 			pending[uid] = true
 			mu.Unlock()
-			wg.Go(func() {
-				t := time.NewTimer(window)
-				defer t.Stop()
-				select {
-				case <-stop:
-				case <-t.C:
-					mu.Lock()
-					delete(pending, uid)
-					mu.Unlock()
-					h.HandlePodSyncByUID(uid)
-				}
+			afterUnlessStopped(wg, stop, window, func() {
+				mu.Lock()
+				delete(pending, uid)
+				mu.Unlock()
+				h.HandlePodSyncByUID(uid)
 			})
 		})
 	}
@@ -241,13 +227,19 @@ func (l *laterCalls) after(uid types.UID, d time.Duration) {
 		h.HandlePodSyncByUID(uid)
 		return
 	}
+	afterUnlessStopped(wg, stop, d, func() { h.HandlePodSyncByUID(uid) })
+}
+
+// afterUnlessStopped runs fn in a goroutine of wg once d has passed,
+// unless stop is closed first.
+func afterUnlessStopped(wg *sync.WaitGroup, stop <-chan struct{}, d time.Duration, fn func()) {
 	wg.Go(func() {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
 		case <-stop:
 		case <-t.C:
-			h.HandlePodSyncByUID(uid)
+			fn()
 		}
 	})
 }

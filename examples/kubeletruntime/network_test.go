@@ -114,12 +114,7 @@ func TestHTTPReadinessProbeFollowsTheServer(t *testing.T) {
 	p := newProvider(t, kubeletruntime.Options{RuntimeService: rs})
 	rc := kri.NewReasonCache()
 	port := httpdtest.Port(t)
-	web := shell("web", fmt.Sprintf("echo ok > /www/ready; httpd -f -p %d -h /www", port))
-	web.Ports = []v1.ContainerPort{{Name: "http", ContainerPort: int32(port)}}
-	web.ReadinessProbe = &v1.Probe{
-		ProbeHandler:  v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/ready", Port: intstr.FromString("http")}},
-		PeriodSeconds: 1, FailureThreshold: 1, SuccessThreshold: 1, TimeoutSeconds: 1,
-	}
+	web := readyWeb(port)
 	pod := newPod("ready", v1.RestartPolicyAlways, web)
 
 	st, api := syncUntilAPI(t, p, rc, pod, "web is Ready (GET /ready answers 200)", func(_ *pkgcontainer.PodStatus, api v1.PodStatus) bool { return ready(api, "web") })
@@ -258,4 +253,17 @@ func TestHostNetworkPod(t *testing.T) {
 	if item, ok := rc.Get(bad.UID, "nohost"); !ok || !strings.Contains(item.Message, "failed to find networking container") {
 		t.Errorf("reason of the failed hook = %+v (%v), want the kubelet's \"failed to find networking container\"", item, ok)
 	}
+}
+
+// readyWeb is the container "web" that serves /www on port with httpd,
+// /www/ready written, and whose HTTP readiness probe (period 1s, thresholds
+// 1) GETs /ready through the named port "http".
+func readyWeb(port int) v1.Container {
+	web := shell("web", fmt.Sprintf("echo ok > /www/ready; httpd -f -p %d -h /www", port))
+	web.Ports = []v1.ContainerPort{{Name: "http", ContainerPort: int32(port)}}
+	web.ReadinessProbe = &v1.Probe{
+		ProbeHandler:  v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/ready", Port: intstr.FromString("http")}},
+		PeriodSeconds: 1, FailureThreshold: 1, SuccessThreshold: 1, TimeoutSeconds: 1,
+	}
+	return web
 }

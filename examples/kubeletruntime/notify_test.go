@@ -2,7 +2,6 @@ package kubeletruntime_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
@@ -193,12 +191,7 @@ func TestNotifiesReadinessChanges(t *testing.T) {
 	rs := simulator(t)
 	p := newProvider(t, kubeletruntime.Options{RuntimeService: rs})
 	port := httpdtest.Port(t)
-	web := shell("web", fmt.Sprintf("echo ok > /www/ready; httpd -f -p %d -h /www", port))
-	web.Ports = []v1.ContainerPort{{Name: "http", ContainerPort: int32(port)}}
-	web.ReadinessProbe = &v1.Probe{
-		ProbeHandler:  v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/ready", Port: intstr.FromString("http")}},
-		PeriodSeconds: 1, FailureThreshold: 1, SuccessThreshold: 1, TimeoutSeconds: 1,
-	}
+	web := readyWeb(port)
 	pod := newPod("readiness", v1.RestartPolicyAlways, web)
 	a := startAgent(t, p, pod)
 	got := a.waitPublished(t, "web Ready", func(api v1.PodStatus) bool { return ready(api, "web") })

@@ -21,16 +21,22 @@ func UpdateReadiness(pod *v1.Pod, s *v1.PodStatus) {
 	}
 	cr := containersReady(pod, s.ContainerStatuses, s.InitContainerStatuses, s.Phase)
 	ready := podReady(pod, s.Conditions, cr)
-	for _, c := range []v1.PodCondition{ready, cr} {
-		c.ObservedGeneration = pod.Generation
-		if _, prev := podutil.GetPodConditionFromList(pod.Status.Conditions, c.Type); prev != nil && prev.Status == c.Status {
-			c.LastTransitionTime = prev.LastTransitionTime
-		}
-		if i, _ := podutil.GetPodConditionFromList(s.Conditions, c.Type); i >= 0 {
-			s.Conditions[i] = c
-		} else {
-			s.Conditions = append(s.Conditions, c)
-		}
+	setCondition(pod, s, ready)
+	setCondition(pod, s, cr)
+}
+
+// setCondition puts c in s.Conditions, in place of the condition of its
+// type or after the others, with pod's generation and, while its status is
+// that of pod.Status's condition, that condition's LastTransitionTime.
+func setCondition(pod *v1.Pod, s *v1.PodStatus, c v1.PodCondition) {
+	c.ObservedGeneration = pod.Generation
+	if _, prev := podutil.GetPodConditionFromList(pod.Status.Conditions, c.Type); prev != nil && prev.Status == c.Status {
+		c.LastTransitionTime = prev.LastTransitionTime
+	}
+	if i, _ := podutil.GetPodConditionFromList(s.Conditions, c.Type); i >= 0 {
+		s.Conditions[i] = c
+	} else {
+		s.Conditions = append(s.Conditions, c)
 	}
 }
 
@@ -51,14 +57,6 @@ func (g *Generator) UpdateConditions(pod *v1.Pod, s *v1.PodStatus) {
 	} else {
 		init = initialized(pod, &pod.Status, s.ContainerStatuses, s.InitContainerStatuses, s.Phase)
 	}
-	init.ObservedGeneration = pod.Generation
-	if _, prev := podutil.GetPodConditionFromList(pod.Status.Conditions, init.Type); prev != nil && prev.Status == init.Status {
-		init.LastTransitionTime = prev.LastTransitionTime
-	}
-	if i, _ := podutil.GetPodConditionFromList(s.Conditions, init.Type); i >= 0 {
-		s.Conditions[i] = init
-	} else {
-		s.Conditions = append(s.Conditions, init)
-	}
+	setCondition(pod, s, init)
 	UpdateReadiness(pod, s)
 }
