@@ -71,7 +71,13 @@ func (e *podEnv) withMessagePath(c v1.Container) v1.Container {
 }
 
 func podPostStartHook(e *podEnv) {
-	hook := e.st.t.ShortRun
+	// The hook sleeps at least a second whatever the scale: a provider
+	// that starts the next container without waiting starts it a process
+	// spawn later, which on a loaded machine was seen to exceed the 100ms
+	// of a scaled-down ShortRun (the host mutant host-poststart-async then
+	// passed the spec in a CI run). A longer hook only lengthens the gap a
+	// correct provider leaves.
+	hook := max(e.st.t.ShortRun, time.Second)
 	// The container runs on well after its hook, so that the hook (started
 	// at once on a real runtime, through exec) finds it running even on a
 	// loaded machine, where an exec was seen to start over a stable window
