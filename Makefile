@@ -6,7 +6,7 @@ GO      ?= go
 OUTPUT  ?= _output
 PKGS    ?= ./...
 
-.PHONY: all test test-kit test-consumer test-examples test-k8s test-k8s-all e2e conformance soak bench cover lint tidy-check replace-block suite-times kuscia-cite
+.PHONY: all test test-kit test-consumer test-examples test-k8s test-k8s-all e2e conformance soak loaded bench cover lint tidy-check replace-block suite-times kuscia-cite
 
 all: lint test
 
@@ -26,15 +26,22 @@ all: lint test
 RACE ?= -race
 test: test-kit test-consumer test-examples
 
+# Ginkgo colours its output only where a recipe's standard output is a
+# terminal: a file or a CI log gets GINKGO_NO_COLOR, which its formatter
+# honours in every process that inherits it (go test's helper processes,
+# the Ginkgo CLI and its test processes). Prefixed to each recipe that runs
+# a suite.
+COLOR := [ -t 1 ] || export GINKGO_NO_COLOR=TRUE;
+
 test-kit:
 	$(GO) vet $(RACE) $(PKGS)
-	KRI_E2E_KUBECONFIG= $(GO) test $(RACE) -timeout 20m $(PKGS)
+	$(COLOR) KRI_E2E_KUBECONFIG= $(GO) test $(RACE) -timeout 20m $(PKGS)
 
 test-consumer:
-	cd testdata/consumer && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) ./...
+	$(COLOR) cd testdata/consumer && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) ./...
 
 test-examples:
-	cd examples/kubeletruntime && $(GO) vet $(RACE) ./... && KRI_E2E_CRI_ENDPOINT= $(GO) test $(RACE) ./...
+	$(COLOR) cd examples/kubeletruntime && $(GO) vet $(RACE) ./... && KRI_E2E_CRI_ENDPOINT= $(GO) test $(RACE) ./...
 	cd hack/e2e/apiserver && $(GO) vet $(RACE) . ./e2ectl && KRI_E2E_KUBECONFIG= $(GO) test $(RACE) . ./e2ectl
 
 ## test-k8s: run make test-kit and test-consumer (K8S_TARGETS) against
@@ -45,7 +52,7 @@ test-examples:
 K8S_TARGETS ?= test-kit test-consumer
 test-k8s:
 	@if [ -z "$(K8S_VERSION)" ]; then echo "usage: make test-k8s K8S_VERSION=v1.x.y [K8S_TARGETS='test-kit test-consumer'] [RACE=]" >&2; exit 2; fi
-	OUTPUT=$(abspath $(OUTPUT)) GO=$(GO) bash hack/test-k8s.sh $(K8S_VERSION) $(K8S_TARGETS) RACE=$(RACE)
+	$(COLOR) OUTPUT=$(abspath $(OUTPUT)) GO=$(GO) bash hack/test-k8s.sh $(K8S_VERSION) $(K8S_TARGETS) RACE=$(RACE)
 
 ## test-k8s-all: make test-k8s for every supported release but the pinned
 ## one (K8S_RELEASES), one after the other; CI runs it with RACE=.
@@ -68,14 +75,14 @@ test-k8s-all:
 ## $(OUTPUT)/e2e. KRI_E2E_PARTS=apiserver runs only the API server part
 ## (needs no root).
 e2e:
-	OUTPUT=$(abspath $(OUTPUT)) GO=$(GO) bash hack/e2e/run.sh
+	$(COLOR) OUTPUT=$(abspath $(OUTPUT)) GO=$(GO) bash hack/e2e/run.sh
 
 ## conformance: run the conformance suite against the fake provider; writes
 ## the JUnit report $(OUTPUT)/conformance-junit.xml and the human summary
 ## $(OUTPUT)/conformance-summary.txt (also printed).
 conformance:
 	mkdir -p $(OUTPUT)
-	$(GO) test -race -count=1 -v -run '^TestFakeIsConformant$$' ./conformance/ -args \
+	$(COLOR) $(GO) test -race -count=1 -v -run '^TestFakeIsConformant$$' ./conformance/ -args \
 		-ginkgo.junit-report=$(abspath $(OUTPUT))/conformance-junit.xml \
 		-kri.summary=$(abspath $(OUTPUT))/conformance-summary.txt
 
@@ -84,6 +91,16 @@ conformance:
 SOAK_RUNS ?= 20
 soak:
 	bash hack/soak.sh $(SOAK_RUNS)
+
+## loaded: run make LOADED_TARGETS (default: test e2e) LOADED_RUNS times
+## each (default 3) with LOADED_BURNERS busy loops alongside (default 4, two
+## per CPU of a 2-CPU runner), as on a shared CI runner; a line per run,
+## logs in $(OUTPUT)/loaded (hack/loaded.sh). Fails if any run fails.
+LOADED_TARGETS ?= test e2e
+LOADED_RUNS    ?= 3
+LOADED_BURNERS ?= 4
+loaded:
+	OUTPUT=$(abspath $(OUTPUT)) bash hack/loaded.sh $(LOADED_BURNERS) $(LOADED_RUNS) $(LOADED_TARGETS)
 
 ## suite-times: run the conformance suite against the fake and every example
 ## with Ginkgo JSON reports, and print its wall time per spec group.
@@ -103,7 +120,7 @@ bench:
 ## cover: race-test with coverage; writes $(OUTPUT)/cover.out and prints a summary.
 cover:
 	mkdir -p $(OUTPUT)
-	$(GO) test -race -coverprofile=$(OUTPUT)/cover.out $(PKGS)
+	$(COLOR) $(GO) test -race -coverprofile=$(OUTPUT)/cover.out $(PKGS)
 	$(GO) tool cover -func=$(OUTPUT)/cover.out | tail -n 1
 
 ## lint: gofmt check and go vet.

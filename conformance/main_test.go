@@ -30,13 +30,17 @@ func TestMain(m *testing.M) {
 }
 
 // removingHelperBinary runs the tests, then removes the helper binary they
-// built (helperBinary).
+// built (helperBinary). A whole-package run under -race starts building it
+// at once, beside the tests that need none; a run that selects its tests
+// (-run, as make conformance does for the fake's gate) builds it only when
+// a selected test first asks for it, so that a gate that runs no helper
+// neither builds nor waits for one.
 type removingHelperBinary struct{ m *testing.M }
 
 func (r removingHelperBinary) Run() int {
 	defer removeHelperBinary()
-	flag.Parse() // for testing.Short
-	if raceEnabled && !testing.Short() {
+	flag.Parse() // for testing.Short and -test.run
+	if raceEnabled && !testing.Short() && flag.Lookup("test.run").Value.String() == "" {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
