@@ -207,16 +207,17 @@ func execTarget(path string) probeTarget {
 // readinessOnThenOff checks that a container whose readiness probe reads
 // target is Ready while the file at path exists, not Ready once its
 // container has removed it (failureThreshold 2), and keeps running. The
-// container removes the file removeAfter after it starts: a real server
-// slow to listen on a loaded machine may not answer a probe by then, so a
-// pod never seen Ready is tried again with twice the time, three times in
-// all, before the spec fails.
+// container removes the file 3s after it starts: a real server slow to
+// listen, or a prober whose first rounds land late on a loaded machine,
+// may not see it before then, so a pod never seen Ready while its file was
+// there is tried again with more time (slowTries).
 func readinessOnThenOff(e *podEnv, path string, target probeTarget) {
-	const attempts = 3
-	for attempt, removeAfter := 1, 3*time.Second; ; attempt, removeAfter = attempt+1, 2*removeAfter {
+	windows := e.slowTries(3 * time.Second)
+	for attempt, removeAfter := range windows {
+		last := attempt == len(windows)-1
 		c := e.probed(fmt.Sprintf("%secho ok > %s; sleep %s; rm -f %s; ", target.serve, path, seconds(removeAfter), path))
 		c.ReadinessProbe = target.probe(2)
-		pod := e.newPod(fmt.Sprintf("unready%d", attempt), v1.RestartPolicyAlways, c)
+		pod := e.newPod(fmt.Sprintf("unready%d", attempt+1), v1.RestartPolicyAlways, c)
 		e.step(fmt.Sprintf("syncing a pod whose readiness probe (failureThreshold 2) %s, which its container removes %s after it starts", target.how, removeAfter))
 		r := &probeRun{e: e, pod: pod}
 		first := r.running()
@@ -232,16 +233,16 @@ func readinessOnThenOff(e *podEnv, path string, target probeTarget) {
 			sameInstance(g, st)
 			g.Expect(cs.Ready).To(gomega.BeTrue(), "container web is not Ready %s after it started", sinceStart(first).Round(time.Millisecond))
 		}
-		if attempt < attempts {
+		if !last {
 			// Ready must come while the file is there: after that, only
 			// a retry with more time can tell.
 			if !r.tryUntil(removeAfter+periods(3), readyDesc, ready) {
-				e.note(fmt.Sprintf("pod %s: container web was not seen Ready within %s, while its file was there (a server slow to start?): trying again with %s", podRef(pod), removeAfter+periods(3), 2*removeAfter))
+				e.tryAgain(pod, fmt.Sprintf("container web was not seen Ready within %s, while its file was there", removeAfter+periods(3)), windows[attempt+1])
 				e.killAsAgent(pod)
 				continue
 			}
 		} else {
-			r.until(e.st.t.State+periods(3), readyDesc, ready)
+			r.until(removeAfter+periods(3), readyDesc+fmt.Sprintf(" while its file was there (the second try: the container removes it %s after it starts)", removeAfter), ready)
 		}
 		e.step("waiting for the probe to fail twice in a row once the file is gone")
 		r.until(e.st.t.State+removeAfter+periods(4), fmt.Sprintf("pod %s: container web no longer Ready", podRef(pod)), func(g gomega.Gomega) {
@@ -306,22 +307,49 @@ func (r *probeRun) expectRestarted(first *pkgcontainer.Status, after time.Durati
 
 func podLivenessPasses(e *podEnv) {
 	path := e.w().ProbeFilePath()
-	const writeAfter, delay = time.Second, 3
-	c := e.probed(fmt.Sprintf("sleep %s; echo ok > %s; ", seconds(writeAfter), path))
-	c.LivenessProbe = execProbe(path, 1)
-	c.LivenessProbe.InitialDelaySeconds = delay
-	pod := e.newPod("alive", v1.RestartPolicyAlways, c)
-	e.step(fmt.Sprintf("syncing a pod whose liveness probe (initialDelaySeconds %d) tests for %s, which its container writes %s after it starts", delay, path, writeAfter))
-	r := &probeRun{e: e, pod: pod}
-	first := r.running()
-	window := time.Duration(delay)*time.Second + periods(2)
-	r.hold(window, "container web keeps running, not restarted", func(g gomega.Gomega, sync bool) {
-		st, cs := r.round(!sync)
-		run := runningOf(st, "web")
-		g.Expect(run).NotTo(gomega.BeNil(), "container web (instance %s) no longer runs %s after it started: %s", first.ID, sinceStart(first).Round(time.Millisecond), describeStatus(st))
-		g.Expect(run.ID).To(gomega.Equal(first.ID), "container web was started again %s after its first start: %s", sinceStart(first).Round(time.Millisecond), describeStatus(st))
-		g.Expect(cs.RestartCount).To(gomega.BeZero(), "RefreshPodStatus reports RestartCount %d", cs.RestartCount)
-	})
+	const writeAfter = time.Second
+	// The container writes its file a second after it starts, its probe
+	// first runs initialDelaySeconds after: a shell slow to get there on a
+	// loaded machine can miss the 2s of the first try, so a restart is
+	// tried again with a longer delay (slowTries). A provider that ignores
+	// the delay probes at once and restarts the container in both.
+	delays := e.slowTries(3 * time.Second)
+	for attempt, d := range delays {
+		last := attempt == len(delays)-1
+		delay := int32((d + time.Second - 1) / time.Second)
+		c := e.probed(fmt.Sprintf("sleep %s; echo ok > %s; ", seconds(writeAfter), path))
+		c.LivenessProbe = execProbe(path, 1)
+		c.LivenessProbe.InitialDelaySeconds = delay
+		pod := e.newPod(fmt.Sprintf("alive%d", attempt+1), v1.RestartPolicyAlways, c)
+		e.step(fmt.Sprintf("syncing a pod whose liveness probe (initialDelaySeconds %d) tests for %s, which its container writes %s after it starts", delay, path, writeAfter))
+		r := &probeRun{e: e, pod: pod}
+		first := r.running()
+		restarted := ""
+		window := time.Duration(delay)*time.Second + periods(2)
+		r.hold(window, "container web keeps running, not restarted", func(g gomega.Gomega, sync bool) {
+			st, cs := r.round(!sync)
+			if restarted != "" && !last {
+				return // the try is over: only a retry can tell
+			}
+			run := runningOf(st, "web")
+			switch {
+			case run == nil:
+				restarted = fmt.Sprintf("container web (instance %s) no longer runs %s after it started: %s", first.ID, sinceStart(first).Round(time.Millisecond), describeStatus(st))
+			case run.ID != first.ID:
+				restarted = fmt.Sprintf("container web was started again %s after its first start: %s", sinceStart(first).Round(time.Millisecond), describeStatus(st))
+			case cs.RestartCount != 0:
+				restarted = fmt.Sprintf("RefreshPodStatus reports RestartCount %d", cs.RestartCount)
+			default:
+				return
+			}
+			g.Expect(last).To(gomega.BeFalse(), "%s (initialDelaySeconds %d: the container wrote the file its liveness probe tests for %s after it started)", restarted, delay, writeAfter)
+		})
+		if restarted == "" {
+			return
+		}
+		e.tryAgain(pod, restarted, delays[attempt+1])
+		e.killAsAgent(pod)
+	}
 }
 
 func podStartupProbe(e *podEnv) {
