@@ -140,6 +140,9 @@ func runHelper(t *testing.T, mode string, timeout time.Duration, flags ...string
 	dir := t.TempDir()
 	reportFile := filepath.Join(dir, "report.json")
 	summaryFile := filepath.Join(dir, "summary.txt")
+	// The binary first: its build (once per package run, minutes on a
+	// loaded machine) is no part of the run's timeout.
+	bin := helperBinary(t)
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	args := append([]string{
@@ -150,7 +153,7 @@ func runHelper(t *testing.T, mode string, timeout time.Duration, flags ...string
 		"-ginkgo.json-report=" + reportFile,
 		"-kri.summary=" + summaryFile,
 	}, flags...)
-	cmd := exec.CommandContext(ctx, helperBinary(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	// A -race binary sleeps a second before it exits (GORACE
 	// atexit_sleep_ms, default 1000): a second per run, times ~150 runs.
 	cmd.Env = append(os.Environ(), helperEnv+"="+mode, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
