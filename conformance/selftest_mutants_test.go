@@ -45,6 +45,12 @@ type mutant struct {
 	// podLater is pod for interceptors that delay what the fake does and
 	// ask for a sync once the delay is over (laterCalls).
 	podLater func(*fake.PodProvider, *laterCalls) fake.Interceptors
+	// underLoad are specs a host mutant may fail too, with why: its
+	// violation takes away what keeps a real process's slowness from
+	// failing them (a startup probe that holds off a liveness probe until
+	// a server listens), so a loaded machine decides. They are neither
+	// wanted nor counted as extra; they prove nothing.
+	underLoad map[string]string
 }
 
 // mutantScale shrinks the default timeouts for the mutants: 6s to reach a
@@ -140,6 +146,13 @@ func TestMutantsAreCaught(t *testing.T) {
 				t.Fatalf("mutant %s (%s): no Ginkgo report; output:\n%s", m.name, m.violation, tail(r.output))
 			}
 			got, want := r.failedIDs(), sortIDs(slices.Clone(m.want))
+			got = slices.DeleteFunc(got, func(id string) bool {
+				why, ok := m.underLoad[id]
+				if ok && !slices.Contains(want, id) {
+					t.Logf("mutant %s also failed %s, which a loaded machine decides for it: %s", m.name, id, why)
+				}
+				return ok && !slices.Contains(want, id)
+			})
 			if !slices.Equal(got, want) {
 				t.Errorf("mutant %s (%s):\nfailed specs %v\nwant exactly %v\nmissed (spec too weak?): %v\nextra (failing for another reason?): %v",
 					m.name, m.violation, got, want, minus(want, got), minus(got, want))
