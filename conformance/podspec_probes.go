@@ -32,6 +32,8 @@ var podspecProbesSpecs = []*specDef{
 		text: "until its startup probe succeeds a container is not Started nor Ready and its liveness probe does not run; then it is Started, and Ready once its readiness probe succeeds"},
 	{id: "KRI-POD-077", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes}, pod: podProbesStopOnKill,
 		text: "once KillPod has stopped a pod, its probes stop: a liveness probe that then fails starts nothing again, and RefreshPodStatus reports no container Ready"},
+	{id: "KRI-POD-101", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes, CapRestartPolicies}, pod: podReadinessPerInstance,
+		text: "a container with a readiness probe that exits and is started again is not Ready until its new instance's probe succeeds (nothing of the previous instance's result carries over), then Ready"},
 }
 
 // probePeriod is the periodSeconds of the specs' probes.
@@ -433,4 +435,79 @@ func (r *probeRun) running() *pkgcontainer.Status {
 	r.prev = r.e.publishedOf(r.pod)
 	r.lastSt, r.lastCS = st, apiStatusOf(r.prev.ContainerStatuses, "web")
 	return runningOf(st, "web")
+}
+
+func podReadinessPerInstance(e *podEnv) {
+	path := e.w().ProbeFilePath()
+	// Every instance writes the file writeAfter after it starts, keeps it
+	// readyFor, removes it and exits 1: the restarted instance starts
+	// without the file (a real runtime gives it a new file system, a host
+	// process finds it removed) and must not be Ready before it writes it.
+	// Its Ready must be seen while it runs: a prober slow on a loaded
+	// machine may miss the first try's window, so a restarted instance
+	// never seen Ready is tried again with more time (slowTries).
+	const writeAfter = 2 * time.Second
+	windows := e.slowTries(3 * time.Second)
+	for try, readyFor := range windows {
+		last := try == len(windows)-1
+		c := e.shell("web", fmt.Sprintf("trap 'exit 143' TERM; sleep %s & wait; echo ok > %s; sleep %s & wait; rm -f %s; exit 1",
+			seconds(writeAfter), path, seconds(readyFor), path))
+		c.ReadinessProbe = execProbe(path, 1)
+		pod := e.newPod(fmt.Sprintf("reready%d", try+1), v1.RestartPolicyAlways, c)
+		e.step(fmt.Sprintf("syncing a pod whose container writes %s %s after it starts, which its readiness probe tests for, removes it %s later and exits 1, to be started again", path, writeAfter, readyFor))
+		r := &probeRun{e: e, pod: pod}
+		first := r.running()
+		early := 0
+		// restarted returns the running instance of web when it is not the
+		// first, after failing the spec when RefreshPodStatus reports it
+		// Ready before its own probe could succeed.
+		restarted := func(st *pkgcontainer.PodStatus, cs *v1.ContainerStatus) *pkgcontainer.Status {
+			run := runningOf(st, "web")
+			if run == nil || run.ID == first.ID || !sameContainer(cs.ContainerID, run.ID) {
+				return nil
+			}
+			// One period of margin: the file is written writeAfter after
+			// the process started, at or after StartedAt.
+			if ran := sinceStart(run); ran < writeAfter-probePeriod {
+				early++
+				if cs.Ready {
+					e.failf("RefreshPodStatus reports container web Ready %s after its instance %s started (restart count %d), before that instance's readiness probe could succeed (it writes the file %s after it starts): a restarted container must not take its previous instance's (%s) Ready",
+						ran.Round(time.Millisecond), run.ID, cs.RestartCount, writeAfter, first.ID)
+				}
+			}
+			return run
+		}
+		// Each sync, and a read right after it: the SyncPod that starts
+		// the new instance is followed by no sync until the provider
+		// calls, and the status it reports meanwhile is what any sync
+		// would publish.
+		round := func(g gomega.Gomega) {
+			st, cs := r.round(false)
+			if run := restarted(st, cs); run != nil && cs.Ready {
+				r.expectPodReady(true)
+				return
+			}
+			st, cs = r.round(true)
+			run := restarted(st, cs)
+			g.Expect(run).NotTo(gomega.BeNil(), "container web (instance %s) has not been started again %s after it started, or RefreshPodStatus does not report the new instance (%q): %s",
+				first.ID, sinceStart(first).Round(time.Millisecond), cs.ContainerID, describeStatus(st))
+			g.Expect(cs.Ready).To(gomega.BeTrue(), "container web (instance %s) is not Ready %s after it started", run.ID, sinceStart(run).Round(time.Millisecond))
+			r.expectPodReady(true)
+		}
+		desc := fmt.Sprintf("pod %s: container web started again and Ready", podRef(pod))
+		within := 2*(writeAfter+readyFor) + periods(3)
+		if !last {
+			if !r.tryUntil(within, desc, round) {
+				e.tryAgain(pod, fmt.Sprintf("container web was not seen started again and Ready within %s", within), windows[try+1])
+				e.killAsAgent(pod)
+				continue
+			}
+		} else {
+			r.until(e.st.t.State+within, desc, round)
+		}
+		if early == 0 {
+			e.note("no status was read in the first " + (writeAfter - probePeriod).String() + " of the restarted instance (a loaded machine): Ready before its probe's first success was not checked")
+		}
+		return
+	}
 }

@@ -107,6 +107,24 @@ func podspecProbesMutants() []*mutant {
 			},
 		},
 		{
+			name:      "ready-inherited-on-restart",
+			violation: "a restarted container takes its previous instance's Ready at once (readiness results kept by container name, not by instance), until its own probe first succeeds",
+			want:      []string{"KRI-POD-101"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{RefreshPodStatus: inheritReady()}
+			},
+		},
+		{
+			name:      "ready-never-after-restart",
+			violation: "a restarted container with a readiness probe is never Ready again (the prober runs for the first instance only)",
+			want:      []string{"KRI-POD-101"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{RefreshPodStatus: readyEdit(func(cs *v1.ContainerStatus, _ *v1.Container, _ bool) {
+					cs.Ready = cs.Ready && cs.RestartCount == 0
+				})}
+			},
+		},
+		{
 			name:      "host-liveness-outlives-kill",
 			violation: "the liveness restart path outlives KillPod: a container with a liveness probe is started again after the pod was killed",
 			want:      []string{"KRI-POD-077"},
@@ -126,6 +144,46 @@ func podspecProbesMutants() []*mutant {
 				}}
 			},
 		},
+	}
+}
+
+// inheritReady returns a RefreshPodStatus interceptor that reports a new
+// running instance of a container Ready when the provider last reported its
+// previous instance Ready, until the provider reports the new one Ready
+// itself.
+func inheritReady() func(kri.PodProvider, *v1.Pod, *v1.PodStatus) {
+	type last struct {
+		id                string
+		ready, inheriting bool
+	}
+	var mu sync.Mutex
+	seen := map[string]*last{}
+	return func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+		next.RefreshPodStatus(pod, ps)
+		if pod == nil || ps == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for i := range ps.ContainerStatuses {
+			cs := &ps.ContainerStatuses[i]
+			if cs.State.Running == nil || cs.ContainerID == "" {
+				continue
+			}
+			key := string(pod.UID) + "/" + cs.Name
+			l := seen[key]
+			switch {
+			case l == nil:
+				seen[key] = &last{id: cs.ContainerID, ready: cs.Ready}
+			case l.id != cs.ContainerID:
+				l.id, l.inheriting = cs.ContainerID, l.ready && !cs.Ready
+				cs.Ready = cs.Ready || l.inheriting
+			case l.inheriting && !cs.Ready:
+				cs.Ready = true
+			default:
+				l.inheriting, l.ready = false, cs.Ready
+			}
+		}
 	}
 }
 
