@@ -54,7 +54,8 @@ func podspecProbesMutants() []*mutant {
 		{
 			name:      "host-ready-before-probe",
 			violation: "a started container with an exec readiness probe is Ready until the probe has succeeded once (the probe's initial result taken as success)",
-			want:      []string{"KRI-POD-072"},
+			// A restarted instance too (KRI-POD-101).
+			want: []string{"KRI-POD-072", "KRI-POD-101"},
 			host: func() fake.Interceptors {
 				// Exec probes only: KRI-POD-090 waits for a TCP readiness
 				// probe before it kills, and a kill before the server
