@@ -25,6 +25,7 @@ var podspecProbesSpecs = []*specDef{
 	{id: "KRI-POD-073", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes}, pod: podReadinessFailure,
 		text: "a Ready container whose readiness probe fails failureThreshold times in a row is not Ready again, and keeps running (readiness restarts nothing)"},
 	{id: "KRI-POD-074", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes}, pod: podLivenessRestart,
+		note: "Since issue 38 its probe has failureThreshold 2 and, in virtual time, the kill must come at the 2nd failure in a row exactly (the time the killed instance ran, within a period); before, any kill within the state timeout passed, one a failure late too.",
 		text: "a container whose liveness probe fails failureThreshold times is killed and started again: a new instance, the killed one exited by a signal (137 or 143), the restart counted"},
 	{id: "KRI-POD-075", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes}, pod: podLivenessPasses,
 		text: "a container whose liveness probe passes once initialDelaySeconds are over (and would fail before) is left running: same instance, no restart"},
@@ -270,22 +271,60 @@ func podLivenessRestart(e *podEnv) {
 
 // livenessRestart checks that a container whose liveness probe reads
 // target is killed and started again once its container has removed the
-// file at path.
+// file at path. In virtual time it also bounds when: the probes run every
+// period, the first that fails comes within a period of the removal (half
+// a period off the probes' whole seconds, so that no probe and removal
+// fall on one moment), and the kill at the failureThreshold-th failure in
+// a row, no earlier and no later. On the real clock a prober's periods
+// drift under load: only the restart is checked, within the state timeout.
 func livenessRestart(e *podEnv, path string, target probeTarget) {
-	const removeAfter = time.Second
+	const removeAfter = 1500 * time.Millisecond
+	const threshold = 2
 	c := e.probed(fmt.Sprintf("%secho ok > %s; sleep %s; rm -f %s; ", target.serve, path, seconds(removeAfter), path))
-	c.LivenessProbe = target.probe(1)
+	c.LivenessProbe = target.probe(threshold)
 	pod := e.newPod("liveness", v1.RestartPolicyAlways, c)
-	e.step(fmt.Sprintf("syncing a pod whose liveness probe %s, which its container removes %s after it starts", target.how, removeAfter))
+	e.step(fmt.Sprintf("syncing a pod whose liveness probe (failureThreshold %d) %s, which its container removes %s after it starts", threshold, target.how, removeAfter))
 	r := &probeRun{e: e, pod: pod}
-	r.expectRestarted(r.running(), removeAfter, "its liveness probe failed")
+	first := r.running()
+	ran, seen := r.expectRestarted(first, removeAfter+periods(threshold), "its liveness probe failed")
+	if e.vt == nil {
+		return
+	}
+	// The first failure comes in (removeAfter, removeAfter+period]
+	// whatever the probes' offset; a probe at the very moment of the
+	// removal may still pass, hence the closed bounds.
+	lo, hi := removeAfter+periods(threshold-1), removeAfter+periods(threshold)
+	switch {
+	case !seen:
+		e.note("neither GetPodStatus nor RefreshPodStatus told when the killed instance of web ran: the time of the kill was not checked")
+	case ran < lo || ran > hi:
+		e.failf("in virtual time, container web was killed %s after it started: its liveness probe (periodSeconds 1, failureThreshold %d) fails from %s after the start on, so its %s failure in a row, which must kill it, comes %s to %s after the start (a kill %s earlier or later is a failure more or fewer)",
+			ran, threshold, removeAfter, ordinal(threshold), lo, hi, probePeriod)
+	}
+}
+
+// ordinal is n as "1st", "2nd", "3rd", "4th"...
+func ordinal(n int) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+		return fmt.Sprintf("%dth", n)
+	case n%10 == 1:
+		return fmt.Sprintf("%dst", n)
+	case n%10 == 2:
+		return fmt.Sprintf("%dnd", n)
+	case n%10 == 3:
+		return fmt.Sprintf("%drd", n)
+	}
+	return fmt.Sprintf("%dth", n)
 }
 
 // expectRestarted waits until the first instance of container web has
 // been killed (it fails the spec when that instance exited otherwise than
 // by a signal) and started again, which its probe makes happen about
-// after d; why says why it is killed.
-func (r *probeRun) expectRestarted(first *pkgcontainer.Status, after time.Duration, why string) {
+// after d; why says why it is killed. It returns how long the killed
+// instance ran (from its StartedAt to its FinishedAt, in GetPodStatus or
+// in RefreshPodStatus's LastTerminationState), when a status told.
+func (r *probeRun) expectRestarted(first *pkgcontainer.Status, after time.Duration, why string) (ran time.Duration, seen bool) {
 	e, pod := r.e, r.pod
 	// A provider that keeps only the newest instance (a remote backend)
 	// shows the kill in RefreshPodStatus's LastTerminationState alone.
@@ -297,14 +336,22 @@ func (r *probeRun) expectRestarted(first *pkgcontainer.Status, after time.Durati
 			if s.ID == first.ID && s.State == pkgcontainer.ContainerStateExited && !killedBySignal(s.ExitCode) {
 				e.failf("the first instance %s exited with %d after %s, want the exit code of a kill (%d or %d): %s", first.ID, s.ExitCode, why, workload.ExitCodeSIGTERM, workload.ExitCodeSIGKILL, describeStatus(st))
 			}
+			if s.ID == first.ID && s.State == pkgcontainer.ContainerStateExited && !s.StartedAt.IsZero() && !s.FinishedAt.IsZero() {
+				ran, seen = s.FinishedAt.Sub(s.StartedAt), true
+			}
 		}
 		g.Expect(newer).To(gomega.BeTrue(), "no new instance of web %s after it started: %s", sinceStart(first).Round(time.Millisecond), describeStatus(st))
 		g.Expect(cs.RestartCount).To(gomega.BeNumerically(">=", 1), "RefreshPodStatus reports RestartCount %d", cs.RestartCount)
 		g.Expect(cs.LastTerminationState.Terminated).NotTo(gomega.BeNil(), "RefreshPodStatus reports no last termination of web: %+v", cs)
-		if code := int(cs.LastTerminationState.Terminated.ExitCode); !killedBySignal(code) {
+		t := cs.LastTerminationState.Terminated
+		if code := int(t.ExitCode); !killedBySignal(code) {
 			e.failf("RefreshPodStatus reports the last termination of web with exit code %d, want %d or %d (killed after %s)", code, workload.ExitCodeSIGTERM, workload.ExitCodeSIGKILL, why)
 		}
+		if !seen && cs.RestartCount == 1 && !t.StartedAt.IsZero() && !t.FinishedAt.IsZero() {
+			ran, seen = t.FinishedAt.Sub(t.StartedAt.Time), true
+		}
 	})
+	return ran, seen
 }
 
 func podLivenessPasses(e *podEnv) {

@@ -126,6 +126,32 @@ func podspecProbesMutants() []*mutant {
 			},
 		},
 		{
+			name:      "liveness-threshold-plus-one",
+			violation: "a container is killed after failureThreshold+1 liveness failures in a row, one period late",
+			// On the fake, in virtual time: KRI-POD-088's HTTP liveness
+			// probe shares the bound.
+			want: []string{"KRI-POD-074", "KRI-POD-088"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+					if c.LivenessProbe != nil {
+						c.LivenessProbe.FailureThreshold = max(c.LivenessProbe.FailureThreshold, 1) + 1
+					}
+				})}
+			},
+		},
+		{
+			name:      "liveness-threshold-ignored",
+			violation: "a container is killed at its first liveness failure, whatever failureThreshold says",
+			want:      []string{"KRI-POD-074", "KRI-POD-088"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+					if c.LivenessProbe != nil {
+						c.LivenessProbe.FailureThreshold = 1
+					}
+				})}
+			},
+		},
+		{
 			name:      "host-liveness-outlives-kill",
 			violation: "the liveness restart path outlives KillPod: a container with a liveness probe is started again after the pod was killed",
 			want:      []string{"KRI-POD-077"},
