@@ -80,7 +80,8 @@ type PodLifecycleHandler interface {
 	// whatever the pod's RestartPolicy. Once every app container has exited
 	// and will not be restarted, the pod's sidecars are stopped and not
 	// started again. A sidecar with a startup probe has started once that
-	// probe has succeeded: the next init container waits for it.
+	// probe has succeeded: what follows it, the next init container or the
+	// app containers, waits for it.
 	//
 	// A container's postStart hook runs once the container has started and
 	// before the next container of the pod starts; when it fails, the
