@@ -274,25 +274,31 @@ func podStatusMutants() []*mutant {
 			violation: "a running app container without a readiness probe is reported Ready only once it has run 10s (a no-op readiness worker with the kubelet's default periodSeconds), and the provider asks for a sync then",
 			want:      []string{"KRI-POD-100"},
 			podLater: func(_ *fake.PodProvider, later *laterCalls) fake.Interceptors {
-				const after = 10 * time.Second
-				asked := sync.Map{}
-				ready := unprobedReady(func(_ int, ran time.Duration) bool { return ran >= after })
-				return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
-					ready(next, pod, ps)
-					if pod == nil || ps == nil {
-						return
-					}
-					for _, cs := range ps.ContainerStatuses {
-						if r := cs.State.Running; r != nil && !cs.Ready {
-							if _, done := asked.LoadOrStore(cs.ContainerID, true); !done {
-								later.after(pod.UID, after-time.Since(r.StartedAt.Time))
-							}
-						}
-					}
-				}}
+				return unprobedReadyAfter(10*time.Second, later)
 			},
 		},
 	}
+}
+
+// unprobedReadyAfter returns the interceptors of a provider that reports a
+// running app container without a readiness probe Ready only once it has
+// run for after, and asks for a sync then (later).
+func unprobedReadyAfter(after time.Duration, later *laterCalls) fake.Interceptors {
+	var asked sync.Map // container IDs a sync was asked for
+	ready := unprobedReady(func(_ int, ran time.Duration) bool { return ran >= after })
+	return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+		ready(next, pod, ps)
+		if pod == nil || ps == nil {
+			return
+		}
+		for _, cs := range ps.ContainerStatuses {
+			if r := cs.State.Running; r != nil && !cs.Ready {
+				if _, done := asked.LoadOrStore(cs.ContainerID, true); !done {
+					later.after(pod.UID, after-time.Since(r.StartedAt.Time))
+				}
+			}
+		}
+	}}
 }
 
 // unprobedReady returns a RefreshPodStatus interceptor that sets the Ready
