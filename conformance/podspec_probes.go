@@ -11,7 +11,7 @@ import (
 	"github.com/kri-kit/testkit/workload"
 )
 
-// The probe specs (KRI-POD-072..077): in KRI the provider runs the probes,
+// The probe specs (KRI-POD-072..077, 101): in KRI the provider runs the probes,
 // as kuscia's CRIProvider runs the kubelet's prober manager. Their probes
 // are exec probes in the vocabulary of package workload (test -e FILE, for
 // a file the container writes and removes), with a period of one second.

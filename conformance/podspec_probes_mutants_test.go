@@ -11,8 +11,10 @@ import (
 	"github.com/kri-kit/testkit/kri"
 )
 
-// The mutants of the probe specs (KRI-POD-072..077), on the hostprocess
-// example, which runs exec probes as host processes.
+// The mutants of the probe specs (KRI-POD-072..077, 101): on the
+// hostprocess example, which runs exec probes as host processes, and, for
+// what needs virtual time or the fake's exact probes (a readiness result
+// per instance, the liveness threshold), on the fake.
 
 // readyEdit returns a RefreshPodStatus interceptor that calls edit on the
 // status of every running app container that has a readiness probe, with
@@ -47,8 +49,8 @@ func readyEdit(edit func(cs *v1.ContainerStatus, c *v1.Container, everReady bool
 }
 
 // podspecProbesMutants are the mutants of the pod-spec capability "probes"
-// (podspec_probes.go): the hostprocess example with one contract violation
-// each (selftest_hostprocess_test.go), and the specs it must fail.
+// (podspec_probes.go): the hostprocess example (selftest_hostprocess_test.go)
+// or the fake with one contract violation each, and the specs it must fail.
 func podspecProbesMutants() []*mutant {
 	return []*mutant{
 		{
