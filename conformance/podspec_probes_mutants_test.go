@@ -222,10 +222,10 @@ func inheritReady() func(kri.PodProvider, *v1.Pod, *v1.PodStatus) {
 // exit codes, restart counts and the last termination of a container its
 // liveness probe restarted).
 var probesAlsoFailed = map[string][]string{
-	"syncpod-blocks-forever":            {"KRI-POD-072", "KRI-POD-073", "KRI-POD-074", "KRI-POD-075", "KRI-POD-076", "KRI-POD-077"},
-	"container-ids-unstable":            {"KRI-POD-072", "KRI-POD-073", "KRI-POD-075", "KRI-POD-076"},
+	"syncpod-blocks-forever":            {"KRI-POD-072", "KRI-POD-073", "KRI-POD-074", "KRI-POD-075", "KRI-POD-076", "KRI-POD-077", "KRI-POD-101"},
+	"container-ids-unstable":            {"KRI-POD-072", "KRI-POD-073", "KRI-POD-075", "KRI-POD-076", "KRI-POD-101"},
 	"kill-leaves-container-running":     {"KRI-POD-077"},
-	"restart-policy-ignored":            {"KRI-POD-074"},
+	"restart-policy-ignored":            {"KRI-POD-074", "KRI-POD-101"},
 	"exit-codes-lost":                   {"KRI-POD-074"},
 	"restart-count-stuck-at-zero":       {"KRI-POD-074"},
 	"last-termination-state-dropped":    {"KRI-POD-074"},
