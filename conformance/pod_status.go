@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
@@ -45,6 +46,8 @@ var podStatusSpecs = []*specDef{
 	{id: "KRI-POD-086", level: Should, kind: kindPod, groups: []string{"status"}, pod: podGetPodsDetails,
 		note: "Split from KRI-POD-005 as a SHOULD: kuscia's agent never calls GetPods(true), keys the pods of GetPods(false) by UID and hands an orphan's running pod back to KillPod; in KRI the PLEG that reads container states lives inside the provider (kuscia's CRIProvider).",
 		text: "GetPods(false) lists each running pod under its name and namespace with its running containers as running; GetPods(true) also lists exited containers; of a killed pod, GetPods(true) and GetPodStatus report the same containers (none once the provider forgets it), each exited with a non-zero code"},
+	{id: "KRI-POD-100", level: Must, kind: kindPod, groups: []string{"status", "refresh"}, pod: podReadyWithoutProbe,
+		text: "RefreshPodStatus reports every running app container without a readiness probe Ready once it runs (in virtual time within 2s of the sync that first saw it run, on the real clock within the state timeout), and the agent's Ready condition follows"},
 }
 
 // expectKilledViews checks what GetPodStatus and GetPods(true) report of pod
@@ -440,4 +443,45 @@ func (e *podEnv) expectListedAsReported(pod *v1.Pod, st *pkgcontainer.PodStatus,
 			e.failf("GetPods(true) lists container %s of pod %s as %s/%s, GetPodStatus as %s/%s", s.ID.String(), podRef(pod), c.Name, c.State, s.Name, s.State)
 		}
 	}
+}
+
+// podReadyWithoutProbe checks that the running app containers of a pod
+// without probes are Ready in what the agent publishes: kuscia's own
+// conversion sets no Ready (pod.go generateAPIPodStatus leaves it to
+// RefreshPodStatus), and the kubelet's prober manager reports a running
+// container without a readiness probe ready (UpdatePodStatus: no worker,
+// ready). Two containers, so that a provider that sets it for one only
+// fails. A provider may report it a moment late (a remote backend whose
+// status lags its runtime's; benign variant unprobed-ready-a-second-late)
+// but has no probe to wait for: in virtual time, where a wait costs
+// nothing, 2s bound it, on the real clock the state timeout.
+func podReadyWithoutProbe(e *podEnv) {
+	names := []string{"first", "second"}
+	e.step("syncing a pod of two app containers without probes until both run")
+	pod := e.newPod("noprobe", v1.RestartPolicyAlways, named(names[0], e.w().RunsUntilKilled()), named(names[1], e.w().RunsUntilKilled()))
+	e.syncUntilRunning(pod)
+	within, bound := e.st.t.State, "the state timeout"
+	if e.vt != nil {
+		within, bound = 2*time.Second, "2s of virtual time"
+	}
+	ready := func(g gomega.Gomega, ps v1.PodStatus) {
+		for _, name := range names {
+			cs := apiStatusOf(ps.ContainerStatuses, name)
+			g.Expect(cs).NotTo(gomega.BeNil(), "kuscia's agent publishes no status of container %s (after RefreshPodStatus): %s", name, describeAPIStatus(ps))
+			g.Expect(cs.State.Running).NotTo(gomega.BeNil(), "kuscia's agent publishes container %s not running: %s", name, describeAPIStatus(ps))
+			g.Expect(cs.Ready).To(gomega.BeTrue(), "RefreshPodStatus reports running container %s, which has no readiness probe, not Ready: kuscia's agent publishes it so and its Ready condition False (status/generate.go GeneratePodReadyCondition); the kubelet's prober reports such a container ready once it runs", name)
+		}
+		for _, c := range ps.Conditions {
+			if c.Type == v1.PodReady {
+				g.Expect(c.Status).To(gomega.Equal(v1.ConditionTrue), "the pod's Ready condition, which the agent computes from its containers' Ready: %+v", c)
+			}
+		}
+	}
+	e.step("checking, at every sync of the agent, that both are Ready within " + bound)
+	if failed, _ := attempt(func(g gomega.Gomega) { ready(g, e.publishedOf(pod)) }); failed == nil && e.updateDue(pod) == "" {
+		return // the sync that saw them run published them Ready
+	}
+	e.untilAsAgent(pod, within, fmt.Sprintf("pod %s: running containers without a readiness probe Ready", podRef(pod)), func(g gomega.Gomega) {
+		ready(g, e.publish(pod, e.syncOnce(pod, false)))
+	})
 }

@@ -27,6 +27,13 @@ import (
 func podStatusBenign() []*benign {
 	return []*benign{
 		{
+			name:    "unprobed-ready-a-second-late",
+			freedom: "a running app container without a readiness probe may be reported Ready a moment after it started (a remote backend whose status lags its runtime's), the provider asking for a sync then: here a second",
+			podLater: func(_ *fake.PodProvider, later *laterCalls) fake.Interceptors {
+				return unprobedReadyAfter(time.Second, later)
+			},
+		},
+		{
 			name:    "normalised-images",
 			freedom: "the image name as the runtime reports it (containerd: docker.io/library/busybox:1.36 for busybox:1.36)",
 			pod:     func(*fake.PodProvider) fake.Interceptors { return imageNormaliser() },

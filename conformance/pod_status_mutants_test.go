@@ -253,5 +253,72 @@ func podStatusMutants() []*mutant {
 				}
 			},
 		},
+		{
+			name:      "ready-without-probe-never",
+			violation: "a running app container without a readiness probe is reported not Ready (Ready only ever from a readiness probe)",
+			want:      []string{"KRI-POD-100"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{RefreshPodStatus: unprobedReady(func(int, time.Duration) bool { return false })}
+			},
+		},
+		{
+			name:      "ready-without-probe-first-only",
+			violation: "of the running app containers without a readiness probe, only the first in spec order is reported Ready",
+			want:      []string{"KRI-POD-100"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{RefreshPodStatus: unprobedReady(func(i int, _ time.Duration) bool { return i == 0 })}
+			},
+		},
+		{
+			name:      "ready-without-probe-late",
+			violation: "a running app container without a readiness probe is reported Ready only once it has run 10s (a no-op readiness worker with the kubelet's default periodSeconds), and the provider asks for a sync then",
+			want:      []string{"KRI-POD-100"},
+			podLater: func(_ *fake.PodProvider, later *laterCalls) fake.Interceptors {
+				return unprobedReadyAfter(10*time.Second, later)
+			},
+		},
+	}
+}
+
+// unprobedReadyAfter returns the interceptors of a provider that reports a
+// running app container without a readiness probe Ready only once it has
+// run for after, and asks for a sync then (later).
+func unprobedReadyAfter(after time.Duration, later *laterCalls) fake.Interceptors {
+	var asked sync.Map // container IDs a sync was asked for
+	ready := unprobedReady(func(_ int, ran time.Duration) bool { return ran >= after })
+	return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+		ready(next, pod, ps)
+		if pod == nil || ps == nil {
+			return
+		}
+		for _, cs := range ps.ContainerStatuses {
+			if r := cs.State.Running; r != nil && !cs.Ready {
+				if _, done := asked.LoadOrStore(cs.ContainerID, true); !done {
+					later.after(pod.UID, after-time.Since(r.StartedAt.Time))
+				}
+			}
+		}
+	}}
+}
+
+// unprobedReady returns a RefreshPodStatus interceptor that sets the Ready
+// of every running app container without a readiness probe to what ready
+// says of it: i is its place in the pod's spec, ran how long it has run.
+func unprobedReady(ready func(i int, ran time.Duration) bool) func(kri.PodProvider, *v1.Pod, *v1.PodStatus) {
+	return func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+		next.RefreshPodStatus(pod, ps)
+		if pod == nil || ps == nil {
+			return
+		}
+		for i, c := range pod.Spec.Containers {
+			if c.ReadinessProbe != nil {
+				continue
+			}
+			for j := range ps.ContainerStatuses {
+				if cs := &ps.ContainerStatuses[j]; cs.Name == c.Name && cs.State.Running != nil {
+					cs.Ready = ready(i, time.Since(cs.State.Running.StartedAt.Time))
+				}
+			}
+		}
 	}
 }

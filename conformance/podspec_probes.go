@@ -11,7 +11,7 @@ import (
 	"github.com/kri-kit/testkit/workload"
 )
 
-// The probe specs (KRI-POD-072..077): in KRI the provider runs the probes,
+// The probe specs (KRI-POD-072..077, 101): in KRI the provider runs the probes,
 // as kuscia's CRIProvider runs the kubelet's prober manager. Their probes
 // are exec probes in the vocabulary of package workload (test -e FILE, for
 // a file the container writes and removes), with a period of one second.
@@ -25,6 +25,7 @@ var podspecProbesSpecs = []*specDef{
 	{id: "KRI-POD-073", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes}, pod: podReadinessFailure,
 		text: "a Ready container whose readiness probe fails failureThreshold times in a row is not Ready again, and keeps running (readiness restarts nothing)"},
 	{id: "KRI-POD-074", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes}, pod: podLivenessRestart,
+		note: "Since issue 38 its probe has failureThreshold 2 and, in virtual time, the kill must come at the 2nd failure in a row exactly (the time the killed instance ran, within a period); before, any kill within the state timeout passed, one a failure late too.",
 		text: "a container whose liveness probe fails failureThreshold times is killed and started again: a new instance, the killed one exited by a signal (137 or 143), the restart counted"},
 	{id: "KRI-POD-075", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes}, pod: podLivenessPasses,
 		text: "a container whose liveness probe passes once initialDelaySeconds are over (and would fail before) is left running: same instance, no restart"},
@@ -32,6 +33,8 @@ var podspecProbesSpecs = []*specDef{
 		text: "until its startup probe succeeds a container is not Started nor Ready and its liveness probe does not run; then it is Started, and Ready once its readiness probe succeeds"},
 	{id: "KRI-POD-077", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes}, pod: podProbesStopOnKill,
 		text: "once KillPod has stopped a pod, its probes stop: a liveness probe that then fails starts nothing again, and RefreshPodStatus reports no container Ready"},
+	{id: "KRI-POD-101", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes, CapRestartPolicies}, pod: podReadinessPerInstance,
+		text: "a container with a readiness probe that exits and is started again is not Ready until its new instance's probe succeeds (nothing of the previous instance's result carries over), then Ready"},
 }
 
 // probePeriod is the periodSeconds of the specs' probes.
@@ -268,22 +271,63 @@ func podLivenessRestart(e *podEnv) {
 
 // livenessRestart checks that a container whose liveness probe reads
 // target is killed and started again once its container has removed the
-// file at path.
+// file at path. In virtual time it also bounds when: the probes run every
+// period, the first that fails comes within a period of the removal (half
+// a period off the probes' whole seconds, so that no probe and removal
+// fall on one moment), and the kill at the failureThreshold-th failure in
+// a row, no earlier and no later. On the real clock a prober's periods
+// drift under load: only the restart is checked, within the state timeout.
 func livenessRestart(e *podEnv, path string, target probeTarget) {
-	const removeAfter = time.Second
+	const removeAfter = 1500 * time.Millisecond
+	const threshold = 2
 	c := e.probed(fmt.Sprintf("%secho ok > %s; sleep %s; rm -f %s; ", target.serve, path, seconds(removeAfter), path))
-	c.LivenessProbe = target.probe(1)
+	c.LivenessProbe = target.probe(threshold)
 	pod := e.newPod("liveness", v1.RestartPolicyAlways, c)
-	e.step(fmt.Sprintf("syncing a pod whose liveness probe %s, which its container removes %s after it starts", target.how, removeAfter))
+	e.step(fmt.Sprintf("syncing a pod whose liveness probe (failureThreshold %d) %s, which its container removes %s after it starts", threshold, target.how, removeAfter))
 	r := &probeRun{e: e, pod: pod}
-	r.expectRestarted(r.running(), removeAfter, "its liveness probe failed")
+	first := r.running()
+	ran, seen := r.expectRestarted(first, removeAfter+periods(threshold), "its liveness probe failed")
+	if e.vt == nil {
+		return
+	}
+	// The first failure comes in (removeAfter, removeAfter+period]
+	// whatever the probes' offset; a probe at the very moment of the
+	// removal may still pass, hence the closed bounds.
+	lo, hi := removeAfter+periods(threshold-1), removeAfter+periods(threshold)
+	switch {
+	case !seen:
+		e.note("neither GetPodStatus nor RefreshPodStatus told when the killed instance of web ran: the time of the kill was not checked")
+	case ran <= 0:
+		// Timestamps that contradict each other are KRI-POD-006's.
+		e.note(fmt.Sprintf("the killed instance of web reports a FinishedAt %s after its StartedAt: the time of the kill was not checked", ran))
+	case ran < lo || ran > hi:
+		e.failf("in virtual time, container web was killed %s after it started: its liveness probe (periodSeconds 1, failureThreshold %d) fails from %s after the start on, so its %s failure in a row, which must kill it, comes %s to %s after the start (a kill %s earlier or later is a failure more or fewer)",
+			ran, threshold, removeAfter, ordinal(threshold), lo, hi, probePeriod)
+	}
+}
+
+// ordinal is n as "1st", "2nd", "3rd", "4th"...
+func ordinal(n int) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+		return fmt.Sprintf("%dth", n)
+	case n%10 == 1:
+		return fmt.Sprintf("%dst", n)
+	case n%10 == 2:
+		return fmt.Sprintf("%dnd", n)
+	case n%10 == 3:
+		return fmt.Sprintf("%drd", n)
+	}
+	return fmt.Sprintf("%dth", n)
 }
 
 // expectRestarted waits until the first instance of container web has
 // been killed (it fails the spec when that instance exited otherwise than
 // by a signal) and started again, which its probe makes happen about
-// after d; why says why it is killed.
-func (r *probeRun) expectRestarted(first *pkgcontainer.Status, after time.Duration, why string) {
+// after d; why says why it is killed. It returns how long the killed
+// instance ran (from its StartedAt to its FinishedAt, in GetPodStatus or
+// in RefreshPodStatus's LastTerminationState), when a status told.
+func (r *probeRun) expectRestarted(first *pkgcontainer.Status, after time.Duration, why string) (ran time.Duration, seen bool) {
 	e, pod := r.e, r.pod
 	// A provider that keeps only the newest instance (a remote backend)
 	// shows the kill in RefreshPodStatus's LastTerminationState alone.
@@ -295,14 +339,22 @@ func (r *probeRun) expectRestarted(first *pkgcontainer.Status, after time.Durati
 			if s.ID == first.ID && s.State == pkgcontainer.ContainerStateExited && !killedBySignal(s.ExitCode) {
 				e.failf("the first instance %s exited with %d after %s, want the exit code of a kill (%d or %d): %s", first.ID, s.ExitCode, why, workload.ExitCodeSIGTERM, workload.ExitCodeSIGKILL, describeStatus(st))
 			}
+			if s.ID == first.ID && s.State == pkgcontainer.ContainerStateExited && !s.StartedAt.IsZero() && !s.FinishedAt.IsZero() {
+				ran, seen = s.FinishedAt.Sub(s.StartedAt), true
+			}
 		}
 		g.Expect(newer).To(gomega.BeTrue(), "no new instance of web %s after it started: %s", sinceStart(first).Round(time.Millisecond), describeStatus(st))
 		g.Expect(cs.RestartCount).To(gomega.BeNumerically(">=", 1), "RefreshPodStatus reports RestartCount %d", cs.RestartCount)
 		g.Expect(cs.LastTerminationState.Terminated).NotTo(gomega.BeNil(), "RefreshPodStatus reports no last termination of web: %+v", cs)
-		if code := int(cs.LastTerminationState.Terminated.ExitCode); !killedBySignal(code) {
+		t := cs.LastTerminationState.Terminated
+		if code := int(t.ExitCode); !killedBySignal(code) {
 			e.failf("RefreshPodStatus reports the last termination of web with exit code %d, want %d or %d (killed after %s)", code, workload.ExitCodeSIGTERM, workload.ExitCodeSIGKILL, why)
 		}
+		if !seen && cs.RestartCount == 1 && !t.StartedAt.IsZero() && !t.FinishedAt.IsZero() {
+			ran, seen = t.FinishedAt.Sub(t.StartedAt.Time), true
+		}
 	})
+	return ran, seen
 }
 
 func podLivenessPasses(e *podEnv) {
@@ -433,4 +485,79 @@ func (r *probeRun) running() *pkgcontainer.Status {
 	r.prev = r.e.publishedOf(r.pod)
 	r.lastSt, r.lastCS = st, apiStatusOf(r.prev.ContainerStatuses, "web")
 	return runningOf(st, "web")
+}
+
+func podReadinessPerInstance(e *podEnv) {
+	path := e.w().ProbeFilePath()
+	// Every instance writes the file writeAfter after it starts, keeps it
+	// readyFor, removes it and exits 1: the restarted instance starts
+	// without the file (a real runtime gives it a new file system, a host
+	// process finds it removed) and must not be Ready before it writes it.
+	// Its Ready must be seen while it runs: a prober slow on a loaded
+	// machine may miss the first try's window, so a restarted instance
+	// never seen Ready is tried again with more time (slowTries).
+	const writeAfter = 2 * time.Second
+	windows := e.slowTries(3 * time.Second)
+	for try, readyFor := range windows {
+		last := try == len(windows)-1
+		c := e.shell("web", fmt.Sprintf("trap 'exit 143' TERM; sleep %s & wait; echo ok > %s; sleep %s & wait; rm -f %s; exit 1",
+			seconds(writeAfter), path, seconds(readyFor), path))
+		c.ReadinessProbe = execProbe(path, 1)
+		pod := e.newPod(fmt.Sprintf("reready%d", try+1), v1.RestartPolicyAlways, c)
+		e.step(fmt.Sprintf("syncing a pod whose container writes %s %s after it starts, which its readiness probe tests for, removes it %s later and exits 1, to be started again", path, writeAfter, readyFor))
+		r := &probeRun{e: e, pod: pod}
+		first := r.running()
+		early := 0
+		// restarted returns the running instance of web when it is not the
+		// first, after failing the spec when RefreshPodStatus reports it
+		// Ready before its own probe could succeed.
+		restarted := func(st *pkgcontainer.PodStatus, cs *v1.ContainerStatus) *pkgcontainer.Status {
+			run := runningOf(st, "web")
+			if run == nil || run.ID == first.ID || !sameContainer(cs.ContainerID, run.ID) {
+				return nil
+			}
+			// One period of margin: the file is written writeAfter after
+			// the process started, at or after StartedAt.
+			if ran := sinceStart(run); ran < writeAfter-probePeriod {
+				early++
+				if cs.Ready {
+					e.failf("RefreshPodStatus reports container web Ready %s after its instance %s started (restart count %d), before that instance's readiness probe could succeed (it writes the file %s after it starts): a restarted container must not take its previous instance's (%s) Ready",
+						ran.Round(time.Millisecond), run.ID, cs.RestartCount, writeAfter, first.ID)
+				}
+			}
+			return run
+		}
+		// Each sync, and a read right after it: the SyncPod that starts
+		// the new instance is followed by no sync until the provider
+		// calls, and the status it reports meanwhile is what any sync
+		// would publish.
+		round := func(g gomega.Gomega) {
+			st, cs := r.round(false)
+			if run := restarted(st, cs); run != nil && cs.Ready {
+				r.expectPodReady(true)
+				return
+			}
+			st, cs = r.round(true)
+			run := restarted(st, cs)
+			g.Expect(run).NotTo(gomega.BeNil(), "container web (instance %s) has not been started again %s after it started, or RefreshPodStatus does not report the new instance (%q): %s",
+				first.ID, sinceStart(first).Round(time.Millisecond), cs.ContainerID, describeStatus(st))
+			g.Expect(cs.Ready).To(gomega.BeTrue(), "container web (instance %s) is not Ready %s after it started", run.ID, sinceStart(run).Round(time.Millisecond))
+			r.expectPodReady(true)
+		}
+		desc := fmt.Sprintf("pod %s: container web started again and Ready", podRef(pod))
+		within := 2*(writeAfter+readyFor) + periods(3)
+		if !last {
+			if !r.tryUntil(within, desc, round) {
+				e.tryAgain(pod, fmt.Sprintf("container web was not seen started again and Ready within %s", within), windows[try+1])
+				e.killAsAgent(pod)
+				continue
+			}
+		} else {
+			r.until(e.st.t.State+within, desc, round)
+		}
+		if early == 0 {
+			e.note("no status was read in the first " + (writeAfter - probePeriod).String() + " of the restarted instance (a loaded machine): Ready before its probe's first success was not checked")
+		}
+		return
+	}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/kri-kit/testkit/kri"
 )
 
-// The benign variants of the probe specs (KRI-POD-072..077): the fake, whose
+// The benign variants of the probe specs (KRI-POD-072..077, 101): the fake, whose
 // probes run at exact moments, with the timing a kubelet's prober may have
 // within what periodSeconds allows.
 

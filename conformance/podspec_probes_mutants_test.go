@@ -11,8 +11,10 @@ import (
 	"github.com/kri-kit/testkit/kri"
 )
 
-// The mutants of the probe specs (KRI-POD-072..077), on the hostprocess
-// example, which runs exec probes as host processes.
+// The mutants of the probe specs (KRI-POD-072..077, 101): on the
+// hostprocess example, which runs exec probes as host processes, and, for
+// what needs virtual time or the fake's exact probes (a readiness result
+// per instance, the liveness threshold), on the fake.
 
 // readyEdit returns a RefreshPodStatus interceptor that calls edit on the
 // status of every running app container that has a readiness probe, with
@@ -47,14 +49,15 @@ func readyEdit(edit func(cs *v1.ContainerStatus, c *v1.Container, everReady bool
 }
 
 // podspecProbesMutants are the mutants of the pod-spec capability "probes"
-// (podspec_probes.go): the hostprocess example with one contract violation
-// each (selftest_hostprocess_test.go), and the specs it must fail.
+// (podspec_probes.go): the hostprocess example (selftest_hostprocess_test.go)
+// or the fake with one contract violation each, and the specs it must fail.
 func podspecProbesMutants() []*mutant {
 	return []*mutant{
 		{
 			name:      "host-ready-before-probe",
 			violation: "a started container with an exec readiness probe is Ready until the probe has succeeded once (the probe's initial result taken as success)",
-			want:      []string{"KRI-POD-072"},
+			// A restarted instance too (KRI-POD-101).
+			want: []string{"KRI-POD-072", "KRI-POD-101"},
 			host: func() fake.Interceptors {
 				// Exec probes only: KRI-POD-090 waits for a TCP readiness
 				// probe before it kills, and a kill before the server
@@ -108,6 +111,50 @@ func podspecProbesMutants() []*mutant {
 			},
 		},
 		{
+			name:      "ready-inherited-on-restart",
+			violation: "a restarted container takes its previous instance's Ready at once (readiness results kept by container name, not by instance), until its own probe first succeeds",
+			want:      []string{"KRI-POD-101"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{RefreshPodStatus: inheritReady()}
+			},
+		},
+		{
+			name:      "ready-never-after-restart",
+			violation: "a restarted container with a readiness probe is never Ready again (the prober runs for the first instance only)",
+			want:      []string{"KRI-POD-101"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{RefreshPodStatus: readyEdit(func(cs *v1.ContainerStatus, _ *v1.Container, _ bool) {
+					cs.Ready = cs.Ready && cs.RestartCount == 0
+				})}
+			},
+		},
+		{
+			name:      "liveness-threshold-plus-one",
+			violation: "a container is killed after failureThreshold+1 liveness failures in a row, one period late",
+			// On the fake, in virtual time: KRI-POD-088's HTTP liveness
+			// probe shares the bound.
+			want: []string{"KRI-POD-074", "KRI-POD-088"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+					if c.LivenessProbe != nil {
+						c.LivenessProbe.FailureThreshold = max(c.LivenessProbe.FailureThreshold, 1) + 1
+					}
+				})}
+			},
+		},
+		{
+			name:      "liveness-threshold-ignored",
+			violation: "a container is killed at its first liveness failure, whatever failureThreshold says",
+			want:      []string{"KRI-POD-074", "KRI-POD-088"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+					if c.LivenessProbe != nil {
+						c.LivenessProbe.FailureThreshold = 1
+					}
+				})}
+			},
+		},
+		{
 			name:      "host-liveness-outlives-kill",
 			violation: "the liveness restart path outlives KillPod: a container with a liveness probe is started again after the pod was killed",
 			want:      []string{"KRI-POD-077"},
@@ -130,16 +177,56 @@ func podspecProbesMutants() []*mutant {
 	}
 }
 
+// inheritReady returns a RefreshPodStatus interceptor that reports a new
+// running instance of a container Ready when the provider last reported its
+// previous instance Ready, until the provider reports the new one Ready
+// itself.
+func inheritReady() func(kri.PodProvider, *v1.Pod, *v1.PodStatus) {
+	type last struct {
+		id                string
+		ready, inheriting bool
+	}
+	var mu sync.Mutex
+	seen := map[string]*last{}
+	return func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+		next.RefreshPodStatus(pod, ps)
+		if pod == nil || ps == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for i := range ps.ContainerStatuses {
+			cs := &ps.ContainerStatuses[i]
+			if cs.State.Running == nil || cs.ContainerID == "" {
+				continue
+			}
+			key := string(pod.UID) + "/" + cs.Name
+			l := seen[key]
+			switch {
+			case l == nil:
+				seen[key] = &last{id: cs.ContainerID, ready: cs.Ready}
+			case l.id != cs.ContainerID:
+				l.id, l.inheriting = cs.ContainerID, l.ready && !cs.Ready
+				cs.Ready = cs.Ready || l.inheriting
+			case l.inheriting && !cs.Ready:
+				cs.Ready = true
+			default:
+				l.inheriting, l.ready = false, cs.Ready
+			}
+		}
+	}
+}
+
 // probesAlsoFailed are the probe specs that mutants of the other specs fail too,
 // by mutant: each breaks what the probe specs rely on (a SyncPod that
 // returns, stable container IDs, a KillPod that stops the pod, restarts,
 // exit codes, restart counts and the last termination of a container its
 // liveness probe restarted).
 var probesAlsoFailed = map[string][]string{
-	"syncpod-blocks-forever":            {"KRI-POD-072", "KRI-POD-073", "KRI-POD-074", "KRI-POD-075", "KRI-POD-076", "KRI-POD-077"},
-	"container-ids-unstable":            {"KRI-POD-072", "KRI-POD-073", "KRI-POD-075", "KRI-POD-076"},
+	"syncpod-blocks-forever":            {"KRI-POD-072", "KRI-POD-073", "KRI-POD-074", "KRI-POD-075", "KRI-POD-076", "KRI-POD-077", "KRI-POD-101"},
+	"container-ids-unstable":            {"KRI-POD-072", "KRI-POD-073", "KRI-POD-075", "KRI-POD-076", "KRI-POD-101"},
 	"kill-leaves-container-running":     {"KRI-POD-077"},
-	"restart-policy-ignored":            {"KRI-POD-074"},
+	"restart-policy-ignored":            {"KRI-POD-074", "KRI-POD-101"},
 	"exit-codes-lost":                   {"KRI-POD-074"},
 	"restart-count-stuck-at-zero":       {"KRI-POD-074"},
 	"last-termination-state-dropped":    {"KRI-POD-074"},

@@ -32,7 +32,8 @@ var podspecSidecarsSpecs = []*specDef{
 	{id: "KRI-POD-071", level: Must, kind: kindPod, groups: []string{"pod-spec", "sidecars"}, caps: []Capability{CapSidecars}, pod: podSidecarStatus,
 		text: "RefreshPodStatus reports a running restartable init container in InitContainerStatuses as running, started and ready, as the kubelet does"},
 	{id: "KRI-POD-091", level: Must, kind: kindPod, groups: []string{"pod-spec", "sidecars"}, caps: []Capability{CapSidecars, CapProbes}, pod: podSidecarStartupProbe,
-		text: "a restartable init container with a startup probe holds the next init container until the probe has succeeded"},
+		note: "Since issue 38 its pod has two sidecars with startup probes, the second followed by the app container: each holds what follows it (before, only the first sidecar's probe was checked).",
+		text: "a restartable init container with a startup probe holds the next init container, or the app containers when it is the last, until the probe has succeeded, each such sidecar in turn"},
 }
 
 // sidecar returns c as a restartable init container named name.
@@ -377,31 +378,46 @@ func ptrString(b *bool) string {
 }
 
 func podSidecarStartupProbe(e *podEnv) {
-	path := e.w().ProbeFilePath()
-	// The sidecar is Started no sooner than writeAfter after its process
+	// Each sidecar is Started no sooner than writeAfter after its process
 	// started, at or after its StartedAt; a period of margin for the probe.
 	const writeAfter = 3 * time.Second
-	proxy := sidecar("proxy", e.shell("", fmt.Sprintf("trap 'exit 143' TERM; sleep %s; echo ok > %s; sleep infinity & wait", seconds(writeAfter), path)))
-	proxy.StartupProbe = execProbe(path, 30)
+	probed := func(name string) (v1.Container, string) {
+		path := e.w().ProbeFilePath()
+		c := sidecar(name, e.shell("", fmt.Sprintf("trap 'exit 143' TERM; sleep %s; echo ok > %s; sleep infinity & wait", seconds(writeAfter), path)))
+		c.StartupProbe = execProbe(path, 30)
+		return c, path
+	}
+	proxy, proxyPath := probed("proxy")
+	logger, loggerPath := probed("logger")
 	pod := e.newPod("sidecar-startup", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
-	setInitContainers(pod, proxy, named("setup", e.w().ExitsWithCode(0)))
-	e.step(fmt.Sprintf("syncing a pod whose sidecar proxy has a startup probe that tests for %s, which proxy writes %s after it starts, followed by an init container setup", path, writeAfter))
-	st := e.syncUntil(pod, "setup completed and app running", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	setInitContainers(pod, proxy, named("setup", e.w().ExitsWithCode(0)), logger)
+	e.step(fmt.Sprintf("syncing a pod whose init containers are sidecar proxy, init container setup and sidecar logger, each sidecar with a startup probe that tests for a file it writes %s after it starts (%s, %s)", writeAfter, proxyPath, loggerPath))
+	// Two waits, one per sidecar's startup probe: each within the state
+	// timeout.
+	e.syncUntil(pod, "setup completed and logger running", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(succeededOf(st, "setup")).NotTo(gomega.BeNil(), "init container setup has not completed: %s", describeStatus(st))
+		g.Expect(runningOf(st, "logger")).NotTo(gomega.BeNil(), "sidecar logger is not running: %s", describeStatus(st))
+	})
+	st := e.syncUntil(pod, "app running", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(runningOf(st, "app")).NotTo(gomega.BeNil(), "container app is not running: %s", describeStatus(st))
 	})
-	var started time.Time // the first start of proxy
-	for _, inst := range instancesOf(st, "proxy") {
-		if !inst.StartedAt.IsZero() && (started.IsZero() || inst.StartedAt.Before(started)) {
-			started = inst.StartedAt
+	// firstStart is the first start of container name.
+	firstStart := func(name string) time.Time {
+		var started time.Time
+		for _, inst := range instancesOf(st, name) {
+			if !inst.StartedAt.IsZero() && (started.IsZero() || inst.StartedAt.Before(started)) {
+				started = inst.StartedAt
+			}
 		}
+		if started.IsZero() {
+			e.failf("GetPodStatus reports no started instance of %s although what follows it has run: %s", name, describeStatus(st))
+		}
+		return started
 	}
-	if started.IsZero() {
-		e.failf("GetPodStatus reports no started instance of sidecar proxy although setup has run: %s", describeStatus(st))
-	}
-	setup := succeededOf(st, "setup").StartedAt
-	if gap := setup.Sub(started); gap < writeAfter-probePeriod {
-		e.failf("init container setup started %s after sidecar proxy, before proxy's startup probe could succeed (the file it tests for is written %s after proxy starts): the kubelet starts the next init container only once the sidecar is Started (kuberuntime computeInitContainerActions); %s",
-			gap.Round(time.Millisecond), writeAfter, describeStatus(st))
+	for _, held := range []struct{ sidecar, next string }{{"proxy", "setup"}, {"logger", "app"}} {
+		if gap := firstStart(held.next).Sub(firstStart(held.sidecar)); gap < writeAfter-probePeriod {
+			e.failf("%s started %s after sidecar %s, before %s's startup probe could succeed (the file it tests for is written %s after %s starts): the kubelet starts what follows a sidecar only once it is Started (kuberuntime computeInitContainerActions), each sidecar in turn; %s",
+				held.next, gap.Round(time.Millisecond), held.sidecar, held.sidecar, writeAfter, held.sidecar, describeStatus(st))
+		}
 	}
 }

@@ -46,6 +46,28 @@ func podspecSidecarsMutants() []*mutant {
 			},
 		},
 		{
+			name:      "sidecar-startup-first-only",
+			violation: "only the first restartable init container's startup probe holds what follows it: a later sidecar lets the next container start once it runs",
+			want:      []string{"KRI-POD-091"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+					if pod != nil {
+						pod = pod.DeepCopy()
+						first := true
+						for i := range pod.Spec.InitContainers {
+							if c := &pod.Spec.InitContainers[i]; podutil.IsRestartableInitContainer(c) {
+								if !first {
+									c.StartupProbe = nil
+								}
+								first = false
+							}
+						}
+					}
+					return next.SyncPod(ctx, pod, st, rc)
+				}}
+			},
+		},
+		{
 			name:      "host-sidecar-blocking",
 			violation: "a native sidecar runs as a blocking init container: the app containers wait for it to exit",
 			want:      all,

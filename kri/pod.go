@@ -80,7 +80,8 @@ type PodLifecycleHandler interface {
 	// whatever the pod's RestartPolicy. Once every app container has exited
 	// and will not be restarted, the pod's sidecars are stopped and not
 	// started again. A sidecar with a startup probe has started once that
-	// probe has succeeded: the next init container waits for it.
+	// probe has succeeded: what follows it, the next init container or the
+	// app containers, waits for it.
 	//
 	// A container's postStart hook runs once the container has started and
 	// before the next container of the pod starts; when it fails, the
@@ -103,8 +104,10 @@ type PodLifecycleHandler interface {
 	// A container's exec probes run while it runs, as the kubelet's prober
 	// runs them (initialDelaySeconds, periodSeconds, successThreshold,
 	// failureThreshold): RefreshPodStatus reports a container with a
-	// readiness probe Ready only from the probe's first success until it
-	// has failed failureThreshold times in a row. A liveness probe that
+	// readiness probe Ready only from the first success of its current
+	// instance's probe (a restarted container is not Ready until its new
+	// instance's probe succeeds) until it has failed failureThreshold times
+	// in a row. A liveness probe that
 	// fails failureThreshold times in a row gets the container killed and
 	// started again as its restart policy allows, and one that passes
 	// leaves it alone. A startup probe holds the liveness and readiness
@@ -200,7 +203,9 @@ type PodLifecycleHandler interface {
 	// the Ready and Started of its containers, which it may set as the
 	// kubelet's prober does. A running restartable init container is
 	// reported in InitContainerStatuses as Running, started and, without a
-	// readiness probe, ready.
+	// readiness probe, ready. A running app container without a readiness
+	// probe is reported Ready once it runs, whether the provider runs
+	// probes or not: the agent sets no Ready of its own.
 	RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus)
 	// GetPodStatus returns the runtime status of pod: its UID, name and
 	// namespace, its sandboxes and a status per container instance it

@@ -310,7 +310,8 @@ func (p *Provider) CleanupPods(ctx context.Context, pods []*v1.Pod, running []*p
 
 // RefreshPodStatus fills the container statuses of a pod it knows, each
 // from the newest instance of its container, with the one it replaced as
-// LastTerminationState.
+// LastTerminationState. It runs no probes: a running container is Started
+// and Ready, as the kubelet's prober reports a container without probes.
 func (p *Provider) RefreshPodStatus(pod *v1.Pod, status *v1.PodStatus) {
 	if pod == nil || status == nil {
 		return
@@ -338,6 +339,8 @@ func (p *Provider) RefreshPodStatus(pod *v1.Pod, status *v1.PodStatus) {
 			cs.RestartCount = int32(in.restarts)
 			if in.running(now) {
 				cs.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(in.started)}
+				started := true
+				cs.Started, cs.Ready = &started, true
 			} else {
 				cs.State.Terminated = in.terminated()
 			}
