@@ -45,6 +45,9 @@ var podStatusSpecs = []*specDef{
 	{id: "KRI-POD-086", level: Should, kind: kindPod, groups: []string{"status"}, pod: podGetPodsDetails,
 		note: "Split from KRI-POD-005 as a SHOULD: kuscia's agent never calls GetPods(true), keys the pods of GetPods(false) by UID and hands an orphan's running pod back to KillPod; in KRI the PLEG that reads container states lives inside the provider (kuscia's CRIProvider).",
 		text: "GetPods(false) lists each running pod under its name and namespace with its running containers as running; GetPods(true) also lists exited containers; of a killed pod, GetPods(true) and GetPodStatus report the same containers (none once the provider forgets it), each exited with a non-zero code"},
+	{id: "KRI-POD-097", level: Must, kind: kindPod, groups: []string{"status", "init"}, caps: []Capability{CapInitContainers}, pod: podGetPodsInitOnly,
+		note: "Widens KRI-POD-005, whose pods run app containers: a provider that lists only pods with a running app container passes it. kuscia's housekeeping (pod.go HandlePodCleanups) finds orphans only in GetPods(false): an orphan whose init container runs until killed would never be killed.",
+		text: "GetPods(false) lists, by UID, a pod whose only running container is an init container"},
 }
 
 // expectKilledViews checks what GetPodStatus and GetPods(true) report of pod
@@ -183,6 +186,30 @@ func podGetPods(e *podEnv) {
 	if listedByUID(running, mixed) == nil {
 		e.failf("GetPods(false) does not list pod %s (UID %s), whose container run is running: kuscia's housekeeping (pod.go HandlePodCleanups) keys running pods by UID and would never find it as an orphan; listed: %s", podRef(mixed), mixed.UID, describePods(running))
 	}
+}
+
+// podGetPodsInitOnly runs a pod whose init container runs until killed, so
+// that none of its app containers has started, and reads GetPods(false) as
+// kuscia's housekeeping does.
+func podGetPodsInitOnly(e *podEnv) {
+	pod := e.newPod("initonly", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	setInitContainers(pod, named("setup", e.w().RunsUntilKilled()))
+	e.step("syncing a pod whose init container setup runs until killed")
+	// A provider that reports no instance of an init container (KRI-POD-010
+	// judges that) still runs setup: the listing is checked all the same.
+	e.syncUntil(pod, "init container setup running, or no init container reported", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		if len(instancesOf(st, "setup")) > 0 {
+			g.Expect(runningOf(st, "setup")).NotTo(gomega.BeNil(), "init container setup is not running: %s", describeStatus(st))
+		}
+		g.Expect(runningOf(st, "app")).To(gomega.BeNil(), "app container runs while init container setup runs until killed: %s", describeStatus(st))
+	})
+	e.step("listing the pods with GetPods(false), as kuscia's housekeeping does")
+	// Housekeeping lists again at every pass: a listing that lags is
+	// found at a later one.
+	e.eventually(fmt.Sprintf("pod %s, whose init container setup runs, listed by GetPods(false)", podRef(pod)), func(g gomega.Gomega) {
+		list := e.getPods(false)
+		g.Expect(listedByUID(list, pod)).NotTo(gomega.BeNil(), "GetPods(false) does not list pod %s (UID %s), whose init container setup is running: kuscia's housekeeping (pod.go HandlePodCleanups) finds orphans only among the pods GetPods(false) lists, so once the pod is gone from the API server its init container would run for ever; listed: %s", podRef(pod), pod.UID, describePods(list))
+	})
 }
 
 // podGetPodsDetails checks what no agent path reads of GetPods: the
