@@ -23,7 +23,7 @@ func podStatusMutants() []*mutant {
 		{
 			name:      "getpods-only-app-containers",
 			violation: "GetPods(false) lists only pods with a running app container: a pod whose only running container is an init container is left out",
-			want:      []string{"KRI-POD-097"},
+			want:      []string{"KRI-POD-097", "KRI-POD-098"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				var mu sync.Mutex
 				apps := map[types.UID][]string{}
@@ -55,6 +55,22 @@ func podStatusMutants() []*mutant {
 						}), err
 					},
 				}
+			},
+		},
+		{
+			name:      "getpods-running-containers-only",
+			violation: "GetPods(false) lists only pods with a running container: a pod whose containers have all exited is left out while its sandbox is still ready",
+			want:      []string{"KRI-POD-098"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+					pods, err := next.GetPods(ctx, all)
+					if all {
+						return pods, err
+					}
+					return slices.DeleteFunc(pods, func(p *pkgcontainer.Pod) bool {
+						return !slices.ContainsFunc(p.Containers, func(c *pkgcontainer.Container) bool { return c.State == pkgcontainer.ContainerStateRunning })
+					}), err
+				}}
 			},
 		},
 		{
@@ -103,7 +119,7 @@ func podStatusMutants() []*mutant {
 		{
 			name:      "getpods-panics",
 			violation: "GetPods panics",
-			want:      []string{"KRI-POD-005", "KRI-POD-020", "KRI-POD-022", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044", "KRI-POD-045", "KRI-POD-056", "KRI-POD-086", "KRI-POD-097"},
+			want:      []string{"KRI-POD-005", "KRI-POD-020", "KRI-POD-022", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044", "KRI-POD-045", "KRI-POD-056", "KRI-POD-086", "KRI-POD-097", "KRI-POD-098"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPods: func(context.Context, kri.PodProvider, bool) ([]*pkgcontainer.Pod, error) {
 					panic("mutant: GetPods is broken")
