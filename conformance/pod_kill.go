@@ -47,6 +47,12 @@ var podKillSpecs = []*specDef{
 	{id: "KRI-POD-056", level: Must, kind: kindPod, groups: []string{"kill"}, caps: []Capability{CapGracePeriod}, pod: podKillRuntimeOnlyPod,
 		note: "Formerly each killed container had to be reported exited; then a provider could forget the pod as it kills it, and what was still reported had to be exited non-zero, as GetPods(true) reported it too. Since the suite models kuscia's agent, the running pod comes from GetPods(false), as kuscia's housekeeping (pod.go HandlePodCleanups) finds orphans, and the MUST is what that housekeeping needs: the kill returns without the pod's own grace period, nothing runs afterwards, and GetPods(false) stops listing the pod. The agent publishes nothing of an orphan; what is reported of its killed containers is KRI-POD-086's.",
 		text: "KillPod of an orphan as the agent's housekeeping kills it (the running pod GetPods(false) lists, pod = runningPod.ToAPIPod()) stops its SIGTERM-ignoring and SIGTERM-honouring containers without waiting for the pod's own grace period, and GetPods(false) then stops listing it"},
+	{id: "KRI-POD-095", level: Must, kind: kindPod, groups: []string{"kill"}, pod: podKillReturnsWhenAllStopped,
+		note: "Widens KRI-POD-014, whose two containers both exit on SIGTERM at once and have no hooks: a KillPod that returns once the first container has exited, or as soon as it has started the preStop hooks, passes it. The pod's containers here stop at different times: one at SIGTERM, one once its preStop hook has run (with capability lifecycle-hooks), one only at the end of the grace period.",
+		text: "KillPod returns nil only once every container of the pod has stopped: right after it returns, GetPodStatus reports none running of a pod whose containers stop at different times (one at SIGTERM, one after a preStop hook that takes a while, one that ignores SIGTERM and is killed at the end of the grace period)"},
+	{id: "KRI-POD-096", level: Should, kind: kindPod, groups: []string{"kill"}, pod: podKillFinishedAt,
+		note: "A SHOULD: kuscia's agent publishes FinishedAt in the final status of a killed pod (pod.go generateAPIPodStatus, convertToAPIContainerStatuses: Terminated.FinishedAt from the runtime status), where a zero time reads 0001-01-01T00:00:00Z, but nothing of the agent decides on it: the phase, the pod worker and housekeeping read states and exit codes only. A provider that forgets the pod as it kills it reports no instance and passes.",
+		text: "each container KillPod stopped that GetPodStatus still reports has FinishedAt set, not before its StartedAt"},
 }
 
 func podKillSendsSIGTERM(e *podEnv) {
@@ -116,6 +122,66 @@ func podKillStopsAll(e *podEnv) {
 	// still reported: a killed container that exited 0 would make a pod
 	// of RestartPolicy Never read Succeeded (pod.go getPhase).
 	e.expectKilledStopped(pod, e.status(pod), killed, "after KillPod returned nil")
+}
+
+// podKillReturnsWhenAllStopped terminates, as kuscia's agent does, a pod
+// whose containers stop at different times: plain at SIGTERM, hooked once
+// its preStop hook has slept (where the provider runs hooks), stubborn
+// only when the grace period is over. The grace period leaves the hooked
+// container the minimum a runtime gives after its hook. Nothing here is a
+// bound on time: the check is what GetPodStatus says right after KillPod
+// returned nil, however long it took.
+func podKillReturnsWhenAllStopped(e *podEnv) {
+	hook := time.Duration(e.st.graceSecs) * time.Second
+	grace := e.st.graceSecs + minimumGraceSecs
+	containers := []v1.Container{named("stubborn", e.w().IgnoresSIGTERM()), named("plain", e.w().RunsUntilKilled())}
+	what := "plain exits on SIGTERM, stubborn ignores it"
+	if e.st.caps[CapLifecycleHooks] {
+		containers = append(containers, withPreStop(named("hooked", e.w().RunsUntilKilled()), "sleep "+seconds(hook)))
+		what += fmt.Sprintf(", hooked exits on SIGTERM after its preStop hook has slept %s", hook)
+	}
+	pod := e.newPod("killall", v1.RestartPolicyAlways, containers...)
+	pod.Spec.TerminationGracePeriodSeconds = &grace
+	// As in KRI-POD-047: in a shared PID namespace a container that traps
+	// SIGTERM exits on it from its first instant.
+	share := true
+	pod.Spec.ShareProcessNamespace = &share
+	e.syncUntilRunning(pod)
+	e.settle(pod, "stubborn")
+	e.step(fmt.Sprintf("terminating the pod as kuscia's agent does (KillPod with grace period %ds, then GetPodStatus at once): %s", grace, what))
+	running, err := e.terminate(pod, agentGrace(pod))
+	e.noError("KillPod", err)
+	if len(running) > 0 {
+		e.fail(killGuardFailure(pod, running))
+	}
+}
+
+// podKillFinishedAt kills a pod of a SIGTERM-honouring and a
+// SIGTERM-ignoring container and reads what GetPodStatus still reports of
+// them: each instance KillPod stopped that is reported exited carries the
+// time it finished (whether it is exited at all is KRI-POD-014's).
+func podKillFinishedAt(e *podEnv) {
+	pod := e.newPod("finishedat", v1.RestartPolicyAlways, named("stubborn", e.w().IgnoresSIGTERM()), named("plain", e.w().RunsUntilKilled()))
+	grace := e.st.graceSecs
+	pod.Spec.TerminationGracePeriodSeconds = &grace
+	e.syncUntilRunning(pod)
+	e.settle(pod, "stubborn")
+	killed := e.killedIDs(pod)
+	e.step(fmt.Sprintf("killing the pod (grace period %ds) and reading the finish times of its killed containers", grace))
+	e.killAsAgent(pod)
+	st := e.status(pod)
+	for _, c := range st.ContainerStatuses {
+		name, ok := killed[c.ID]
+		if !ok || c.State != pkgcontainer.ContainerStateExited {
+			continue
+		}
+		switch {
+		case c.FinishedAt.IsZero():
+			e.failf("after KillPod returned nil, container %s (%s), which KillPod stopped, is reported exited without FinishedAt: kuscia's agent publishes it in the pod's final status (pod.go convertToAPIContainerStatuses) as finished at 0001-01-01T00:00:00Z; status: %s", name, c.ID.String(), describeStatus(st))
+		case c.FinishedAt.Before(c.StartedAt):
+			e.failf("after KillPod returned nil, container %s (%s), which KillPod stopped after it had run, is reported finished at %s, before it started at %s; status: %s", name, c.ID.String(), stamp(c.FinishedAt), stamp(c.StartedAt), describeStatus(st))
+		}
+	}
 }
 
 func podKillUnknownOrStopped(e *podEnv) {

@@ -22,7 +22,7 @@ func podKillMutants() []*mutant {
 		{
 			name:      "kill-returns-inside-grace",
 			violation: "KillPod returns as soon as it has asked for the kill, while the containers still run out their grace period (a backend pod deleted with a grace period)",
-			want:      []string{"KRI-POD-014"},
+			want:      []string{"KRI-POD-014", "KRI-POD-095"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					go func() {
@@ -38,7 +38,7 @@ func podKillMutants() []*mutant {
 		{
 			name:      "kill-leaves-container-running",
 			violation: "after KillPod returns nil, the pod's first container runs again",
-			want:      []string{"KRI-POD-005", "KRI-POD-014", "KRI-POD-016", "KRI-POD-017", "KRI-POD-018", "KRI-POD-020", "KRI-POD-028", "KRI-POD-041", "KRI-POD-047", "KRI-POD-048", "KRI-POD-055", "KRI-POD-056", "KRI-POD-069", "KRI-POD-070", "KRI-POD-086"},
+			want:      []string{"KRI-POD-005", "KRI-POD-014", "KRI-POD-016", "KRI-POD-017", "KRI-POD-018", "KRI-POD-020", "KRI-POD-028", "KRI-POD-041", "KRI-POD-047", "KRI-POD-048", "KRI-POD-055", "KRI-POD-056", "KRI-POD-069", "KRI-POD-070", "KRI-POD-086", "KRI-POD-095", "KRI-POD-096"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					if err := next.KillPod(ctx, pod, rp, grace); err != nil || pod == nil || len(pod.Spec.Containers) == 0 {
@@ -47,6 +47,47 @@ func podKillMutants() []*mutant {
 					again := withRestartPolicy(pod, v1.RestartPolicyAlways)
 					again.Spec.InitContainers, again.Spec.Containers = nil, again.Spec.Containers[:1]
 					_ = next.SyncPod(ctx, again, nil, kri.NewReasonCache())
+					return nil
+				}}
+			},
+		},
+		{
+			name:      "kill-returns-at-first-exit",
+			violation: "KillPod returns nil as soon as the first of the pod's containers has exited, while a sibling that ignores SIGTERM, or waits for its preStop hook, still runs out the grace period",
+			want:      []string{"KRI-POD-095"},
+			pod: func(p *fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+					sub := p.Subscribe(256)
+					defer sub.Close()
+					done := make(chan error, 1)
+					go func() { done <- next.KillPod(context.WithoutCancel(ctx), pod, rp, grace) }()
+					for {
+						select {
+						case err := <-done:
+							return err
+						case ev := <-sub.C:
+							if ev.Type == fake.EventContainerExited && ev.Pod.UID == rp.ID {
+								return nil
+							}
+						case <-ctx.Done():
+							return ctx.Err()
+						}
+					}
+				}}
+			},
+		},
+		{
+			name:      "kill-returns-after-dispatching-prestop",
+			violation: "KillPod of a pod with preStop hooks returns nil as soon as it has started the hooks, leaving the rest of the termination (SIGTERM once a hook is over, SIGKILL at the end of the grace period) to run in the background; a pod without hooks is killed in full",
+			want:      []string{"KRI-POD-095"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+					if pod == nil || !slices.ContainsFunc(pod.Spec.Containers, func(c v1.Container) bool { return c.Lifecycle != nil && c.Lifecycle.PreStop != nil }) {
+						return next.KillPod(ctx, pod, rp, grace)
+					}
+					// The hooks, and what follows each, run in the
+					// background; KillPod does not wait for them.
+					go func() { _ = next.KillPod(context.WithoutCancel(ctx), pod, rp, grace) }()
 					return nil
 				}}
 			},
@@ -128,12 +169,26 @@ func podKillMutants() []*mutant {
 		{
 			name:      "killed-finished-before-started",
 			violation: "an instance killed after it ran reports a FinishedAt before its StartedAt",
-			want:      []string{"KRI-POD-068", "KRI-POD-069", "KRI-POD-070"},
+			want:      []string{"KRI-POD-068", "KRI-POD-069", "KRI-POD-070", "KRI-POD-096"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
 						if c.State == pkgcontainer.ContainerStateExited && (c.ExitCode == 137 || c.ExitCode == 143) {
 							c.FinishedAt = c.StartedAt.Add(-time.Millisecond)
+						}
+					}
+				})}
+			},
+		},
+		{
+			name:      "killed-finished-zero",
+			violation: "an instance that KillPod stopped is reported exited with a zero FinishedAt",
+			want:      []string{"KRI-POD-068", "KRI-POD-069", "KRI-POD-070", "KRI-POD-096"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
+						if c.State == pkgcontainer.ContainerStateExited && (c.ExitCode == 137 || c.ExitCode == 143) {
+							c.FinishedAt = time.Time{}
 						}
 					}
 				})}

@@ -46,6 +46,12 @@ var podStatusSpecs = []*specDef{
 	{id: "KRI-POD-086", level: Should, kind: kindPod, groups: []string{"status"}, pod: podGetPodsDetails,
 		note: "Split from KRI-POD-005 as a SHOULD: kuscia's agent never calls GetPods(true), keys the pods of GetPods(false) by UID and hands an orphan's running pod back to KillPod; in KRI the PLEG that reads container states lives inside the provider (kuscia's CRIProvider).",
 		text: "GetPods(false) lists each running pod under its name and namespace with its running containers as running; GetPods(true) also lists exited containers; of a killed pod, GetPods(true) and GetPodStatus report the same containers (none once the provider forgets it), each exited with a non-zero code"},
+	{id: "KRI-POD-097", level: Must, kind: kindPod, groups: []string{"status", "init"}, caps: []Capability{CapInitContainers}, pod: podGetPodsInitOnly,
+		note: "Widens KRI-POD-005, whose pods run app containers: a provider that lists only pods with a running app container passes it. kuscia's housekeeping (pod.go HandlePodCleanups) finds orphans only in GetPods(false): an orphan whose init container runs until killed would never be killed.",
+		text: "GetPods(false) lists, by UID, a pod whose only running container is an init container"},
+	{id: "KRI-POD-098", level: Must, kind: kindPod, groups: []string{"status"}, pod: podGetPodsSandboxOnly,
+		note: "Widens KRI-POD-005 to a pod that runs no container but keeps a ready sandbox, as a RestartPolicy Never pod whose containers have all exited keeps it until KillPod in the kubelet's runtime. kuscia's housekeeping (pod.go HandlePodCleanups) kills orphans only from GetPods(false): such an orphan's sandbox would never be stopped. A provider that reports no ready sandbox for such a pod (a remote provider reports none) passes.",
+		text: "GetPods(false) lists, by UID, a pod none of whose containers runs while GetPodStatus reports a ready sandbox for it"},
 	{id: "KRI-POD-100", level: Must, kind: kindPod, groups: []string{"status", "refresh"}, pod: podReadyWithoutProbe,
 		text: "RefreshPodStatus reports every running app container without a readiness probe Ready once it runs (in virtual time within 2s of the sync that first saw it run, on the real clock within the state timeout), and the agent's Ready condition follows"},
 }
@@ -186,6 +192,62 @@ func podGetPods(e *podEnv) {
 	if listedByUID(running, mixed) == nil {
 		e.failf("GetPods(false) does not list pod %s (UID %s), whose container run is running: kuscia's housekeeping (pod.go HandlePodCleanups) keys running pods by UID and would never find it as an orphan; listed: %s", podRef(mixed), mixed.UID, describePods(running))
 	}
+}
+
+// podGetPodsInitOnly runs a pod whose init container runs until killed, so
+// that none of its app containers has started, and reads GetPods(false) as
+// kuscia's housekeeping does.
+func podGetPodsInitOnly(e *podEnv) {
+	pod := e.newPod("initonly", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
+	setInitContainers(pod, named("setup", e.w().RunsUntilKilled()))
+	e.step("syncing a pod whose init container setup runs until killed")
+	// A provider that reports no instance of an init container (KRI-POD-010
+	// judges that) still runs setup: the listing is checked all the same.
+	st := e.syncUntil(pod, "init container setup running, or no init container reported", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		if len(instancesOf(st, "setup")) > 0 {
+			g.Expect(runningOf(st, "setup")).NotTo(gomega.BeNil(), "init container setup is not running: %s", describeStatus(st))
+		}
+		g.Expect(runningOf(st, "app")).To(gomega.BeNil(), "app container runs while init container setup runs until killed: %s", describeStatus(st))
+	})
+	setup := "whose init container setup is running"
+	if runningOf(st, "setup") == nil {
+		setup = "whose init container setup should be running (GetPodStatus reports no instance of it; KRI-POD-010 judges that)"
+	}
+	e.step("listing the pods with GetPods(false), as kuscia's housekeeping does")
+	// Housekeeping lists again at every pass: a listing that lags is
+	// found at a later one.
+	e.eventually(fmt.Sprintf("pod %s, whose init container setup runs, listed by GetPods(false)", podRef(pod)), func(g gomega.Gomega) {
+		list := e.getPods(false)
+		g.Expect(listedByUID(list, pod)).NotTo(gomega.BeNil(), "GetPods(false) does not list pod %s (UID %s), %s: kuscia's housekeeping (pod.go HandlePodCleanups) finds orphans only among the pods GetPods(false) lists, so once the pod is gone from the API server its init container would run for ever; listed: %s", podRef(pod), pod.UID, setup, describePods(list))
+	})
+}
+
+// podGetPodsSandboxOnly runs a RestartPolicy Never pod whose only
+// container exits 0 and, while GetPodStatus reports a ready sandbox for
+// it, reads GetPods(false) as kuscia's housekeeping does.
+func podGetPodsSandboxOnly(e *podEnv) {
+	pod := e.newPod("sandboxonly", v1.RestartPolicyNever, named("done", e.w().ExitsWithCode(0)))
+	e.step("syncing a RestartPolicy Never pod whose container done exits 0")
+	st := e.syncUntil(pod, "done exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		g.Expect(exitedOf(st, "done")).NotTo(gomega.BeEmpty(), "done has not exited: %s", describeStatus(st))
+		g.Expect(runningOf(st, "done")).To(gomega.BeNil(), "done runs again under RestartPolicy Never: %s", describeStatus(st))
+	})
+	if len(readySandboxes(st)) == 0 {
+		e.step("GetPodStatus reports no ready sandbox for the pod, whose container has exited: nothing of it is left for housekeeping to find")
+		return
+	}
+	e.step(fmt.Sprintf("listing the pods with GetPods(false), as kuscia's housekeeping does, while GetPodStatus reports sandbox %v ready and no container running", readySandboxes(st)))
+	e.eventually(fmt.Sprintf("pod %s, which runs no container and has a ready sandbox, listed by GetPods(false)", podRef(pod)), func(g gomega.Gomega) {
+		list := e.getPods(false)
+		if listedByUID(list, pod) != nil {
+			return
+		}
+		// A provider that has stopped the sandbox since leaves nothing
+		// for housekeeping to find.
+		st := e.status(pod)
+		ready := readySandboxes(st)
+		g.Expect(ready).To(gomega.BeEmpty(), "GetPods(false) does not list pod %s (UID %s), whose container has exited while GetPodStatus reports its sandbox %v ready: kuscia's housekeeping (pod.go HandlePodCleanups) kills orphans only from GetPods(false), so once the pod is gone from the API server its sandbox would never be stopped; listed: %s", podRef(pod), pod.UID, ready, describePods(list))
+	})
 }
 
 // podGetPodsDetails checks what no agent path reads of GetPods: the

@@ -52,8 +52,11 @@ func podStatusBenign() []*benign {
 					if all || err != nil {
 						return pods, err
 					}
+					// The pods GetPods(false) lists: those with a running
+					// container or a ready sandbox (listed running).
+					running := func(c *pkgcontainer.Container) bool { return c.State == pkgcontainer.ContainerStateRunning }
 					return slices.DeleteFunc(pods, func(p *pkgcontainer.Pod) bool {
-						return !slices.ContainsFunc(p.Containers, func(c *pkgcontainer.Container) bool { return c.State == pkgcontainer.ContainerStateRunning })
+						return !slices.ContainsFunc(p.Containers, running) && !slices.ContainsFunc(p.Sandboxes, running)
 					}), nil
 				}}
 			},

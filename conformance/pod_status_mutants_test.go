@@ -21,6 +21,59 @@ import (
 func podStatusMutants() []*mutant {
 	return []*mutant{
 		{
+			name:      "getpods-only-app-containers",
+			violation: "GetPods(false) lists only pods with a running app container: a pod whose only running container is an init container is left out",
+			want:      []string{"KRI-POD-097", "KRI-POD-098"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				var mu sync.Mutex
+				apps := map[types.UID][]string{}
+				return fake.Interceptors{
+					SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+						if pod != nil {
+							var names []string
+							for _, c := range pod.Spec.Containers {
+								names = append(names, c.Name)
+							}
+							mu.Lock()
+							apps[pod.UID] = names
+							mu.Unlock()
+						}
+						return next.SyncPod(ctx, pod, st, rc)
+					},
+					GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+						pods, err := next.GetPods(ctx, all)
+						if all {
+							return pods, err
+						}
+						mu.Lock()
+						defer mu.Unlock()
+						return slices.DeleteFunc(pods, func(p *pkgcontainer.Pod) bool {
+							names, known := apps[p.ID]
+							return known && !slices.ContainsFunc(p.Containers, func(c *pkgcontainer.Container) bool {
+								return c.State == pkgcontainer.ContainerStateRunning && slices.Contains(names, c.Name)
+							})
+						}), err
+					},
+				}
+			},
+		},
+		{
+			name:      "getpods-running-containers-only",
+			violation: "GetPods(false) lists only pods with a running container: a pod whose containers have all exited is left out while its sandbox is still ready",
+			want:      []string{"KRI-POD-098"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+					pods, err := next.GetPods(ctx, all)
+					if all {
+						return pods, err
+					}
+					return slices.DeleteFunc(pods, func(p *pkgcontainer.Pod) bool {
+						return !slices.ContainsFunc(p.Containers, func(c *pkgcontainer.Container) bool { return c.State == pkgcontainer.ContainerStateRunning })
+					}), err
+				}}
+			},
+		},
+		{
 			name:      "killed-pod-half-forgotten",
 			violation: "GetPodStatus reports nothing of a killed pod while GetPods(true) still lists its exited containers",
 			want:      []string{"KRI-POD-086"},
@@ -66,7 +119,7 @@ func podStatusMutants() []*mutant {
 		{
 			name:      "getpods-panics",
 			violation: "GetPods panics",
-			want:      []string{"KRI-POD-005", "KRI-POD-020", "KRI-POD-022", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044", "KRI-POD-045", "KRI-POD-056", "KRI-POD-086"},
+			want:      []string{"KRI-POD-005", "KRI-POD-020", "KRI-POD-022", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044", "KRI-POD-045", "KRI-POD-056", "KRI-POD-086", "KRI-POD-097", "KRI-POD-098"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPods: func(context.Context, kri.PodProvider, bool) ([]*pkgcontainer.Pod, error) {
 					panic("mutant: GetPods is broken")
@@ -123,7 +176,7 @@ func podStatusMutants() []*mutant {
 		{
 			name:      "finished-before-created",
 			violation: "every exited instance reports a FinishedAt one second before its CreatedAt",
-			want:      []string{"KRI-POD-006", "KRI-POD-038"},
+			want:      []string{"KRI-POD-006", "KRI-POD-038", "KRI-POD-096"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {

@@ -472,11 +472,17 @@ func TestGetPods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runningPods) != 1 || runningPods[0].Name != "mixed" || len(runningPods[0].Containers) != 1 || runningPods[0].Containers[0].Name != "up" {
-		t.Fatalf("GetPods(false) = %s, want mixed with only container up", describePods(runningPods))
+	// finished runs no container but keeps its ready sandbox until
+	// KillPod, as in the kubelet's runtime: it is listed, with no
+	// container.
+	if len(runningPods) != 2 || runningPods[0].Name != "finished" || len(runningPods[0].Containers) != 0 ||
+		runningPods[1].Name != "mixed" || len(runningPods[1].Containers) != 1 || runningPods[1].Containers[0].Name != "up" {
+		t.Fatalf("GetPods(false) = %s, want finished without containers and mixed with only container up", describePods(runningPods))
 	}
-	if len(runningPods[0].Sandboxes) != 1 {
-		t.Errorf("GetPods(false) lists %d sandboxes for mixed, want 1", len(runningPods[0].Sandboxes))
+	for _, p := range runningPods {
+		if len(p.Sandboxes) != 1 {
+			t.Errorf("GetPods(false) lists %d sandboxes for %s, want 1", len(p.Sandboxes), p.Name)
+		}
 	}
 	all, err := f.p.GetPods(context.Background(), true)
 	if err != nil {
@@ -484,6 +490,16 @@ func TestGetPods(t *testing.T) {
 	}
 	if len(all) != 2 || len(all[1].Containers) != 2 || all[0].Containers[0].State != pkgcontainer.ContainerStateExited {
 		t.Fatalf("GetPods(true) = %s, want finished (exited) and mixed with 2 containers", describePods(all))
+	}
+	if err := f.p.KillPod(context.Background(), finished, pkgcontainer.Pod{ID: finished.UID, Name: finished.Name, Namespace: finished.Namespace}, nil); err != nil {
+		t.Fatal(err)
+	}
+	runningPods, err = f.p.GetPods(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runningPods) != 1 || runningPods[0].Name != "mixed" {
+		t.Fatalf("GetPods(false) after KillPod of finished = %s, want only mixed", describePods(runningPods))
 	}
 }
 

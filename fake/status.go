@@ -150,7 +150,10 @@ func (c *core) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, erro
 				out.Sandboxes = append(out.Sandboxes, sb.container())
 			}
 		}
-		if all || len(out.Containers) > 0 {
+		// Without all: every pod with a running container or a ready
+		// sandbox, as the kubelet's runtime lists them (a pod whose
+		// containers have all exited keeps its sandbox until KillPod).
+		if all || len(out.Containers) > 0 || len(out.Sandboxes) > 0 {
 			pods = append(pods, out)
 		}
 	}

@@ -120,9 +120,13 @@ type PodLifecycleHandler interface {
 	SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer.PodStatus, reasonCache *ReasonCache) error
 	// KillPod stops every container of runningPod, and its sandboxes. It
 	// sends each running container SIGTERM and kills it once
-	// gracePeriodOverride seconds have passed, or at once when it has
-	// exited by then; it does not kill a container before that grace
-	// period is over. A provider may give at least a minimum of its own
+	// gracePeriodOverride seconds have passed if it has not exited by then;
+	// it does not kill a container before that grace period is over.
+	// KillPod returns nil once every container it stops has exited, and no
+	// sooner: as soon as the last one has, without sitting out the grace
+	// period when the containers exit on SIGTERM, and never while one still
+	// runs, be it one that ignores SIGTERM or one whose preStop hook is
+	// still running. A provider may give at least a minimum of its own
 	// instead of a shorter grace period (the kubelet's runtime never gives
 	// less than 2 seconds). A node agent passes an override, at least 1,
 	// computed from the pod, to every kill it is asked for; kuscia's agent
@@ -163,7 +167,9 @@ type PodLifecycleHandler interface {
 	// instance it reports that had started is exited, one that KillPod
 	// stopped with the exit code the signal gave it (non-zero, unless its
 	// own SIGTERM handler exits 0), and GetPods(true) lists the same
-	// containers as GetPodStatus.
+	// containers as GetPodStatus. An instance KillPod stopped should also
+	// report when it finished: FinishedAt set, and not before its
+	// StartedAt.
 	KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error
 	// DeletePod releases what the provider keeps for a pod that KillPod has
 	// stopped and that is gone from the API server. Afterwards no container
@@ -256,9 +262,10 @@ type PodLifecycleHandler interface {
 	// non-nil status with only ID, Name and Namespace set, and no error.
 	GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.PodStatus, error)
 	// GetPods lists the pods the provider knows. With all false it lists
-	// every pod that has a running container or a ready sandbox, each with
-	// its running containers (and may list its exited ones too); with all
-	// true it lists every pod and every container, exited ones included.
+	// every pod that has a running container (an init container counts) or
+	// a ready sandbox, each with its running containers (and may list its
+	// exited ones too). With all true it should list every pod and every
+	// container, exited ones included.
 	// Each container carries the ID, name and state GetPodStatus reports for
 	// it (a node agent's PLEG derives container events from them). Pods and
 	// containers are in no particular order.

@@ -239,7 +239,7 @@ func (p *Provider) Start(ctx context.Context) error {
 // group of every container still running, waits until every process the
 // provider started has been reaped, and then until Start has returned.
 // Afterwards SyncPod fails with ErrStopped; the other methods keep working
-// on what is recorded (everything has exited). From Stop on the provider
+// on what is recorded (everything has exited, no sandbox is ready). From Stop on the provider
 // calls the agent's PodSyncHandler no more (the exits Stop causes are not
 // reported). Later calls are no-ops.
 func (p *Provider) Stop() { p.h.stop() }
@@ -316,6 +316,13 @@ func (h *host) shutdown() {
 	}
 	for inst := range h.live {
 		h.signalLocked(inst, sigKill)
+	}
+	// Nothing of a pod is left running: no sandbox stays ready (GetPods
+	// lists a pod with a ready sandbox as running).
+	for _, ps := range h.pods {
+		for _, sb := range ps.sandboxes {
+			sb.ready = false
+		}
 	}
 }
 

@@ -135,9 +135,6 @@ func (h *host) getPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, erro
 			k8scompat.SetContainerOrigin(c, inst.sandboxID, inst.createdAt.UnixNano())
 			pod.Containers = append(pod.Containers, c)
 		}
-		if !all && len(pod.Containers) == 0 {
-			continue
-		}
 		for _, sb := range ps.sandboxes {
 			if !all && !sb.ready {
 				continue
@@ -149,6 +146,12 @@ func (h *host) getPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, erro
 			c := &pkgcontainer.Container{ID: pkgcontainer.ContainerID{Type: RuntimeName, ID: sb.id}, State: state}
 			k8scompat.SetContainerOrigin(c, "", sb.createdAt.UnixNano())
 			pod.Sandboxes = append(pod.Sandboxes, c)
+		}
+		// Without all: the pods with a running container or a ready
+		// sandbox (one whose containers have all exited keeps it until
+		// KillPod), as the kubelet's runtime lists them.
+		if !all && len(pod.Containers) == 0 && len(pod.Sandboxes) == 0 {
+			continue
 		}
 		pods = append(pods, pod)
 	}

@@ -96,8 +96,14 @@ func TestGetPods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(running) != 1 || running[0].ID != mixed.UID || running[0].Name != mixed.Name || running[0].Namespace != "ns" {
-		t.Fatalf("GetPods(false) = %+v, want only the pod with a running container", running)
+	// finished runs no container but keeps its ready sandbox until
+	// KillPod, as in the kubelet's runtime: it is listed too, with its
+	// sandbox and no container.
+	if len(running) != 2 || running[0].ID != mixed.UID || running[0].Name != mixed.Name || running[0].Namespace != "ns" || running[1].ID != finished.UID {
+		t.Fatalf("GetPods(false) = %+v, want the pod with a running container, then the one with only a ready sandbox", running)
+	}
+	if len(running[1].Containers) != 0 || len(running[1].Sandboxes) != 1 || running[1].Sandboxes[0].State != pkgcontainer.ContainerStateRunning {
+		t.Errorf("GetPods(false) lists finished with containers %+v and sandboxes %+v, want no container and its ready sandbox", running[1].Containers, running[1].Sandboxes)
 	}
 	if len(running[0].Containers) != 1 || running[0].Containers[0].Name != "run" || running[0].Containers[0].State != pkgcontainer.ContainerStateRunning {
 		t.Errorf("GetPods(false) containers %+v, want only the running one", running[0].Containers)
@@ -121,6 +127,12 @@ func TestGetPods(t *testing.T) {
 	}
 	if len(all[0].Containers) != 2 || len(all[1].Containers) != 1 || all[1].Containers[0].State != pkgcontainer.ContainerStateExited {
 		t.Errorf("GetPods(true) containers %+v / %+v", all[0].Containers, all[1].Containers)
+	}
+	if err := p.KillPod(testCtx(t), finished, pkgcontainer.Pod{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if running, err = p.GetPods(context.Background(), false); err != nil || len(running) != 1 || running[0].ID != mixed.UID {
+		t.Errorf("GetPods(false) after KillPod of finished = %+v, %v; want only mixed", running, err)
 	}
 }
 

@@ -53,6 +53,10 @@ var (
 		// pod's containers run out their grace period: syncTerminatingPod's
 		// check fails the termination.
 		"KRI-POD-014",
+		// The same KillPod (k8s_provider.go KillPod: deleteBackendPod,
+		// then return) of a pod whose containers stop at different times:
+		// the SIGTERM-ignoring one still runs out its grace period.
+		"KRI-POD-095",
 		// Backend pods are named by the agent pod's name only: a pod created
 		// again under its name is served the old pod's containers.
 		"KRI-POD-054",

@@ -79,7 +79,6 @@
 // it, also where it differs from a literal reading of the KRI contract: a
 // container always gets at least 2 seconds after SIGTERM (the runtime
 // manager's minimumGracePeriodInSeconds), even with a grace period of 0;
-// GetPods(false) lists pods with a ready sandbox and no running container;
 // a deleted pod is listed until the garbage collector has removed it;
 // RefreshPodStatus sets Started on every status it is handed; and two
 // concurrent SyncPods of one pod make the second one fail (the runtime

@@ -448,7 +448,7 @@ func (p *Provider) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer
 
 // GetPods lists the pods: with all, every container and sandbox; otherwise
 // only running containers and the ready sandbox, and only pods that have a
-// running container.
+// running container or a ready sandbox.
 func (p *Provider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -472,7 +472,7 @@ func (p *Provider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, 
 				rp.Sandboxes = append(rp.Sandboxes, sb.container())
 			}
 		}
-		if all || len(rp.Containers) > 0 {
+		if all || len(rp.Containers) > 0 || len(rp.Sandboxes) > 0 {
 			out = append(out, rp)
 		}
 	}
