@@ -37,6 +37,11 @@ var podspecProbesSpecs = []*specDef{
 		text: "a container with a readiness probe that exits and is started again is not Ready until its new instance's probe succeeds (nothing of the previous instance's result carries over), then Ready"},
 }
 
+// crashLoopBackOff is the kubelet's first restart back-off of a container
+// that exited (kubelet.go, backOffPeriod: 10s, doubling up to 5 minutes),
+// which a provider built on its runtime manager waits before a restart.
+const crashLoopBackOff = 10 * time.Second
+
 // probePeriod is the periodSeconds of the specs' probes.
 const probePeriod = time.Second
 
@@ -545,7 +550,10 @@ func podReadinessPerInstance(e *podEnv) {
 			r.expectPodReady(true)
 		}
 		desc := fmt.Sprintf("pod %s: container web started again and Ready", podRef(pod))
-		within := 2*(writeAfter+readyFor) + periods(3)
+		// The first instance's run, the restart back-off a kubelet-like
+		// runtime gives a container that exited (10s), the new
+		// instance's run up to its first Ready probe, and a margin.
+		within := writeAfter + readyFor + crashLoopBackOff + writeAfter + periods(3)
 		if !last {
 			if !r.tryUntil(within, desc, round) {
 				e.tryAgain(pod, fmt.Sprintf("container web was not seen started again and Ready within %s", within), windows[try+1])
