@@ -159,20 +159,20 @@ func podNetworkStartupProbes(e *podEnv) {
 	httpPort := e.w().Port()
 	httpC := e.probed(serve(httpPort))
 	httpC.StartupProbe = specProbe(v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/" + file, Port: intstr.FromInt32(int32(httpPort))}}, e.startupThreshold(listenAfter))
-	startedOnceListening(e, httpC, "http-startup", fmt.Sprintf("HTTP GET startup probe of /%s on port %d", file, httpPort), listenAfter)
+	startedOnceListening(e, httpC, "http-startup", fmt.Sprintf("HTTP GET of /%s on port %d", file, httpPort), listenAfter)
 	tcpPort := e.w().Port()
 	tcpC := e.probed(serve(tcpPort))
 	tcpC.StartupProbe = tcpProbe(tcpPort, e.startupThreshold(listenAfter))
-	startedOnceListening(e, tcpC, "tcp-startup", fmt.Sprintf("TCP socket startup probe of port %d", tcpPort), listenAfter)
+	startedOnceListening(e, tcpC, "tcp-startup", fmt.Sprintf("TCP connection to port %d", tcpPort), listenAfter)
 }
 
 // startedOnceListening syncs a pod of container c, whose startup probe
-// (what how says) can succeed only once its server listens, listenAfter
+// (an HTTP GET or TCP connection, what how says) can succeed only once its server listens, listenAfter
 // after it starts, and checks that it is not Started before then (a
 // period of margin), then Started, the same instance all along.
 func startedOnceListening(e *podEnv, c v1.Container, name, how string, listenAfter time.Duration) {
 	pod := e.newPod(name, v1.RestartPolicyAlways, c)
-	e.step(fmt.Sprintf("syncing a pod whose container has a %s (failureThreshold %d), where its httpd listens %s after it starts", how, c.StartupProbe.FailureThreshold, listenAfter))
+	e.step(fmt.Sprintf("syncing a pod whose container's startup probe (%s, failureThreshold %d) can succeed once its httpd listens, %s after the container starts", how, c.StartupProbe.FailureThreshold, listenAfter))
 	r := &probeRun{e: e, pod: pod}
 	first := r.running()
 	early := 0
@@ -180,7 +180,7 @@ func startedOnceListening(e *podEnv, c v1.Container, name, how string, listenAft
 		st, cs := r.round(false)
 		run := runningOf(st, "web")
 		if run == nil || run.ID != first.ID {
-			e.failf("container web (instance %s) was killed or restarted %s after it started, before or right after its %s could succeed: %s",
+			e.failf("container web (instance %s) was killed or restarted %s after it started, before or right after its startup probe (%s) could succeed: %s",
 				first.ID, sinceStart(first).Round(time.Millisecond), how, describeStatus(st))
 		}
 		started := cs.Started != nil && *cs.Started
@@ -189,13 +189,13 @@ func startedOnceListening(e *podEnv, c v1.Container, name, how string, listenAft
 		if ran := sinceStart(run); ran < listenAfter-probePeriod {
 			early++
 			if started {
-				e.failf("RefreshPodStatus reports container web Started %s after it started, before its %s could succeed (nothing listens before %s): the probe was not run", ran.Round(time.Millisecond), how, listenAfter)
+				e.failf("RefreshPodStatus reports container web Started %s after it started, before its startup probe (%s) could succeed (nothing listens before %s): the probe was not run", ran.Round(time.Millisecond), how, listenAfter)
 			}
 		}
-		g.Expect(started).To(gomega.BeTrue(), "container web is not Started %s after it started (its httpd listens after %s): its %s has not succeeded", sinceStart(run).Round(time.Millisecond), listenAfter, how)
+		g.Expect(started).To(gomega.BeTrue(), "container web is not Started %s after it started (its httpd listens after %s): its startup probe (%s) has not succeeded", sinceStart(run).Round(time.Millisecond), listenAfter, how)
 	})
 	if early == 0 {
-		e.note(fmt.Sprintf("no round ran in the first %s of the container with a %s (a loaded machine): Started before the first success was not checked", listenAfter-probePeriod, how))
+		e.note(fmt.Sprintf("no round ran in the first %s of the container whose startup probe is the %s (a loaded machine): Started before the first success was not checked", listenAfter-probePeriod, how))
 	}
 }
 

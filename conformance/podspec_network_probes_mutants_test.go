@@ -69,23 +69,34 @@ func podspecNetworkProbesMutants() []*mutant {
 		{
 			// A prober that stops once it has connected sees the port
 			// open for ever after: modelled by the fake not seeing the
-			// container's server stop (its kill $! dropped from the
-			// command of a container with a TCP liveness probe).
+			// container's server stop.
 			name:      "tcp-liveness-stops-after-success",
 			violation: "a TCP socket liveness probe stops after its first successful connect: a server that stops listening later is never noticed",
 			want:      []string{"KRI-POD-106"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{SyncPod: rewritePod(serverNeverStops)}
+			},
+		},
+		// The same two on real processes (hostprocess, whose probes
+		// connect to a real httpd that a real sh kills).
+		{
+			name:      "host-network-startup-probes-never-run",
+			violation: "HTTP GET and TCP socket startup probes never run: the container is never Started, its liveness probe held off",
+			want:      []string{"KRI-POD-105", "KRI-POD-106"},
+			host: func() fake.Interceptors {
 				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
-					if !isTCP(c.LivenessProbe) {
-						return
-					}
-					for _, argv := range []*[]string{&c.Command, &c.Args} {
-						*argv = slices.Clone(*argv)
-						for i, a := range *argv {
-							(*argv)[i] = strings.ReplaceAll(a, "kill $!", ":")
-						}
+					if isHTTP(c.StartupProbe) || isTCP(c.StartupProbe) {
+						c.StartupProbe.InitialDelaySeconds = neverSeconds
 					}
 				})}
+			},
+		},
+		{
+			name:      "host-tcp-liveness-stops-after-success",
+			violation: "a TCP socket liveness probe stops after its first successful connect: a server that stops listening later is never noticed",
+			want:      []string{"KRI-POD-106"},
+			host: func() fake.Interceptors {
+				return fake.Interceptors{SyncPod: rewritePod(serverNeverStops)}
 			},
 		},
 		{
@@ -100,6 +111,21 @@ func podspecNetworkProbesMutants() []*mutant {
 				})}
 			},
 		},
+	}
+}
+
+// serverNeverStops drops kill $! from the command of a container with a
+// TCP liveness probe: its server listens for as long as it runs, as a
+// prober that stopped after its first successful connect sees it.
+func serverNeverStops(c *v1.Container) {
+	if !isTCP(c.LivenessProbe) {
+		return
+	}
+	for _, argv := range []*[]string{&c.Command, &c.Args} {
+		*argv = slices.Clone(*argv)
+		for i, a := range *argv {
+			(*argv)[i] = strings.ReplaceAll(a, "kill $!", ":")
+		}
 	}
 }
 
@@ -127,16 +153,18 @@ func networkStartupMutant(name, violation string, want []string, kind func(*v1.P
 // other specs fail too, by mutant: each breaks what they rely on (a SyncPod
 // that returns, stable container IDs, restarts, their exit codes, restart
 // counts and last terminations, a grace period for the preStop hook, a
-// KillPod that stops the pod and returns, the log's tail as the message).
+// KillPod that stops the pod and returns, the log's tail as the message,
+// the notifications that bring probe results to the agent).
 var networkProbesAlsoFailed = map[string][]string{
-	"syncpod-blocks-forever":            {"KRI-POD-087", "KRI-POD-088", "KRI-POD-089", "KRI-POD-090"},
-	"container-ids-unstable":            {"KRI-POD-087", "KRI-POD-089"},
-	"exit-codes-lost":                   {"KRI-POD-088", "KRI-POD-089"},
-	"replaced-instances-lose-exit-code": {"KRI-POD-088", "KRI-POD-089"},
-	"last-termination-state-dropped":    {"KRI-POD-088", "KRI-POD-089"},
-	"restart-policy-ignored":            {"KRI-POD-088", "KRI-POD-089"},
-	"restart-count-stuck-at-zero":       {"KRI-POD-088", "KRI-POD-089"},
-	"host-liveness-ignored":             {"KRI-POD-088", "KRI-POD-089"},
+	"syncpod-blocks-forever":            {"KRI-POD-087", "KRI-POD-088", "KRI-POD-089", "KRI-POD-090", "KRI-POD-105", "KRI-POD-106"},
+	"container-ids-unstable":            {"KRI-POD-087", "KRI-POD-089", "KRI-POD-105"},
+	"exit-codes-lost":                   {"KRI-POD-088", "KRI-POD-089", "KRI-POD-106"},
+	"replaced-instances-lose-exit-code": {"KRI-POD-088", "KRI-POD-089", "KRI-POD-106"},
+	"last-termination-state-dropped":    {"KRI-POD-088", "KRI-POD-089", "KRI-POD-106"},
+	"restart-policy-ignored":            {"KRI-POD-088", "KRI-POD-089", "KRI-POD-106"},
+	"restart-count-stuck-at-zero":       {"KRI-POD-088", "KRI-POD-089", "KRI-POD-106"},
+	"host-liveness-ignored":             {"KRI-POD-088", "KRI-POD-089", "KRI-POD-106"},
+	"host-startup-ignored":              {"KRI-POD-105"},
 	"host-ready-sticks":                 {"KRI-POD-087"},
 	"kill-leaves-container-running":     {"KRI-POD-090"},
 	"grace-period-ignored":              {"KRI-POD-090"},
@@ -145,4 +173,8 @@ var networkProbesAlsoFailed = map[string][]string{
 	"host-no-log-fallback":              {"KRI-POD-090"},
 	"host-prestop-ignored":              {"KRI-POD-090"},
 	"host-prestop-after-sigterm":        {"KRI-POD-090"},
+	// The agent learns of a startup probe's success, and of a restart,
+	// from HandlePodSyncByUID (pod_notify_mutants_test.go).
+	"never-notifies":       {"KRI-POD-105", "KRI-POD-106"},
+	"notifies-starts-only": {"KRI-POD-105", "KRI-POD-106"},
 }
