@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// The network probe specs (KRI-POD-087 to 090): HTTP GET and TCP socket
-// probes and an HTTP GET preStop hook, as the kubelet's prober and hook
+// The network probe specs (KRI-POD-087 to 090, 105, 106): HTTP GET and TCP
+// socket probes of the three kinds and an HTTP GET preStop hook, as the kubelet's prober and hook
 // runner send them to the container's port, mirroring the node e2e tests
 // of container_probe.go and lifecycle_hook.go. Their containers serve with
 // busybox httpd (httpd -f -p PORT -h DIR, in the vocabulary of package
@@ -29,6 +29,10 @@ var podspecNetworkProbesSpecs = []*specDef{
 		text: "a container whose TCP liveness probe connects is left running, and one whose probed port nothing listens on is killed and started again"},
 	{id: "KRI-POD-090", level: Must, kind: kindPod, groups: []string{"pod-spec", "network-probes", "kill"}, caps: []Capability{CapNetworkProbes, CapTerminationMessage}, pod: podHTTPPreStopHook,
 		text: "KillPod sends a container's HTTP GET preStop hook to its port before SIGTERM: the container's server logs the request before it exits"},
+	{id: "KRI-POD-105", level: Must, kind: kindPod, groups: []string{"pod-spec", "network-probes"}, caps: []Capability{CapNetworkProbes}, pod: podNetworkStartupProbes,
+		text: "a container whose HTTP GET (or TCP socket) startup probe cannot succeed until its server listens is not Started before then, and Started once the probe succeeds"},
+	{id: "KRI-POD-106", level: Must, kind: kindPod, groups: []string{"pod-spec", "network-probes"}, caps: []Capability{CapNetworkProbes}, pod: podTCPLivenessKeepsProbing,
+		text: "a TCP liveness probe keeps probing after it has connected: a container whose server stops listening while the container runs on is killed and started again"},
 }
 
 // httpTarget is the HTTP GET probe of the file at path, served by httpd on
@@ -133,4 +137,82 @@ func podHTTPPreStopHook(e *podEnv) {
 			e.failf("the killed instance of web (exit code %d) has message %q, the tail of its log, in which its httpd did not log a request of %s: the preStop hook was not sent, or was sent after SIGTERM had stopped the server", inst.ExitCode, inst.Message, hookPath)
 		}
 	}
+}
+
+// startupThreshold is the failureThreshold of a startup probe whose server
+// listens after listenAfter: failures for as long as the spec waits for
+// it, so that a server slow to start on a loaded machine is not killed for
+// it.
+func (e *podEnv) startupThreshold(listenAfter time.Duration) int32 {
+	return int32((e.st.t.State+listenAfter)/probePeriod) + 4
+}
+
+func podNetworkStartupProbes(e *podEnv) {
+	path := e.w().ProbeFilePath()
+	dir, file := splitServed(path)
+	// The server listens listenAfter after the container starts (its file
+	// is there from the start): the startup probe fails until then.
+	const listenAfter = 2 * time.Second
+	serve := func(port int) string {
+		return fmt.Sprintf("echo ok > %s; sleep %s; httpd -f -p %d -h %s & ", path, seconds(listenAfter), port, dir)
+	}
+	httpPort := e.w().Port()
+	httpC := e.probed(serve(httpPort))
+	httpC.StartupProbe = specProbe(v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/" + file, Port: intstr.FromInt32(int32(httpPort))}}, e.startupThreshold(listenAfter))
+	startedOnceListening(e, httpC, "http-startup", fmt.Sprintf("HTTP GET of /%s on port %d", file, httpPort), listenAfter)
+	tcpPort := e.w().Port()
+	tcpC := e.probed(serve(tcpPort))
+	tcpC.StartupProbe = tcpProbe(tcpPort, e.startupThreshold(listenAfter))
+	startedOnceListening(e, tcpC, "tcp-startup", fmt.Sprintf("TCP connection to port %d", tcpPort), listenAfter)
+}
+
+// startedOnceListening syncs a pod of container c, whose startup probe
+// (an HTTP GET or TCP connection, what how says) can succeed only once its server listens, listenAfter
+// after it starts, and checks that it is not Started before then (a
+// period of margin), then Started, the same instance all along.
+func startedOnceListening(e *podEnv, c v1.Container, name, how string, listenAfter time.Duration) {
+	pod := e.newPod(name, v1.RestartPolicyAlways, c)
+	e.step(fmt.Sprintf("syncing a pod whose container's startup probe (%s, failureThreshold %d) can succeed once its httpd listens, %s after the container starts", how, c.StartupProbe.FailureThreshold, listenAfter))
+	r := &probeRun{e: e, pod: pod}
+	first := r.running()
+	early := 0
+	r.until(e.st.t.State+listenAfter+periods(3), fmt.Sprintf("pod %s: container web Started", podRef(pod)), func(g gomega.Gomega) {
+		st, cs := r.round(false)
+		run := runningOf(st, "web")
+		if run == nil || run.ID != first.ID {
+			e.failf("container web (instance %s) was killed or restarted %s after it started, before or right after its startup probe (%s) could succeed: %s",
+				first.ID, sinceStart(first).Round(time.Millisecond), how, describeStatus(st))
+		}
+		started := cs.Started != nil && *cs.Started
+		// One period of margin: the server listens listenAfter after
+		// the process started, which is at or after StartedAt.
+		if ran := sinceStart(run); ran < listenAfter-probePeriod {
+			early++
+			if started {
+				e.failf("RefreshPodStatus reports container web Started %s after it started, before its startup probe (%s) could succeed (nothing listens before %s): the probe was not run", ran.Round(time.Millisecond), how, listenAfter)
+			}
+		}
+		g.Expect(started).To(gomega.BeTrue(), "container web is not Started %s after it started (its httpd listens after %s): its startup probe (%s) has not succeeded", sinceStart(run).Round(time.Millisecond), listenAfter, how)
+	})
+	if early == 0 {
+		e.note(fmt.Sprintf("no round ran in the first %s of the container whose startup probe is the %s (a loaded machine): Started before the first success was not checked", listenAfter-probePeriod, how))
+	}
+}
+
+func podTCPLivenessKeepsProbing(e *podEnv) {
+	dir, _ := splitServed(e.w().ProbeFilePath())
+	port := e.w().Port()
+	// The server is killed stopAfter after the container starts, which
+	// runs on. A TCP startup probe holds the liveness probe off until the
+	// server listens; should it miss the server altogether (one slow to
+	// start on a loaded machine, killed before it listened), its few
+	// failures kill the container as well, within the wait.
+	const stopAfter = 3 * time.Second
+	c := e.probed(fmt.Sprintf("httpd -f -p %d -h %s & sleep %s; kill $!; ", port, dir, seconds(stopAfter)))
+	c.StartupProbe = tcpProbe(port, int32(stopAfter/probePeriod)+2)
+	c.LivenessProbe = tcpProbe(port, 1)
+	pod := e.newPod("tcp-stops", v1.RestartPolicyAlways, c)
+	e.step(fmt.Sprintf("syncing a pod whose container's httpd listens on port %d, probed by a TCP liveness probe, and is killed (kill $!) %s after the container starts, the container running on", port, stopAfter))
+	r := &probeRun{e: e, pod: pod}
+	r.expectRestarted(r.running(), stopAfter, "its TCP liveness probe found nothing listening once its httpd was killed")
 }

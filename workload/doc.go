@@ -46,6 +46,14 @@
 //	                        httpd -f -p 8080 -h /tmp & sleep infinity & wait)
 //	                        serves in the background while the script goes
 //	                        on; one server per port
+//	kill $!                 in sh -c, after httpd ... & with no background
+//	                        statement or kill $! between: stop that server
+//	                        (SIGTERM, on which it exits) while the script
+//	                        goes on; from then on nothing listens on its
+//	                        port (Server.Stops), as in httpd -f -p 8080 -h
+//	                        /tmp & sleep 5; kill $!; sleep infinity & wait
+//	                        (not after trap '' TERM, which the server
+//	                        would inherit)
 //	exit $VAR, exit ${VAR}  exit with the value of environment variable VAR
 //	                        (ParseEnv, OfEnv and OfHandler only; unset or
 //	                        empty is a bare exit, as in sh)
@@ -57,8 +65,8 @@
 // Statements take effect in order: the writes of echo and rm happen at the
 // time the sleeps before them add up to (Behaviour.Writes, FileAt). Words
 // are literal: quotes, $, globs and other characters sh would interpret
-// put a statement outside the vocabulary, except in the trap and exit forms
-// above, so that a real sh and an interpreter always agree.
+// put a statement outside the vocabulary, except in the trap, exit and
+// kill $! forms above, so that a real sh and an interpreter always agree.
 //
 // # Environment and expansion
 //
@@ -92,13 +100,15 @@
 // A container that serves runs busybox httpd (Behaviour.Servers): it
 // listens on its port from the moment the sleeps before it add up to until
 // the container ends, and answers a GET with a file under its document
-// root, which the container writes and removes with echo and rm -f. An
+// root, which the container writes and removes with echo and rm -f, or
+// until the script stops it with kill $! (the container running on). An
 // HTTP probe on that path succeeds while the file exists and fails with 404
 // once it is gone; a TCP probe of the port succeeds while httpd listens
 // (busybox 1.35's nc, Debian's busybox-static, has no -k to listen for
 // more than one connection, so httpd is the vocabulary's only listener):
 //
 //	sh -c "trap 'exit 143' TERM; echo ok > /tmp/healthz; httpd -f -p 8080 -h /tmp & sleep 10; rm -f /tmp/healthz; sleep infinity & wait"
+//	sh -c "trap 'exit 143' TERM; httpd -f -p 8080 -h /tmp & sleep 10; kill $!; sleep infinity & wait"
 //
 // A simulator asks Behaviour.ListensAt (is it listening on port N at time
 // d), HTTPGet.At (what a GET of path P on port N answers at time d, from the

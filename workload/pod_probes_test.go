@@ -218,6 +218,30 @@ func TestPodNetProbesAndProbeFunc(t *testing.T) {
 	}
 }
 
+// A TCP liveness probe keeps probing: the run whose server its command
+// kills (kill $!) is killed once the probe fails, though it runs on; an
+// HTTP or TCP startup probe holds Started until the server listens.
+func TestPodNetProbesServerStops(t *testing.T) {
+	tcp := func(port int32, threshold int32) *v1.Probe {
+		return &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(port)}}, PeriodSeconds: 1, FailureThreshold: threshold, SuccessThreshold: 1}
+	}
+	web := shc("web", "trap 'exit 143' TERM; httpd -f -p 8080 -h /www & sleep 3; kill $!; sleep infinity & wait")
+	web.LivenessProbe = tcp(8080, 1)
+	late := shc("late", "echo ok > /www/healthz; sleep 2; httpd -f -p 8081 -h /www & sleep infinity & wait")
+	late.StartupProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8081)}}, PeriodSeconds: 1, FailureThreshold: 10, SuccessThreshold: 1}
+	lateTCP := shc("latetcp", "sleep 2; httpd -f -p 8082 -h /www & sleep infinity & wait")
+	lateTCP.StartupProbe = tcp(8082, 10)
+	p := newSimPod(v1.RestartPolicyAlways, nil, []v1.Container{web, late, lateTCP})
+	expectAt(t, p, 1.5, "web: run 0 running since 0s started=true ready=true; late: run 0 running since 0s started=false ready=false; latetcp: run 0 running since 0s started=false ready=false",
+		"nothing listens on 8081 and 8082 before 2s")
+	expectAt(t, p, 2.5, "web: run 0 running since 0s started=true ready=true; late: run 0 running since 0s started=true ready=true; latetcp: run 0 running since 0s started=true ready=true",
+		"the startup probes succeed at 2s, when the servers listen; web's liveness passes while its server listens")
+	rest := "; late: run 0 running since 0s started=true ready=true; latetcp: run 0 running since 0s started=true ready=true"
+	expectAt(t, p, 3.5, "web: run 0 exited 143 at 3s started=false ready=false waiting CrashLoopBackOff until 4s"+rest,
+		"web's server is killed at 3s, its command runs on: its liveness probe fails then, and SIGTERM ends it (exit 143)")
+	expectAt(t, p, 4.5, "web: run 1 running since 4s started=true ready=true"+rest, "restarted after the 1s back-off")
+}
+
 // A failed postStart hook is the reason of the wait for the restart.
 func TestPodWaitingAfterPostStartFailure(t *testing.T) {
 	app := shc("app", "sleep infinity")

@@ -30,6 +30,17 @@ type Server struct {
 	// each request on its standard error, which the vocabulary counts as
 	// Stdout (the container's log): RequestLog gives the lines.
 	LogsRequests bool
+	// Stops is true when the command kills the server (kill $! after
+	// httpd ... &) at StopsAt, counted from the start of the command: from
+	// then on nothing listens on Port, while the command runs on.
+	Stops   bool
+	StopsAt time.Duration
+}
+
+// listensAt reports whether s, a server of a command that still runs d
+// after it started, listens then: from At until it stops.
+func (s Server) listensAt(d time.Duration) bool {
+	return s.At <= d && !(s.Stops && d >= s.StopsAt)
 }
 
 // httpd interprets the arguments of httpd: -f, -vv, -p PORT and -h DIR in
@@ -81,15 +92,16 @@ func addServer(b *Behaviour, s Server) bool {
 }
 
 // ServerAt returns the server of the command that listens on port d after
-// the command started: one started by then, while the command still runs
-// (its servers end with it: a container's processes die with its main
-// process). ok is false when nothing listens there then.
+// the command started: one started by then and not stopped (kill $!),
+// while the command still runs (its servers end with it: a container's
+// processes die with its main process). ok is false when nothing listens
+// there then.
 func (b Behaviour) ServerAt(port int, d time.Duration) (s Server, ok bool) {
 	if !b.RunsUntilKilled && d >= b.RunFor {
 		return Server{}, false
 	}
 	for _, s := range b.Servers {
-		if s.Port == port && s.At <= d {
+		if s.Port == port && s.listensAt(d) {
 			return s, true
 		}
 	}

@@ -166,3 +166,107 @@ func checkServerInAShell(t *testing.T, bin string) {
 		t.Errorf("httpd -vv logged:\n%s\nwant the lines of Server.RequestLog for a 404 of /healthz", log.String())
 	}
 }
+
+// TestServerStopsInAShell runs the vocabulary's kill $! under a real sh
+// (the system's sh, and busybox's when there is one) with the kit's httpd
+// stand-in and with busybox's httpd: the server listens, then, once the
+// script has killed it, nothing listens on its port while the script runs
+// on, as Behaviour.ListensAt says.
+func TestServerStopsInAShell(t *testing.T) {
+	bb, bbErr := exec.LookPath("busybox")
+	needBusybox := func(t *testing.T) {
+		if bbErr != nil {
+			if os.Getenv(busyboxEnv) != "" {
+				t.Fatalf("%s is set but busybox is not on PATH: %v", busyboxEnv, bbErr)
+			}
+			t.Skipf("busybox is not installed (make e2e installs Debian's busybox-static and sets %s)", busyboxEnv)
+		}
+	}
+	for _, shell := range []string{"sh", "busybox sh"} {
+		for _, server := range []string{"stand-in", "busybox"} {
+			t.Run(shell+"/"+server, func(t *testing.T) {
+				sh := []string{"sh"}
+				if shell != "sh" {
+					needBusybox(t)
+					sh = []string{bb, "sh"}
+				}
+				dir := t.TempDir()
+				if server == "busybox" {
+					needBusybox(t)
+					if err := os.Symlink(bb, filepath.Join(dir, "httpd")); err != nil {
+						t.Fatal(err)
+					}
+				} else if err := httpd.Install(dir); err != nil {
+					t.Fatal(err)
+				}
+				checkServerStopsInAShell(t, sh, dir)
+			})
+		}
+	}
+}
+
+// checkServerStopsInAShell runs a script that kills its server under sh
+// with bin (holding httpd) first on PATH.
+func checkServerStopsInAShell(t *testing.T, sh []string, bin string) {
+	root := t.TempDir()
+	port := httpdtest.Port(t)
+	const serveFor = 1500 * time.Millisecond
+	script := fmt.Sprintf("trap 'exit 143' TERM; httpd -f -p %d -h %s & sleep %v; kill $!; sleep infinity & wait", port, root, serveFor.Seconds())
+	b := workload.Parse([]string{"sh", "-c", script}, nil)
+	if b.Unknown || len(b.Servers) != 1 || !b.RunsUntilKilled {
+		t.Fatalf("the test's script is outside the vocabulary: %+v", b)
+	}
+	if !b.ListensAt(port, 0) || b.ListensAt(port, serveFor) {
+		t.Fatalf("the vocabulary has the server listen at 0: %v, at %v: %v; the test expects listening, then not", b.ListensAt(port, 0), serveFor, b.ListensAt(port, serveFor))
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sh[0], append(sh[1:], "-c", script)...)
+	cmd.Env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var log syncBuffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	defer func() { cancel(); <-exited }()
+
+	listens := func() bool {
+		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err != nil {
+			return false
+		}
+		conn.Close()
+		return true
+	}
+	// Listening, then not: each seen within a generous deadline (a real
+	// process on a loaded machine), the script running all along.
+	for _, want := range []bool{true, false} {
+		deadline := time.Now().Add(30 * time.Second)
+		for listens() != want && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if listens() != want {
+			t.Fatalf("the server's port never reached listening=%v (the vocabulary: listening until the script's kill $! after %v, then not); log:\n%s", want, serveFor, log.String())
+		}
+		select {
+		case <-exited:
+			t.Fatalf("the script exited (%v) while its server was to be listening=%v; log:\n%s", cmd.ProcessState, want, log.String())
+		default:
+		}
+	}
+	// Nothing listens again, and the script still runs.
+	time.Sleep(200 * time.Millisecond)
+	if listens() {
+		t.Fatalf("the port listens again after the server was killed; log:\n%s", log.String())
+	}
+	select {
+	case <-exited:
+		t.Fatalf("the script exited (%v) after killing its server; the vocabulary has it run until killed; log:\n%s", cmd.ProcessState, log.String())
+	default:
+	}
+}

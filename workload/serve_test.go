@@ -50,6 +50,18 @@ func TestParseServers(t *testing.T) {
 		{"a dangling -p is outside the vocabulary", []string{"httpd", "-f", "-h", "/tmp", "-p"}, forever},
 		{"& outside sh is outside the vocabulary", []string{"httpd", "-f", "-p", "80", "-h", "/tmp", "&", "x"}, forever},
 		{"a second server on the same port is outside the vocabulary", []string{"sh", "-c", "httpd -f -p 80 -h /a & httpd -f -p 80 -h /b"}, forever},
+		{"kill $! stops the server started last in the background", []string{"sh", "-c", "trap 'exit 143' TERM; httpd -f -p 81 -h /a & sleep 1; httpd -f -p 82 -h /b & sleep 2.5; kill $!; sleep infinity & wait"},
+			workload.Behaviour{RunsUntilKilled: true, RunFor: 3500 * time.Millisecond, TrapsSIGTERM: true, SIGTERMExitCode: 143, TrapDeferred: true,
+				Servers: []workload.Server{{Port: 81, Dir: "/a"}, {At: time.Second, Port: 82, Dir: "/b", Stops: true, StopsAt: 3500 * time.Millisecond}}}},
+		{"kill $! at once", []string{"sh", "-c", "httpd -f -p 81 -h /a & kill $!; sleep 3"},
+			workload.Behaviour{RunFor: 3 * time.Second, Servers: []workload.Server{{Port: 81, Dir: "/a", Stops: true}}}},
+		{"kill $! without a server in the background is outside the vocabulary", []string{"sh", "-c", "sleep 1; kill $!; sleep 3"}, forever},
+		{"kill $! after a foreground httpd is outside the vocabulary", []string{"sh", "-c", "kill $!; httpd -f -p 81 -h /a"}, forever},
+		{"kill $! after sleep & wait is outside the vocabulary ($! is the sleep)", []string{"sh", "-c", "httpd -f -p 81 -h /a & sleep 1 & wait; kill $!"}, forever},
+		{"kill $! twice is outside the vocabulary", []string{"sh", "-c", "httpd -f -p 81 -h /a & sleep 1; kill $!; kill $!"}, forever},
+		{"kill $! of a server that ignores SIGTERM is outside the vocabulary", []string{"sh", "-c", "trap '' TERM; httpd -f -p 81 -h /a & sleep 1; kill $!; sleep 3"}, forever},
+		{"kill of anything but $! is outside the vocabulary", []string{"sh", "-c", "httpd -f -p 81 -h /a & sleep 1; kill %1; sleep 3"}, forever},
+		{"kill $! alone is outside the vocabulary", []string{"kill", "$!"}, forever},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,6 +103,18 @@ func TestListensAt(t *testing.T) {
 		if got := b.ListensAt(tt.port, tt.at); got != tt.want {
 			t.Errorf("ListensAt(%d, %v) = %v, want %v (servers %+v, run for %v)", tt.port, tt.at, got, tt.want, b.Servers, b.RunFor)
 		}
+	}
+	stops := workload.Parse([]string{"sh", "-c", "httpd -f -p 80 -h /tmp & sleep 2; kill $!; sleep infinity & wait"}, nil)
+	for _, tt := range []struct {
+		at   time.Duration
+		want bool
+	}{{0, true}, {2*time.Second - time.Nanosecond, true}, {2 * time.Second, false}, {1000 * time.Hour, false}} {
+		if got := stops.ListensAt(80, tt.at); got != tt.want {
+			t.Errorf("a server killed (kill $!) after 2s: ListensAt(80, %v) = %v, want %v (servers %+v)", tt.at, got, tt.want, stops.Servers)
+		}
+	}
+	if s, ok := stops.ServerAt(80, 3*time.Second); ok {
+		t.Errorf("ServerAt(80, 3s) = %+v of a server killed after 2s", s)
 	}
 	if forever := workload.Parse([]string{"httpd", "-f", "-p", "80", "-h", "/tmp"}, nil); !forever.ListensAt(80, 1000*time.Hour) {
 		t.Error("a foreground httpd does not listen after 1000h; it runs until killed")

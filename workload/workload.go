@@ -265,6 +265,12 @@ var unknown = Behaviour{RunsUntilKilled: true, Unknown: true}
 // the whole command run until killed.
 func (p parser) statements(stmts [][]string) Behaviour {
 	var b Behaviour
+	// bg is the index in b.Servers of the server started last in the
+	// background, the process $! names; -1 when there is none, or when a
+	// later background job, or a kill, has taken its place. bgIgnores is
+	// true when it was started with SIGTERM ignored (trap '' TERM), which
+	// a child inherits.
+	bg, bgIgnores := -1, false
 	for _, f := range stmts {
 		switch name := path.Base(f[0]); {
 		case name == "sleep" && (len(f) == 2 || len(f) == 4 && f[2] == "&" && f[3] == "wait"):
@@ -272,6 +278,9 @@ func (p parser) statements(stmts [][]string) Behaviour {
 			// builtin, which a trapped signal interrupts.
 			if len(f) == 2 && b.TrapsSIGTERM {
 				b.TrapDeferred = true
+			}
+			if len(f) == 4 {
+				bg = -1 // $! is the background sleep now
 			}
 			if f[1] == "infinity" || f[1] == "inf" {
 				b.RunsUntilKilled = true
@@ -339,12 +348,25 @@ func (p parser) statements(stmts [][]string) Behaviour {
 				return unknown
 			}
 			if background {
+				bg, bgIgnores = len(b.Servers)-1, b.IgnoresSIGTERM
 				continue
 			}
 			// In the foreground it serves until killed; like a foreground
 			// sleep, it defers a trap of the shell.
 			b.RunsUntilKilled, b.TrapDeferred = true, b.TrapsSIGTERM
 			return b
+		case name == "kill" && len(f) == 2 && f[1] == "$!":
+			// kill $!: SIGTERM to the server started last in the
+			// background, which exits (it is not PID 1); another target
+			// ($! of a sleep, or of a server already killed), or a
+			// server that ignores SIGTERM as its shell did when it
+			// started it, is outside the vocabulary.
+			if bg < 0 || bgIgnores {
+				return unknown
+			}
+			b.Servers[bg].Stops, b.Servers[bg].StopsAt = true, b.RunFor
+			bg = -1
+			b.ExitCode = 0
 		case name == "rm" && len(f) == 3 && f[1] == "-f" && plainPath(f[2]):
 			b.Writes = append(b.Writes, Write{At: b.RunFor, Path: f[2], Remove: true})
 			b.ExitCode = 0

@@ -112,12 +112,15 @@ func (r *RuntimeService) dropSandboxNetwork(id string) {
 
 // server is one server of a container's command (httpd): scheduled to open
 // at the container's start plus its At, open from then until the
-// container's process ends.
+// container's process ends, or until its command kills it (kill $!: its
+// StopsAt).
 type server struct {
 	s workload.Server
 	// opening is the timer that opens it (At > 0), nil once it has fired
-	// or been stopped.
-	opening *time.Timer
+	// or been stopped; closing the timer that closes it (Stops), likewise.
+	opening, closing *time.Timer
+	// killed is set once its command has killed it: it never opens again.
+	killed bool
 	// http serves it once open; nil before, and when the port could not
 	// be bound.
 	http *http.Server
@@ -143,6 +146,21 @@ func (r *RuntimeService) startServers(id string, p *process, startedAt time.Time
 	for _, s := range p.b.Servers {
 		sv := &server{s: s}
 		p.servers = append(p.servers, sv)
+		if s.Stops {
+			if s.StopsAt <= 0 {
+				sv.killed = true // killed at once: never listens
+				continue
+			}
+			sv.closing = r.afterFunc(time.Until(startedAt.Add(s.StopsAt)), func() {
+				r.Lock()
+				defer r.Unlock()
+				if sv.closing == nil { // stopped meanwhile
+					return
+				}
+				sv.closing = nil
+				r.killServer(sv)
+			})
+		}
 		if s.At <= 0 {
 			r.openServer(id, p, sv)
 			continue
@@ -154,7 +172,7 @@ func (r *RuntimeService) startServers(id string, p *process, startedAt time.Time
 				return
 			}
 			sv.opening = nil
-			if c, ok := r.Containers[id]; ok && r.procs[id] == p && !r.closed {
+			if c, ok := r.Containers[id]; ok && r.procs[id] == p && !r.closed && !sv.killed {
 				r.settle(id, c, time.Now().UnixNano())
 				if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
 					r.openServer(id, p, sv)
@@ -231,6 +249,19 @@ func (r *RuntimeService) openServer(id string, p *process, sv *server) {
 	}(sv.http)
 }
 
+// killServer closes sv, which its command has killed (kill $!), and keeps
+// it from opening: the container runs on with nothing listening on its
+// port. The caller holds the lock.
+func (r *RuntimeService) killServer(sv *server) {
+	sv.killed = true
+	r.stopTimer(sv.opening)
+	sv.opening = nil
+	if sv.http != nil {
+		_ = sv.http.Close()
+		sv.http = nil
+	}
+}
+
 // stopServers closes the container's servers and stops its timers: its
 // process has ended, or it is gone. It does not wait for the goroutines
 // that served them (Close does). The caller holds the lock.
@@ -240,7 +271,8 @@ func (r *RuntimeService) stopServers(p *process) {
 	}
 	for _, sv := range p.servers {
 		r.stopTimer(sv.opening)
-		sv.opening = nil
+		r.stopTimer(sv.closing)
+		sv.opening, sv.closing = nil, nil
 		if sv.http != nil {
 			_ = sv.http.Close() // closes its listener and connections
 			sv.http = nil

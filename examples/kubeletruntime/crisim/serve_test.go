@@ -248,6 +248,18 @@ func TestServersOpenAndCloseWithTheirContainer(t *testing.T) {
 	startIn(t, r, sb, cfg, "brief", fmt.Sprintf("httpd -f -p %d -h /tmp & sleep 0.2; exit 0", brief))
 	eventually(t, fmt.Sprintf("port %d closes after its container exited on its own", brief), func() bool { return !listens(addr(brief)) })
 
+	killed := httpdtest.Port(t)
+	kid, _ := startIn(t, r, sb, cfg, "killed", fmt.Sprintf("httpd -f -p %d -h /tmp & sleep 0.2; kill $!; sleep infinity & wait", killed))
+	eventually(t, fmt.Sprintf("port %d closes once its container's command killed its httpd (kill $!)", killed), func() bool { return !listens(addr(killed)) })
+	if st, err := r.ContainerStatus(t.Context(), kid, false); err != nil || st.GetStatus().GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		t.Errorf("the container whose command killed its httpd is not running (it sleeps on): %v, %v", st.GetStatus().GetState(), err)
+	}
+	atOnce := httpdtest.Port(t)
+	startIn(t, r, sb, cfg, "atonce", fmt.Sprintf("httpd -f -p %d -h /tmp & kill $!; sleep infinity & wait", atOnce))
+	if listens(addr(atOnce)) {
+		t.Errorf("port %d accepts connections; its command killed its httpd at once", atOnce)
+	}
+
 	removed := httpdtest.Port(t)
 	id, _ := startIn(t, r, sb, cfg, "removed", fmt.Sprintf("httpd -f -p %d -h /tmp", removed))
 	if !listens(addr(removed)) {
