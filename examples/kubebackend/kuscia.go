@@ -294,15 +294,26 @@ func (k *KusciaFaithful) apply(ctx context.Context, bk *v1.Pod) error {
 	case !apierrors.IsNotFound(err):
 		return fmt.Errorf("reading backend pod %s/%s from the cache: %v", bk.Namespace, bk.Name, err)
 	}
-	if _, err := k.client.CoreV1().Pods(k.namespace).Create(ctx, bk, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating backend pod %s/%s: %v", bk.Namespace, bk.Name, err)
-	}
+	// The lag counts from before the create: the informer may deliver the
+	// new pod before Create returns (a loaded machine), and its handler
+	// must find it hidden then too (backendPodChanged).
 	k.mu.Lock()
 	if k.created == nil {
 		k.created = map[string]time.Time{}
 	}
+	before, had := k.created[bk.Name]
 	k.created[bk.Name] = time.Now()
 	k.mu.Unlock()
+	if _, err := k.client.CoreV1().Pods(k.namespace).Create(ctx, bk, metav1.CreateOptions{}); err != nil {
+		k.mu.Lock()
+		if had {
+			k.created[bk.Name] = before
+		} else {
+			delete(k.created, bk.Name)
+		}
+		k.mu.Unlock()
+		return fmt.Errorf("creating backend pod %s/%s: %v", bk.Namespace, bk.Name, err)
+	}
 	return nil
 }
 
