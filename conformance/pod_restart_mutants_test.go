@@ -116,6 +116,27 @@ func podRestartMutants() []*mutant {
 			},
 		},
 		{
+			name:      "restart-count-from-one",
+			violation: "every instance reports one restart more than it has, in GetPodStatus and RefreshPodStatus: a container's first instance reports RestartCount 1",
+			// Every spec that reads the RestartCount of a container that
+			// never restarted.
+			want: []string{"KRI-POD-037", "KRI-POD-051", "KRI-POD-054", "KRI-POD-067", "KRI-POD-071", "KRI-POD-075", "KRI-POD-089"},
+			pod: func(*fake.PodProvider) fake.Interceptors {
+				return fake.Interceptors{
+					GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+						seen := map[*pkgcontainer.Status]bool{}
+						for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
+							if !seen[c] {
+								seen[c] = true
+								c.RestartCount++
+							}
+						}
+					}),
+					RefreshPodStatus: refreshEdit(func(cs *v1.ContainerStatus) { cs.RestartCount++ }),
+				}
+			},
+		},
+		{
 			name:      "restart-counts-shared",
 			violation: "GetPodStatus reports the pod's highest RestartCount for every container",
 			want:      []string{"KRI-POD-051", "KRI-POD-067"},
