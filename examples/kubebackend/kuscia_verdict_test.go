@@ -51,8 +51,10 @@ var (
 		"KRI-POD-013",
 		// KillPod returns right after the delete call, while the backend
 		// pod's containers run out their grace period: syncTerminatingPod's
-		// check fails the termination.
-		"KRI-POD-014",
+		// check fails the termination. (KRI-POD-014, whose containers exit
+		// at SIGTERM, sees it only when the informer has not yet delivered
+		// their exit: kusciaRacyFailures.)
+		//
 		// The same KillPod (k8s_provider.go KillPod: deleteBackendPod,
 		// then return) of a pod whose containers stop at different times:
 		// the SIGTERM-ignoring one still runs out its grace period.
@@ -61,6 +63,16 @@ var (
 		// again under its name is served the old pod's containers.
 		"KRI-POD-054",
 	}
+	// kusciaRacyFailures are specs the faithful mode fails or passes as the
+	// goroutines of one virtual instant happen to run: asserted neither
+	// way. KRI-POD-014 kills a pod whose containers exit at SIGTERM:
+	// KillPod returns right after the delete, and the simulated kubelet
+	// stops the containers at that same instant, so GetPodStatus right
+	// after shows them running only when the informer has not delivered
+	// the exit yet (1 run in 10 passed it under load). KRI-POD-095, whose
+	// SIGTERM-ignoring container runs out its grace period, shows the same
+	// bug every time.
+	kusciaRacyFailures = []string{"KRI-POD-014"}
 	// kusciaShouldFailures are the SHOULD specs it fails (warnings: the
 	// run is not strict): intermediate answers no agent path reads, and
 	// what the agent never asks for.
@@ -173,6 +185,8 @@ func TestKusciaFaithfulVerdict(t *testing.T) {
 // it.
 func compareFailures(t *testing.T, lvl conformance.Level, got, want []string, results map[string]specResult) {
 	t.Helper()
+	racy := func(id string) bool { return slices.Contains(kusciaRacyFailures, id) }
+	got, want = slices.DeleteFunc(slices.Clone(got), racy), slices.DeleteFunc(slices.Clone(want), racy)
 	for _, id := range got {
 		if !slices.Contains(want, id) {
 			t.Errorf("%s spec %s failed, and the list does not have it: %s", lvl, id, results[id].line)
