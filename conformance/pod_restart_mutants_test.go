@@ -139,7 +139,7 @@ func podRestartMutants() []*mutant {
 		{
 			name:      "restart-counts-shared",
 			violation: "GetPodStatus reports the pod's highest RestartCount for every container",
-			want:      []string{"KRI-POD-051", "KRI-POD-067"},
+			want:      []string{"KRI-POD-037", "KRI-POD-051", "KRI-POD-067"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					highest := 0

@@ -156,7 +156,7 @@ func podStatusMutants() []*mutant {
 		{
 			name:      "container-ids-unstable",
 			violation: "GetPodStatus reports a new ID for a running container on every call",
-			want:      []string{"KRI-POD-003", "KRI-POD-004", "KRI-POD-021", "KRI-POD-022", "KRI-POD-028", "KRI-POD-035", "KRI-POD-040", "KRI-POD-043", "KRI-POD-044", "KRI-POD-051", "KRI-POD-052", "KRI-POD-054", "KRI-POD-066", "KRI-POD-067", "KRI-POD-071", "KRI-POD-086"},
+			want:      []string{"KRI-POD-003", "KRI-POD-004", "KRI-POD-021", "KRI-POD-022", "KRI-POD-028", "KRI-POD-035", "KRI-POD-037", "KRI-POD-040", "KRI-POD-043", "KRI-POD-044", "KRI-POD-051", "KRI-POD-052", "KRI-POD-054", "KRI-POD-066", "KRI-POD-067", "KRI-POD-071", "KRI-POD-086"},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				var calls atomic.Int64
 				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {

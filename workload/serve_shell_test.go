@@ -3,6 +3,7 @@ package workload_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -210,7 +211,9 @@ func TestServerStopsInAShell(t *testing.T) {
 func checkServerStopsInAShell(t *testing.T, sh []string, bin string) {
 	root := t.TempDir()
 	port := httpdtest.Port(t)
-	const serveFor = 1500 * time.Millisecond
+	// Long enough for httpd, a real process, to listen before the kill on
+	// a loaded machine (busybox's took over 1.5s at load 40).
+	const serveFor = 5 * time.Second
 	script := fmt.Sprintf("trap 'exit 143' TERM; httpd -f -p %d -h %s & sleep %v; kill $!; sleep infinity & wait", port, root, serveFor.Seconds())
 	b := workload.Parse([]string{"sh", "-c", script}, nil)
 	if b.Unknown || len(b.Servers) != 1 || !b.RunsUntilKilled {
@@ -235,22 +238,32 @@ func checkServerStopsInAShell(t *testing.T, sh []string, bin string) {
 	go func() { _ = cmd.Wait(); close(exited) }()
 	defer func() { cancel(); <-exited }()
 
+	// listens dials the port: connected, or refused; a dial that timed out
+	// (a loaded machine) tells neither and is tried again, ten times.
 	listens := func() bool {
-		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err != nil {
-			return false
+		for range 10 {
+			conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+			if err == nil {
+				conn.Close()
+				return true
+			}
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				return false
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		conn.Close()
-		return true
+		return false
 	}
 	// Listening, then not: each seen within a generous deadline (a real
 	// process on a loaded machine), the script running all along.
 	for _, want := range []bool{true, false} {
 		deadline := time.Now().Add(30 * time.Second)
-		for listens() != want && time.Now().Before(deadline) {
+		got := listens()
+		for got != want && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
+			got = listens()
 		}
-		if listens() != want {
+		if got != want {
 			t.Fatalf("the server's port never reached listening=%v (the vocabulary: listening until the script's kill $! after %v, then not); log:\n%s", want, serveFor, log.String())
 		}
 		select {
