@@ -121,9 +121,23 @@ type server struct {
 	opening, closing *time.Timer
 	// killed is set once its command has killed it: it never opens again.
 	killed bool
-	// http serves it once open; nil before, and when the port could not
-	// be bound.
+	// http serves it once open on ln; nil before, and when the port could
+	// not be bound.
 	http *http.Server
+	ln   net.Listener
+}
+
+// closeServer closes sv's listener and connections. The listener is closed
+// here too: http.Server.Close closes only the listeners Serve has begun
+// with, and the goroutine that calls Serve may not have run yet (a loaded
+// machine), while the kernel already completes connections to the open
+// listener. The caller holds the lock.
+func closeServer(sv *server) {
+	if sv.http != nil {
+		_ = sv.http.Close()
+		_ = sv.ln.Close()
+		sv.http, sv.ln = nil, nil
+	}
 }
 
 // logLine is a line of a container's log that is not its command's output
@@ -226,6 +240,7 @@ func (r *RuntimeService) openServer(id string, p *process, sv *server) {
 		p.logged = append(p.logged, logLine{at: time.Now().UnixNano(), text: fmt.Sprintf("httpd: bind %s: %v\n", addr, err)})
 		return
 	}
+	sv.ln = l
 	sv.http = &http.Server{
 		Handler: httpd.Handler(sv.s, r.filesOf(id, p), logWriter{r: r, p: p}),
 		// Each connection is one of the goroutines Close waits for:
@@ -256,10 +271,7 @@ func (r *RuntimeService) killServer(sv *server) {
 	sv.killed = true
 	r.stopTimer(sv.opening)
 	sv.opening = nil
-	if sv.http != nil {
-		_ = sv.http.Close()
-		sv.http = nil
-	}
+	closeServer(sv)
 }
 
 // stopServers closes the container's servers and stops its timers: its
@@ -273,10 +285,7 @@ func (r *RuntimeService) stopServers(p *process) {
 		r.stopTimer(sv.opening)
 		r.stopTimer(sv.closing)
 		sv.opening, sv.closing = nil, nil
-		if sv.http != nil {
-			_ = sv.http.Close() // closes its listener and connections
-			sv.http = nil
-		}
+		closeServer(sv)
 	}
 	r.stopTimer(p.ending)
 	p.ending = nil
