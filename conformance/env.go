@@ -11,7 +11,6 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
-	v1 "k8s.io/api/core/v1"
 )
 
 // Report entry names the summary reads back from the Ginkgo report.
@@ -304,24 +303,6 @@ func (b *base) skipIfNotSupported(method string, err error) {
 func (b *base) note(msg string) {
 	ginkgo.GinkgoWriter.Println("kri conformance: " + msg)
 	b.reportEntry(entryCleanup, msg, ginkgo.ReportEntryVisibilityFailureOrVerbose)
-}
-
-// slowTries returns the windows of the tries of a spec whose check needs a
-// real process to act within wall-clock time the spec cannot wait on (a
-// server to answer a probe before its container removes the file, a hook to
-// run while its container runs, a file written before the first liveness
-// probe): first, the spec's own, then, for when a loaded machine made the
-// first try miss, the State timeout the user scales for a slow runtime (at
-// least four times first). A provider that never does it fails both tries;
-// one that is only slow passes the second, the fake the first.
-func (b *base) slowTries(first time.Duration) []time.Duration {
-	return []time.Duration{first, max(b.st.t.State, 4*first)}
-}
-
-// tryAgain notes that the try of a slowTries spec on pod saw what its
-// message says and that the spec tries again with window next.
-func (b *base) tryAgain(pod *v1.Pod, saw string, next time.Duration) {
-	b.note(fmt.Sprintf("pod %s: %s; trying again with %s, in case a loaded machine made this try miss", podRef(pod), saw, next))
 }
 
 // eventually polls f with the state timeout and the poll interval until it

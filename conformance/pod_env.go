@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -371,4 +372,32 @@ func withEnv(c v1.Container, kv ...string) v1.Container {
 // shell is the Shell workload running script, named name.
 func (e *podEnv) shell(name, script string) v1.Container {
 	return named(name, e.w().Shell(script))
+}
+
+// slowTries runs a spec whose check needs a real process to act within
+// wall-clock time the spec cannot wait on (a server to answer a probe
+// before its container removes the file, a hook to run while its container
+// runs, a file written before the first liveness probe) with the window
+// first, then, when a loaded machine made that try miss, once more with
+// the State timeout the user scales for a slow runtime (at least four
+// times first). try runs one try on a pod of its own (n counts from 1)
+// and returns the pod and, when the try missed, what it saw; a passed try
+// returns "". A missed try is noted and its pod killed as the agent would
+// before the next; the last try's miss fails the spec. A provider that
+// never does it fails both tries; one that is only slow passes the second,
+// the fake the first.
+func (e *podEnv) slowTries(first time.Duration, try func(n int, window time.Duration, last bool) (pod *v1.Pod, missed string)) {
+	windows := []time.Duration{first, max(e.st.t.State, 4*first)}
+	for i, w := range windows {
+		last := i == len(windows)-1
+		pod, missed := try(i+1, w, last)
+		switch {
+		case missed == "":
+			return
+		case last:
+			e.failf("%s", missed)
+		}
+		e.note(fmt.Sprintf("pod %s: %s; trying again with %s, in case a loaded machine made this try miss", podRef(pod), missed, windows[i+1]))
+		e.killAsAgent(pod)
+	}
 }

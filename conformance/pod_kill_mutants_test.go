@@ -170,29 +170,13 @@ func podKillMutants() []*mutant {
 			name:      "killed-finished-before-started",
 			violation: "an instance killed after it ran reports a FinishedAt before its StartedAt",
 			want:      []string{"KRI-POD-068", "KRI-POD-069", "KRI-POD-070", "KRI-POD-096"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
-					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
-						if c.State == pkgcontainer.ContainerStateExited && (c.ExitCode == 137 || c.ExitCode == 143) {
-							c.FinishedAt = c.StartedAt.Add(-time.Millisecond)
-						}
-					}
-				})}
-			},
+			pod:       killedFinishedAt(func(c *pkgcontainer.Status) time.Time { return c.StartedAt.Add(-time.Millisecond) }),
 		},
 		{
 			name:      "killed-finished-zero",
 			violation: "an instance that KillPod stopped is reported exited with a zero FinishedAt",
 			want:      []string{"KRI-POD-068", "KRI-POD-069", "KRI-POD-070", "KRI-POD-096"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
-					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
-						if c.State == pkgcontainer.ContainerStateExited && (c.ExitCode == 137 || c.ExitCode == 143) {
-							c.FinishedAt = time.Time{}
-						}
-					}
-				})}
-			},
+			pod:       killedFinishedAt(func(*pkgcontainer.Status) time.Time { return time.Time{} }),
 		},
 		{
 			name:      "sandbox-ready-after-kill",
@@ -243,3 +227,17 @@ func podKillMutants() []*mutant {
 // backendDelay is how long a mutant's backend takes to act on a request:
 // far longer than the suite's next call, and within the fake's grace period.
 const backendDelay = 300 * time.Millisecond
+
+// killedFinishedAt reports the FinishedAt of every instance a signal stopped
+// (exit code 137 or 143) as finished returns it.
+func killedFinishedAt(finished func(*pkgcontainer.Status) time.Time) func(*fake.PodProvider) fake.Interceptors {
+	return func(*fake.PodProvider) fake.Interceptors {
+		return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+			for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
+				if c.State == pkgcontainer.ContainerStateExited && (c.ExitCode == 137 || c.ExitCode == 143) {
+					c.FinishedAt = finished(c)
+				}
+			}
+		})}
+	}
+}

@@ -83,12 +83,11 @@ func podPostStartHook(e *podEnv) {
 	// was seen to start over a stable window late on a loaded machine
 	// (load average 15), so a hook that wrote nothing is tried again with
 	// a container that runs longer (slowTries).
-	runs := e.slowTries(2*hook + max(e.st.t.Stable, 2*time.Second))
-	for attempt, run := range runs {
+	e.slowTries(2*hook+max(e.st.t.Stable, 2*time.Second), func(n int, run time.Duration, _ bool) (*v1.Pod, string) {
 		first := e.withMessagePath(e.shell("hooked", fmt.Sprintf("sleep %s; exit 0", seconds(run))))
 		first = withPostStart(first, fmt.Sprintf("sleep %s; echo -n %s >> %s", seconds(hook), postStartWord, first.TerminationMessagePath))
 		next := named("next", e.w().RunsUntilKilled())
-		pod := e.newPod(fmt.Sprintf("poststart%d", attempt+1), v1.RestartPolicyNever, first, next)
+		pod := e.newPod(fmt.Sprintf("poststart%d", n), v1.RestartPolicyNever, first, next)
 		e.step(fmt.Sprintf("syncing a pod whose first container runs %s and has a postStart hook that sleeps %s, then writes %s to its termination message file", run, hook, postStartWord))
 		st := e.syncUntil(pod, "hooked exited and next started", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 			g.Expect(exitedOf(st, "hooked")).NotTo(gomega.BeEmpty(), "container hooked has not exited: %s", describeStatus(st))
@@ -106,15 +105,10 @@ func podPostStartHook(e *podEnv) {
 				gap, nxt.StartedAt.Format(time.RFC3339Nano), hooked.StartedAt.Format(time.RFC3339Nano), hook)
 		}
 		if messageMatches(hooked.Message, postStartWord) {
-			return
+			return pod, ""
 		}
-		missed := fmt.Sprintf("container hooked, which ran %s, exited with message %q, want %q, which its postStart hook wrote to %s: the hook did not run in the container while it ran", run, hooked.Message, postStartWord, first.TerminationMessagePath)
-		if attempt == len(runs)-1 {
-			e.failf("%s", missed)
-		}
-		e.tryAgain(pod, missed, runs[attempt+1])
-		e.killAsAgent(pod)
-	}
+		return pod, fmt.Sprintf("container hooked, which ran %s, exited with message %q, want %q, which its postStart hook wrote to %s: the hook did not run in the container while it ran", run, hooked.Message, postStartWord, first.TerminationMessagePath)
+	})
 }
 
 // failingHookContainer is a container that runs until killed with a

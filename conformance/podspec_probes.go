@@ -220,12 +220,10 @@ func execTarget(path string) probeTarget {
 // may not see it before then, so a pod never seen Ready while its file was
 // there is tried again with more time (slowTries).
 func readinessOnThenOff(e *podEnv, path string, target probeTarget) {
-	windows := e.slowTries(3 * time.Second)
-	for attempt, removeAfter := range windows {
-		last := attempt == len(windows)-1
+	e.slowTries(3*time.Second, func(n int, removeAfter time.Duration, last bool) (*v1.Pod, string) {
 		c := e.probed(fmt.Sprintf("%secho ok > %s; sleep %s; rm -f %s; ", target.serve, path, seconds(removeAfter), path))
 		c.ReadinessProbe = target.probe(2)
-		pod := e.newPod(fmt.Sprintf("unready%d", attempt+1), v1.RestartPolicyAlways, c)
+		pod := e.newPod(fmt.Sprintf("unready%d", n), v1.RestartPolicyAlways, c)
 		e.step(fmt.Sprintf("syncing a pod whose readiness probe (failureThreshold 2) %s, which its container removes %s after it starts", target.how, removeAfter))
 		r := &probeRun{e: e, pod: pod}
 		first := r.running()
@@ -245,9 +243,7 @@ func readinessOnThenOff(e *podEnv, path string, target probeTarget) {
 			// Ready must come while the file is there: after that, only
 			// a retry with more time can tell.
 			if !r.tryUntil(removeAfter+periods(3), readyDesc, ready) {
-				e.tryAgain(pod, fmt.Sprintf("container web was not seen Ready within %s, while its file was there", removeAfter+periods(3)), windows[attempt+1])
-				e.killAsAgent(pod)
-				continue
+				return pod, fmt.Sprintf("container web was not seen Ready within %s, while its file was there", removeAfter+periods(3))
 			}
 		} else {
 			r.until(removeAfter+periods(3), readyDesc+fmt.Sprintf(" while its file was there (the second try: the container removes it %s after it starts)", removeAfter), ready)
@@ -259,8 +255,8 @@ func readinessOnThenOff(e *podEnv, path string, target probeTarget) {
 			g.Expect(cs.Ready).To(gomega.BeFalse(), "container web is still Ready %s after it started (the file was removed after %s)", sinceStart(first).Round(time.Millisecond), removeAfter)
 			r.expectPodReady(false)
 		})
-		return
-	}
+		return pod, ""
+	})
 }
 
 // killedBySignal reports whether code is the exit code of a process ended
@@ -370,14 +366,12 @@ func podLivenessPasses(e *podEnv) {
 	// loaded machine can miss the 2s of the first try, so a restart is
 	// tried again with a longer delay (slowTries). A provider that ignores
 	// the delay probes at once and restarts the container in both.
-	delays := e.slowTries(3 * time.Second)
-	for attempt, d := range delays {
-		last := attempt == len(delays)-1
+	e.slowTries(3*time.Second, func(n int, d time.Duration, last bool) (*v1.Pod, string) {
 		delay := int32((d + time.Second - 1) / time.Second)
 		c := e.probed(fmt.Sprintf("sleep %s; echo ok > %s; ", seconds(writeAfter), path))
 		c.LivenessProbe = execProbe(path, 1)
 		c.LivenessProbe.InitialDelaySeconds = delay
-		pod := e.newPod(fmt.Sprintf("alive%d", attempt+1), v1.RestartPolicyAlways, c)
+		pod := e.newPod(fmt.Sprintf("alive%d", n), v1.RestartPolicyAlways, c)
 		e.step(fmt.Sprintf("syncing a pod whose liveness probe (initialDelaySeconds %d) tests for %s, which its container writes %s after it starts", delay, path, writeAfter))
 		r := &probeRun{e: e, pod: pod}
 		first := r.running()
@@ -401,12 +395,8 @@ func podLivenessPasses(e *podEnv) {
 			}
 			g.Expect(last).To(gomega.BeFalse(), "%s (initialDelaySeconds %d: the container wrote the file its liveness probe tests for %s after it started)", restarted, delay, writeAfter)
 		})
-		if restarted == "" {
-			return
-		}
-		e.tryAgain(pod, restarted, delays[attempt+1])
-		e.killAsAgent(pod)
-	}
+		return pod, restarted
+	})
 }
 
 func podStartupProbe(e *podEnv) {
@@ -502,13 +492,11 @@ func podReadinessPerInstance(e *podEnv) {
 	// machine may miss the first try's window, so a restarted instance
 	// never seen Ready is tried again with more time (slowTries).
 	const writeAfter = 2 * time.Second
-	windows := e.slowTries(3 * time.Second)
-	for try, readyFor := range windows {
-		last := try == len(windows)-1
+	e.slowTries(3*time.Second, func(n int, readyFor time.Duration, last bool) (*v1.Pod, string) {
 		c := e.shell("web", fmt.Sprintf("trap 'exit 143' TERM; sleep %s & wait; echo ok > %s; sleep %s & wait; rm -f %s; exit 1",
 			seconds(writeAfter), path, seconds(readyFor), path))
 		c.ReadinessProbe = execProbe(path, 1)
-		pod := e.newPod(fmt.Sprintf("reready%d", try+1), v1.RestartPolicyAlways, c)
+		pod := e.newPod(fmt.Sprintf("reready%d", n), v1.RestartPolicyAlways, c)
 		e.step(fmt.Sprintf("syncing a pod whose container writes %s %s after it starts, which its readiness probe tests for, removes it %s later and exits 1, to be started again", path, writeAfter, readyFor))
 		r := &probeRun{e: e, pod: pod}
 		first := r.running()
@@ -556,9 +544,7 @@ func podReadinessPerInstance(e *podEnv) {
 		within := writeAfter + readyFor + crashLoopBackOff + writeAfter + periods(3)
 		if !last {
 			if !r.tryUntil(within, desc, round) {
-				e.tryAgain(pod, fmt.Sprintf("container web was not seen started again and Ready within %s", within), windows[try+1])
-				e.killAsAgent(pod)
-				continue
+				return pod, fmt.Sprintf("container web was not seen started again and Ready within %s", within)
 			}
 		} else {
 			r.until(e.st.t.State+within, desc, round)
@@ -566,6 +552,6 @@ func podReadinessPerInstance(e *podEnv) {
 		if early == 0 {
 			e.note("no status was read in the first " + (writeAfter - probePeriod).String() + " of the restarted instance (a loaded machine): Ready before its probe's first success was not checked")
 		}
-		return
-	}
+		return pod, ""
+	})
 }

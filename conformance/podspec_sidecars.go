@@ -271,6 +271,9 @@ func (e *podEnv) killInOrder(build func(attempt int) *v1.Pod, slow, first, later
 			switch {
 			case exited(l) && f != nil && f.State == pkgcontainer.ContainerStateRunning:
 				e.failf("during KillPod, %s has exited while %s still runs: %s: %s", later, first, why, describeStatus(st))
+			case exited(l) && exited(f) && l.FinishedAt.IsZero():
+				e.failf("after KillPod, %s is reported exited without FinishedAt, so it cannot be seen to finish after %s (finished at %s): %s: %s",
+					later, first, f.FinishedAt.Format(time.RFC3339Nano), why, describeStatus(st))
 			case exited(l) && exited(f) && l.FinishedAt.Before(f.FinishedAt):
 				e.failf("after KillPod, %s finished at %s, %s before %s finished at %s: %s: %s",
 					later, l.FinishedAt.Format(time.RFC3339Nano), f.FinishedAt.Sub(l.FinishedAt), first, f.FinishedAt.Format(time.RFC3339Nano), why, describeStatus(st))

@@ -4,7 +4,8 @@
 # spinning on one CPU at normal priority) running alongside the whole time,
 # as on a CI runner that other jobs share: a gate that flakes here flakes
 # there. Prints a line per run (result, wall time, load average at its end)
-# and a tally; each run's output is in $OUTPUT/loaded/TARGET-N.log. Exits
+# and a tally; each run's output is in $OUTPUT/loaded/TARGET-N.log (and a failed
+# e2e run's suite logs in $OUTPUT/loaded/e2e-N). Exits
 # non-zero if any run failed. The busy loops end with the script, however it
 # ends.
 set -euo pipefail
@@ -43,6 +44,11 @@ for target in "$@"; do
 		else
 			result=FAILED
 			failed=$((failed + 1))
+			# make e2e's next run overwrites its logs: keep this one's.
+			if [ "$target" = e2e ] && [ -d "$out/../e2e" ]; then
+				rm -rf "$out/e2e-$i" && cp -r "$out/../e2e" "$out/e2e-$i"
+				log="$log, $out/e2e-$i"
+			fi
 		fi
 		total=$((total + 1))
 		printf 'make %s run %d/%d: %s in %ds (load average %s; log %s)\n' \

@@ -64,7 +64,19 @@ teardown() {
 		api_teardown_s=$(elapsed "$t")
 	fi
 	report
+	repeat_failures
 	exit "$rc"
+}
+# repeat_failures: prints again, last, the failures section of each suite's
+# summary: a CI that keeps only the head and tail of a long log still shows
+# which spec failed and why.
+repeat_failures() {
+	local f
+	for f in "$out/summary.txt" "$out/apiserver/summary.txt"; do
+		[ -f "$f" ] && grep -q '^failures:' "$f" || continue
+		echo "e2e: the failures in $f, again:" >&2
+		awk '/^failures:/ { on = 1; next } on && /^[^ ]/ { exit } on' "$f" >&2
+	done
 }
 trap teardown EXIT
 trap 'exit 130' INT
