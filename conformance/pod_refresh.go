@@ -3,6 +3,7 @@ package conformance
 import (
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
@@ -145,9 +146,15 @@ func podRefreshAfterRestart(e *podEnv) {
 	// kubelet's MaxPerPodContainer 1 the previous run goes. The kubelet
 	// then has no last termination to report either
 	// (convertToAPIContainerStatuses takes it from the runtime's second
-	// instance), so the spec waits for the next run, at most twice.
-	for retry := 0; retry < 2 && previousRunCollected(ps, st, h); retry++ {
-		e.step("the runtime no longer reports the previous run of app, and RefreshPodStatus reports no last termination; syncing until app restarts again")
+	// instance), so the spec waits for the next run. Each run is a new
+	// chance, but the collection races the next run's start, which a
+	// loaded machine slows (a runtime that collects every second was seen
+	// to collect the previous run three times in a row): the spec waits
+	// for runs for as long as the state timeout, at least twice.
+	collected := 0
+	for deadline := time.Now().Add(e.st.t.State); previousRunCollected(ps, st, h) && (collected < 2 || time.Now().Before(deadline)); {
+		collected++
+		e.step(fmt.Sprintf("the runtime no longer reports the previous run of app (%d times now), and RefreshPodStatus reports no last termination; syncing until app restarts again", collected))
 		e.restartedOnceMore(pod, h)
 		ps, st = e.refreshSettled(pod, h)
 	}
@@ -164,7 +171,7 @@ func podRefreshAfterRestart(e *podEnv) {
 	last := cs.LastTerminationState.Terminated
 	switch {
 	case last == nil:
-		e.failf("RefreshPodStatus reports no LastTerminationState.Terminated for container app, which has restarted (state %+v); %s", cs.State, h)
+		e.failf("RefreshPodStatus reports no LastTerminationState.Terminated for container app, which has restarted (state %+v; runs waited for because the runtime had collected the previous one: %d); %s", cs.State, collected, h)
 	case last.ExitCode != code:
 		e.failf("RefreshPodStatus reports LastTerminationState.Terminated of container app with exit code %d, want %d; %s", last.ExitCode, code, h)
 	case last.ContainerID == "" || !h.exitedOrUnseen(last.ContainerID):

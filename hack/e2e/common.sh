@@ -78,7 +78,7 @@ ctr_() { ctr --address "$E2E_SOCK" --namespace "$E2E_NS" "$@"; }
 shim_pids() {
 	local p cmd
 	for p in /proc/[0-9]*; do
-		cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+		cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
 		case $cmd in
 		*containerd-shim*" -address $E2E_SOCK "*) echo "${p#/proc/}" ;;
 		esac
