@@ -21,7 +21,13 @@ type mutant struct {
 	name string
 	// violation says which contract the mutant breaks.
 	violation string
-	want      []string
+	// want is every spec the mutant fails, all of them here: first the
+	// specs of its group it was written for, then, each under a comment
+	// saying why, the specs of other groups that stand on what it breaks.
+	// A spec it fails only because of timing (a wait its violation
+	// stretches past a timeout) is under a comment that starts "Timing";
+	// one that a loaded machine decides is in underLoad, not here.
+	want []string
 	// pod or node builds the interceptors of one fresh provider (state
 	// kept by a mutant lives in the closure; pod may script the fake it
 	// decorates). The mutant is run with only that provider configured.
