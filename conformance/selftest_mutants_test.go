@@ -135,18 +135,12 @@ func TestMutantsAreCaught(t *testing.T) {
 		musts[s.ID] = s.Level == conformance.Must
 	}
 
-	// Start the slow mutants (those that hang a call in many specs) first,
-	// so that the others run alongside them.
-	modes := make([]string, len(zoo))
-	rank := make([]int, len(zoo))
-	for i, m := range zoo {
-		modes[i], rank[i] = helperMutant+m.name, m.cost
-	}
-	runs := runHelpers(t, modes, rank)
-
-	for i, m := range zoo {
+	// The slow mutants (those that hang a call in many specs) first, so
+	// that their runs start first and the others run alongside them.
+	slices.SortStableFunc(zoo, func(a, b *mutant) int { return b.cost - a.cost })
+	for _, m := range zoo {
 		t.Run(m.name, func(t *testing.T) {
-			r := runs[i]
+			r := runHelperSubtest(t, helperMutant+m.name)
 			t.Logf("%s: %s", m.name, r.took.Round(100*time.Millisecond))
 			if r.report == nil {
 				t.Fatalf("mutant %s (%s): no Ginkgo report; output:\n%s", m.name, m.violation, tail(r.output))
