@@ -202,7 +202,7 @@ var helperBin struct {
 
 // helperBinary returns the test binary for helper processes: this one, or,
 // when it was built with -race, the package's test binary built once
-// without it. The ~170 suite runs of the mutants, the benign variants and
+// without it. The ~200 suite runs of the mutants, the benign variants and
 // the gate combinations judge the suite's verdicts, not data races, and a
 // -race binary takes three times the CPU for each (the package's time
 // under -race was CPU-bound); the suite itself runs under -race in
