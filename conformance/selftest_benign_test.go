@@ -91,6 +91,7 @@ func benignWant(t *testing.T, applies func(conformance.SpecInfo) bool) (want []s
 			want = append(want, s.ID)
 		}
 	}
+	logSubtestsTook(t)
 	return sortIDs(want)
 }
 

@@ -305,6 +305,16 @@ func runHelperSubtest(t *testing.T, mode string) *helperRun {
 	return <-done
 }
 
+// logSubtestsTook makes parent t, whose subtests run helpers in parallel
+// (runHelperSubtest), log how long they took together: Go reports the
+// parent's own time only, which ends once it has started them.
+func logSubtestsTook(t *testing.T) {
+	start := time.Now()
+	t.Cleanup(func() {
+		t.Logf("the subtests' suite runs took %s (%d at a time in virtual time, %d on the real clock)", time.Since(start).Round(100*time.Millisecond), cap(helperSlots), cap(realTimeSlots))
+	})
+}
+
 // tail returns the end of a long output.
 func tail(s string) string {
 	const max = 6000

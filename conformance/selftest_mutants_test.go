@@ -138,6 +138,7 @@ func TestMutantsAreCaught(t *testing.T) {
 	// The slow mutants (those that hang a call in many specs) first, so
 	// that their runs start first and the others run alongside them.
 	slices.SortStableFunc(zoo, func(a, b *mutant) int { return b.cost - a.cost })
+	logSubtestsTook(t)
 	for _, m := range zoo {
 		t.Run(m.name, func(t *testing.T) {
 			r := runHelperSubtest(t, helperMutant+m.name)
