@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -47,11 +48,23 @@ const catalogueHeader = `# The KRI conformance catalogue: every spec of package 
 #   KRI_UPDATE_CATALOGUE=1 go test ./conformance -run TestCatalogue
 `
 
+// retiredIDs are the spec IDs below the highest that no spec has and none
+// will: numbers handed out to specs that were never merged. IDs are never
+// reused: a new spec takes the next unused ID of its kind (TestSpecIDs
+// says which), a number given up is listed here, and TestSpecIDs fails on
+// any other gap.
+var retiredIDs = []string{
+	"KRI-POD-078", "KRI-POD-079", "KRI-POD-083", "KRI-POD-099",
+	"KRI-POD-102", "KRI-POD-103", "KRI-POD-104",
+}
+
 // renderCatalogue writes the catalogue in the file's layout: one block per
 // spec, labels in flow style.
 func renderCatalogue(es []catalogueEntry) []byte {
 	var b bytes.Buffer
-	b.WriteString(catalogueHeader + "specs:\n")
+	b.WriteString(catalogueHeader)
+	fmt.Fprintf(&b, "#\n# Retired IDs, which no spec has and none will: %s.\n", strings.Join(retiredIDs, ", "))
+	b.WriteString("specs:\n")
 	for _, e := range es {
 		fmt.Fprintf(&b, "  - id: %s\n    level: %s\n    requirement: %s\n    labels: [%s]\n",
 			e.ID, e.Level, strconv.Quote(e.Requirement), strings.Join(e.Labels, ", "))
@@ -144,11 +157,15 @@ func TestCatalogue(t *testing.T) {
 			t.Errorf("%s lists %s, which no spec has", catalogueFile, g.ID)
 		}
 	}
+	if !t.Failed() && !bytes.Equal(data, renderCatalogue(want)) {
+		t.Errorf("%s lists the registered specs, but its header or layout (the retired IDs among them) is not what the test writes", catalogueFile)
+	}
 	if t.Failed() {
 		t.Logf("regenerate the file with %s=1 go test ./conformance -run TestCatalogue", updateEnv)
 	}
 
-	// Spec IDs are stable: numbered without gaps, levels are MUST or SHOULD.
+	// Every spec is MUST or SHOULD and labelled so (TestSpecIDs checks
+	// the numbering).
 	for _, s := range conformance.Catalogue() {
 		if s.Level != conformance.Must && s.Level != conformance.Should {
 			t.Errorf("%s has level %q", s.ID, s.Level)
@@ -157,6 +174,70 @@ func TestCatalogue(t *testing.T) {
 			t.Errorf("%s lacks the label %q", s.ID, strings.ToLower(string(s.Level)))
 		}
 	}
+}
+
+// TestSpecIDs checks that the spec IDs of each kind (KRI-POD, KRI-NODE,
+// KRI-BENCH) are numbered from 001 without gaps but the retired ones
+// (retiredIDs), each used once, and says the next unused ID of each kind:
+// 'go test ./conformance -run TestSpecIDs -v' prints them.
+func TestSpecIDs(t *testing.T) {
+	skipInHelper(t)
+	var specIDs []string
+	for _, s := range conformance.Catalogue() {
+		specIDs = append(specIDs, s.ID)
+	}
+	next := nextUnusedIDs(specIDs, retiredIDs)
+	for i, id := range specIDs {
+		if slices.Contains(specIDs[:i], id) {
+			t.Errorf("two specs have the ID %s: IDs are never reused, the next unused one is %s", id, next[idKind(id)])
+		}
+		if slices.Contains(retiredIDs, id) {
+			t.Errorf("%s is retired (retiredIDs) but a spec has it: IDs are never reused, the next unused one is %s", id, next[idKind(id)])
+		}
+	}
+	for i, id := range retiredIDs {
+		if slices.Contains(retiredIDs[:i], id) {
+			t.Errorf("retiredIDs lists %s twice", id)
+		}
+	}
+	for kind, nextID := range next {
+		for n := 1; n < idNumber(nextID); n++ {
+			if id := fmt.Sprintf("%s-%03d", kind, n); !slices.Contains(specIDs, id) && !slices.Contains(retiredIDs, id) {
+				t.Errorf("no spec has %s, below the highest %s ID: give it to the next spec of that kind, or list it in retiredIDs (catalogue_test.go) if it was given up", id, kind)
+			}
+		}
+	}
+	var line []string
+	for _, kind := range slices.Sorted(maps.Keys(next)) {
+		line = append(line, next[kind])
+	}
+	t.Logf("next unused spec IDs: %s (retired: %s)", strings.Join(line, ", "), strings.Join(retiredIDs, ", "))
+}
+
+// nextUnusedIDs returns, by kind ("KRI-POD"), the ID after the highest
+// that a spec has or that retired lists.
+func nextUnusedIDs(specIDs, retired []string) map[string]string {
+	high := map[string]int{}
+	for _, id := range slices.Concat(specIDs, retired) {
+		high[idKind(id)] = max(high[idKind(id)], idNumber(id))
+	}
+	next := map[string]string{}
+	for kind, n := range high {
+		next[kind] = fmt.Sprintf("%s-%03d", kind, n+1)
+	}
+	return next
+}
+
+// idKind returns the kind of a spec ID: "KRI-POD" of "KRI-POD-001".
+func idKind(id string) string { return id[:strings.LastIndex(id, "-")] }
+
+// idNumber returns the number of a spec ID: 1 of "KRI-POD-001".
+func idNumber(id string) int {
+	n, err := strconv.Atoi(id[strings.LastIndex(id, "-")+1:])
+	if err != nil {
+		panic(fmt.Sprintf("spec ID %q does not end in a number", id))
+	}
+	return n
 }
 
 // TestRegisteredSpecsMatchCatalogue previews the suite as Ginkgo builds it

@@ -58,9 +58,22 @@
 // Every provider call runs under a deadline (Timeouts.Call, 30s by default):
 // a call that does not return fails the spec with "<Method> did not return
 // within 30s" and the run goes on, its goroutine abandoned; a call that
-// panics fails the spec with the panic value and stack. No spec uses a raw
-// duration: the waits all come from Timeouts, scaled by TimeoutScale and
-// -kri.timeout-scale.
+// panics fails the spec with the panic value and stack.
+//
+// No spec waits a fixed time of its own choosing. A wait for the provider
+// to reach a state takes its bound from Timeouts, scaled by TimeoutScale
+// and -kri.timeout-scale, plus whatever time the spec's pod sets that the
+// provider must first let pass (a probe's periods, a grace period, a
+// container's sleep): KRI-POD-077 watches for removeAfter+periods(2), the
+// time its pod's liveness probe takes to fail, that nothing starts again.
+// On the real clock those times bound from below what load can only
+// lengthen, and the few checks that need a real process to act within a
+// window try again with the State timeout (podEnv.slowTries; the README's
+// "On a loaded machine" lists them). In virtual time (Config.VirtualTime),
+// which load does not stretch, a bound may be exact: a failed liveness
+// probe kills its container within one period of its failureThreshold-th
+// failure (KRI-POD-074), a container without a readiness probe is Ready
+// within 2s (KRI-POD-100).
 //
 // The context handed to a factory is cancelled once the spec has been
 // cleaned up: a provider that holds resources beyond Stop releases them then
@@ -193,20 +206,82 @@
 // selftest_notify_test.go (wrappers of the fake's HandlePodSyncByUID calls:
 // dropped, late, folded, added).
 //
-// To add a spec to a group: append its specDef to the group's list with
-// the next unused ID (IDs are never reused), its body beside it; regenerate
-// testdata/conformance.yaml (KRI_UPDATE_CATALOGUE=1 go test ./conformance
-// -run TestCatalogue); list the spec in testdata/contract.yaml under the kri
-// doc sentence it checks, citing the kuscia agent code that depends on it
-// for a MUST and the node e2e test it mirrors for a pod-spec spec; add a
-// mutant to the group's _mutants_test.go that fails exactly it (or name it
-// in an existing mutant's want when that mutant already breaks it) and, for
-// a freedom the spec grants, a benign variant to its _benign_test.go.
-// TestCatalogue, TestContractCoverage and TestEverySpecHasAMutant fail
-// until those steps are done; TestMutantsAreCaught and
-// TestBenignVariantsPass then prove the spec: its mutant fails it and no
-// more, every benign variant passes it. A new group also needs its list in
-// specGroups and its mutants and variants in selftest_registry_test.go.
+// The kit's own checks of the catalogue and the docs: catalogue_test.go
+// (testdata/conformance.yaml, the retired IDs), contract_test.go
+// (testdata/contract.yaml against the kri doc comments), readme_test.go
+// (the README's capability table).
+//
+// # To add a spec
+//
+// The steps, in order; the test named with each fails until it is done.
+//
+//  1. The promise. A spec checks a sentence of the doc comments of package
+//     kri (kri/pod.go, kri/node.go, kri/podsync.go, ...): when what it
+//     checks is not yet a sentence there, or a sentence leaves it out,
+//     write the sentence first. It is the contract; the spec only checks
+//     it. TestContractCoverage then wants it in testdata/contract.yaml
+//     (step 5; KRI_UPDATE_CONTRACT=1 go test ./conformance -run
+//     TestContractCoverage -v logs a skeleton entry).
+//  2. The entry: a specDef appended to the group's list (podKillSpecs in
+//     pod_kill.go, ...) with the next unused ID of its kind, which
+//     'go test ./conformance -run TestSpecIDs -v' prints. IDs are never
+//     reused: an ID given up goes into retiredIDs (catalogue_test.go),
+//     and TestSpecIDs fails on any other gap.
+//  3. The body, a func(*podEnv) or func(*nodeEnv) beside the entry in the
+//     group's file; its waits as above (Timeouts, the pod's own times).
+//  4. The catalogue: KRI_UPDATE_CATALOGUE=1 go test ./conformance -run
+//     TestCatalogue rewrites testdata/conformance.yaml (TestCatalogue).
+//  5. The contract table: the ID under the sentence's entry in
+//     testdata/contract.yaml (specs:), with, for a MUST spec, the function
+//     of kuscia's agent that depends on the promise (agent:) or why none
+//     does (no_kuscia_caller:), and for a pod-spec spec the node e2e test
+//     it mirrors (e2e:) (TestContractCoverage, TestAgentCitations,
+//     TestE2ECitations).
+//  6. The README's capability table: a spec that needs a capability is
+//     listed in its row; a new capability is a Capability constant in
+//     config.go, a member of AllCapabilities and a new row, which says
+//     which of the kit's providers declare it (TestReadmeCapabilityTable).
+//  7. The mutant, in the group's _mutants_test.go: a provider that breaks
+//     the promise and fails exactly the new spec (want). Decorate the fake
+//     (pod: fake.Interceptors around any of its methods, node:
+//     fake.NodeInterceptors, notify and podLater its HandlePodSyncByUID
+//     calls): it runs in virtual time, about a second a run. Decorate
+//     examples/hostprocess (host:) only for what the fake merely
+//     simulates and a real runtime gets wrong with real processes (the
+//     pod-spec groups but resize and network-probes): real processes on
+//     the real clock, about 40s a run, without the grace-period specs;
+//     its wrapper, intercepted in selftest_hostprocess_test.go, calls the
+//     SyncPod, GetPodStatus, KillPod and RefreshPodStatus interceptors
+//     only, so one of another method changes nothing there. When existing
+//     mutants fail the new spec too (TestMutantsAreCaught calls it
+//     "extra"), add the ID to the want of each, under a comment saying
+//     why: a want that holds only by timing says so in a comment starting
+//     "Timing"; a spec that a loaded machine decides for a host mutant
+//     goes in its underLoad instead. TestEverySpecHasAMutant fails until
+//     some mutant wants the spec.
+//  8. The benign variant, when the spec grants a freedom: a provider that
+//     takes it, in the group's _benign_test.go (a benign around the fake,
+//     a hostBenign around hostprocess), which every spec must pass.
+//  9. The proof: go test ./conformance -run TestMutantsAreCaught/NAME$
+//     runs that mutant alone and checks that it fails exactly its want;
+//     TestBenignVariantsPass/NAME$ and TestHostBenignVariantsPass/NAME$
+//     run one variant. Each subtest starts only its own suite run, in a
+//     process of its own (this test binary, -race included, when the run
+//     selects subtests); the whole package starts them all at once. Lower
+//     down, KRI_CONFORMANCE_HELPER (mutant:NAME, benign:NAME,
+//     host-benign:NAME) makes the test binary (go test -c) run that suite
+//     itself with -test.run ^TestHelper$, in a scratch directory, as the
+//     subtests do.
+//
+// Such an addition touches kri/<file>.go (a new sentence),
+// conformance/<group>.go, testdata/conformance.yaml,
+// testdata/contract.yaml, README.md (the capability row),
+// conformance/<group>_mutants_test.go (and the mutant files of other
+// groups whose mutants fail it too), conformance/<group>_benign_test.go,
+// and fake/ or examples/ when a provider of the kit does not yet do what
+// it asks. A new group also needs its list in catalogue.go's specGroups,
+// its mutants and variants in selftest_registry_test.go, and its files in
+// the map above.
 //
 // # Workloads
 //

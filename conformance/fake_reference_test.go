@@ -13,8 +13,9 @@ import (
 	"github.com/kri-kit/testkit/kri"
 )
 
-// helperEnv names what a re-executed test binary should do (see helper.go
-// of the tests): run a mutant, preview the specs, call Run twice.
+// helperEnv names what a re-executed test binary should do (see
+// selftest_helper_test.go): run a mutant or a benign variant, preview the
+// specs, call Run twice.
 const helperEnv = "KRI_CONFORMANCE_HELPER"
 
 // fakeTimeouts suit the in-memory fake on the real clock: short waits, a

@@ -34,7 +34,9 @@ func TestMain(m *testing.M) {
 // at once, beside the tests that need none; a run that selects its tests
 // (-run, as make conformance does for the fake's gate) builds it only when
 // a selected test first asks for it, so that a gate that runs no helper
-// neither builds nor waits for one.
+// neither builds nor waits for one; a run that selects subtests
+// (-run 'TestMutantsAreCaught/NAME') never builds it: its few helpers run
+// this binary.
 type removingHelperBinary struct{ m *testing.M }
 
 func (r removingHelperBinary) Run() int {

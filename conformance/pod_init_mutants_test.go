@@ -18,7 +18,11 @@ func podInitMutants() []*mutant {
 		{
 			name:      "init-instances-not-reported",
 			violation: "GetPodStatus reports no instance of any init container",
-			want:      []string{"KRI-POD-010", "KRI-POD-011", "KRI-POD-055", "KRI-POD-066", "KRI-POD-067", "KRI-POD-068", "KRI-POD-069", "KRI-POD-070", "KRI-POD-071"},
+			want: []string{
+				"KRI-POD-010", "KRI-POD-011", "KRI-POD-055", "KRI-POD-066", "KRI-POD-067", "KRI-POD-068", "KRI-POD-069", "KRI-POD-070", "KRI-POD-071",
+				// KRI-POD-091 checks the init order.
+				"KRI-POD-091",
+			},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEditFor(func(pod *v1.Pod, st *pkgcontainer.PodStatus) {
 					init := func(c *pkgcontainer.Status) bool {
@@ -52,7 +56,11 @@ func podInitMutants() []*mutant {
 		{
 			name:      "init-order-reversed",
 			violation: "SyncPod runs the init containers in reverse order",
-			want:      []string{"KRI-POD-010", "KRI-POD-011", "KRI-POD-066", "KRI-POD-070"},
+			want: []string{
+				"KRI-POD-010", "KRI-POD-011", "KRI-POD-066", "KRI-POD-070",
+				// KRI-POD-091 checks the init order.
+				"KRI-POD-091",
+			},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if pod != nil && len(pod.Spec.InitContainers) > 1 {

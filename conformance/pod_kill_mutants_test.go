@@ -38,7 +38,15 @@ func podKillMutants() []*mutant {
 		{
 			name:      "kill-leaves-container-running",
 			violation: "after KillPod returns nil, the pod's first container runs again",
-			want:      []string{"KRI-POD-005", "KRI-POD-014", "KRI-POD-016", "KRI-POD-017", "KRI-POD-018", "KRI-POD-020", "KRI-POD-028", "KRI-POD-041", "KRI-POD-047", "KRI-POD-048", "KRI-POD-055", "KRI-POD-056", "KRI-POD-069", "KRI-POD-070", "KRI-POD-086", "KRI-POD-095", "KRI-POD-096"},
+			want: []string{
+				"KRI-POD-005", "KRI-POD-014", "KRI-POD-016", "KRI-POD-017", "KRI-POD-018", "KRI-POD-020", "KRI-POD-028", "KRI-POD-041", "KRI-POD-047", "KRI-POD-048", "KRI-POD-055", "KRI-POD-056", "KRI-POD-069", "KRI-POD-070", "KRI-POD-086", "KRI-POD-095", "KRI-POD-096",
+				// The lifecycle hook specs: 064 and 065 check that nothing runs after KillPod.
+				"KRI-POD-064", "KRI-POD-065",
+				// KRI-POD-077 checks that a killed pod's probes start nothing again.
+				"KRI-POD-077",
+				// KRI-POD-090 waits for the killed container's exit to read its server's log.
+				"KRI-POD-090",
+			},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					if err := next.KillPod(ctx, pod, rp, grace); err != nil || pod == nil || len(pod.Spec.Containers) == 0 {
@@ -95,7 +103,14 @@ func podKillMutants() []*mutant {
 		{
 			name:      "grace-period-ignored",
 			violation: "KillPod always kills at once (grace period 0)",
-			want:      []string{"KRI-POD-017", "KRI-POD-018", "KRI-POD-048"},
+			want: []string{
+				"KRI-POD-017", "KRI-POD-018", "KRI-POD-048",
+				// The lifecycle hook specs: a kill with no grace period runs no preStop
+				// hook (the kubelet runs it only for a grace period above 0).
+				"KRI-POD-064",
+				// KRI-POD-090: a kill with no grace period runs no HTTP preStop hook either.
+				"KRI-POD-090",
+			},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, _ *int64) error {
 					zero := int64(0)
@@ -129,7 +144,13 @@ func podKillMutants() []*mutant {
 		{
 			name:      "kill-without-sigterm",
 			violation: "KillPod waits out the grace period before it signals, as if every container ignored SIGTERM",
-			want:      []string{"KRI-POD-047"},
+			want: []string{
+				"KRI-POD-047",
+				// Timing, in virtual time: 064's and 090's containers exit on SIGTERM,
+				// and waiting out their grace period of 6s outlasts the mutants' call
+				// timeout (6s).
+				"KRI-POD-064", "KRI-POD-090",
+			},
 			pod: func(p *fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					for _, c := range rp.Containers {

@@ -70,7 +70,11 @@ func podReasonCacheMutants() []*mutant {
 		{
 			name:      "waiting-without-reason",
 			violation: "RefreshPodStatus drops the reason of a container whose start failed",
-			want:      []string{"KRI-POD-012", "KRI-POD-013", "KRI-POD-026", "KRI-POD-052", "KRI-POD-057", "KRI-POD-058"},
+			want: []string{
+				"KRI-POD-012", "KRI-POD-013", "KRI-POD-026", "KRI-POD-052", "KRI-POD-057", "KRI-POD-058",
+				// KRI-POD-094 waits for the failed pull's Waiting reason.
+				"KRI-POD-094",
+			},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
 					next.RefreshPodStatus(pod, ps)

@@ -56,7 +56,15 @@ func podRefreshMutants() []*mutant {
 		{
 			name:      "last-termination-state-dropped",
 			violation: "RefreshPodStatus never reports LastTerminationState",
-			want:      []string{"KRI-POD-042"},
+			want: []string{
+				"KRI-POD-042",
+				// The liveness probe specs check the killed instance's last termination.
+				"KRI-POD-074",
+				// So do the network liveness probe specs.
+				"KRI-POD-088", "KRI-POD-089", "KRI-POD-106",
+				// KRI-POD-093 waits for each restart to be published.
+				"KRI-POD-093",
+			},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{RefreshPodStatus: refreshEdit(func(cs *v1.ContainerStatus) {
 					cs.LastTerminationState = v1.ContainerState{}

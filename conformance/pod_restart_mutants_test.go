@@ -19,7 +19,13 @@ func podRestartMutants() []*mutant {
 		{
 			name:      "replaced-instances-lose-exit-code",
 			violation: "GetPodStatus reports every instance but the newest of each container with exit code 0",
-			want:      []string{"KRI-POD-053", "KRI-POD-067"},
+			want: []string{
+				"KRI-POD-053", "KRI-POD-067",
+				// The liveness probe specs check the killed instance's exit code.
+				"KRI-POD-074",
+				// So do the network liveness probe specs.
+				"KRI-POD-088", "KRI-POD-089", "KRI-POD-106",
+			},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					for _, c := range st.ContainerStatuses {
@@ -65,7 +71,17 @@ func podRestartMutants() []*mutant {
 		{
 			name:      "restart-policy-ignored",
 			violation: "SyncPod treats every pod as RestartPolicy Never",
-			want:      []string{"KRI-POD-008", "KRI-POD-009", "KRI-POD-037", "KRI-POD-038", "KRI-POD-042", "KRI-POD-044", "KRI-POD-051", "KRI-POD-053", "KRI-POD-054"},
+			want: []string{
+				"KRI-POD-008", "KRI-POD-009", "KRI-POD-037", "KRI-POD-038", "KRI-POD-042", "KRI-POD-044", "KRI-POD-051", "KRI-POD-053", "KRI-POD-054",
+				// The lifecycle hook specs: 063 waits for the restart under Always.
+				"KRI-POD-063",
+				// The liveness probe specs wait for the restart (under Always), 101 for a restarted instance.
+				"KRI-POD-074", "KRI-POD-101",
+				// So do the network liveness probe specs.
+				"KRI-POD-088", "KRI-POD-089", "KRI-POD-106",
+				// KRI-POD-093 waits for each restart to be published.
+				"KRI-POD-093",
+			},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					return next.SyncPod(ctx, withRestartPolicy(pod, v1.RestartPolicyNever), st, rc)
@@ -75,7 +91,11 @@ func podRestartMutants() []*mutant {
 		{
 			name:      "restart-policy-always",
 			violation: "SyncPod treats every pod as RestartPolicy Always",
-			want:      []string{"KRI-POD-007", "KRI-POD-008", "KRI-POD-068"},
+			want: []string{
+				"KRI-POD-007", "KRI-POD-008", "KRI-POD-068",
+				// The lifecycle hook specs: 063 checks that Never does not restart.
+				"KRI-POD-063",
+			},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					return next.SyncPod(ctx, withRestartPolicy(pod, v1.RestartPolicyAlways), st, rc)
@@ -85,7 +105,17 @@ func podRestartMutants() []*mutant {
 		{
 			name:      "restart-count-stuck-at-zero",
 			violation: "every instance reports RestartCount 0, in GetPodStatus and RefreshPodStatus",
-			want:      []string{"KRI-POD-037", "KRI-POD-051", "KRI-POD-067"},
+			want: []string{
+				"KRI-POD-037", "KRI-POD-051", "KRI-POD-067",
+				// The liveness probe specs count the restart.
+				"KRI-POD-074",
+				// KRI-POD-081 counts the restart of a resize.
+				"KRI-POD-081",
+				// So do the network liveness probe specs.
+				"KRI-POD-088", "KRI-POD-089", "KRI-POD-106",
+				// KRI-POD-093 waits for each restart to be published.
+				"KRI-POD-093",
+			},
 			pod: func(*fake.PodProvider) fake.Interceptors {
 				return fake.Interceptors{
 					GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {

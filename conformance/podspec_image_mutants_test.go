@@ -32,7 +32,11 @@ func podspecImageMutants() []*mutant {
 		{
 			name:      "host-pull-failure-as-run-error",
 			violation: "a failed image pull is reported as RunContainerError, not ErrImagePull",
-			want:      []string{"KRI-POD-058"},
+			want: []string{
+				"KRI-POD-058",
+				// KRI-POD-094 waits for the failed pull's Waiting reason.
+				"KRI-POD-094",
+			},
 			host: func() fake.Interceptors {
 				return fake.Interceptors{
 					SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {

@@ -148,33 +148,3 @@ func networkStartupMutant(name, violation string, want []string, kind func(*v1.P
 		},
 	}
 }
-
-// networkProbesAlsoFailed are the network probe specs that mutants of the
-// other specs fail too, by mutant: each breaks what they rely on (a SyncPod
-// that returns, stable container IDs, restarts, their exit codes, restart
-// counts and last terminations, a grace period for the preStop hook, a
-// KillPod that stops the pod and returns, the log's tail as the message,
-// the notifications that bring probe results to the agent).
-var networkProbesAlsoFailed = map[string][]string{
-	"syncpod-blocks-forever":            {"KRI-POD-087", "KRI-POD-088", "KRI-POD-089", "KRI-POD-090", "KRI-POD-105", "KRI-POD-106"},
-	"container-ids-unstable":            {"KRI-POD-087", "KRI-POD-089", "KRI-POD-105"},
-	"exit-codes-lost":                   {"KRI-POD-088", "KRI-POD-089", "KRI-POD-106"},
-	"replaced-instances-lose-exit-code": {"KRI-POD-088", "KRI-POD-089", "KRI-POD-106"},
-	"last-termination-state-dropped":    {"KRI-POD-088", "KRI-POD-089", "KRI-POD-106"},
-	"restart-policy-ignored":            {"KRI-POD-088", "KRI-POD-089", "KRI-POD-106"},
-	"restart-count-stuck-at-zero":       {"KRI-POD-088", "KRI-POD-089", "KRI-POD-106"},
-	"host-liveness-ignored":             {"KRI-POD-088", "KRI-POD-089", "KRI-POD-106"},
-	"host-startup-ignored":              {"KRI-POD-105"},
-	"host-ready-sticks":                 {"KRI-POD-087"},
-	"kill-leaves-container-running":     {"KRI-POD-090"},
-	"grace-period-ignored":              {"KRI-POD-090"},
-	"kill-without-sigterm":              {"KRI-POD-090"},
-	"host-termination-message-dropped":  {"KRI-POD-090"},
-	"host-no-log-fallback":              {"KRI-POD-090"},
-	"host-prestop-ignored":              {"KRI-POD-090"},
-	"host-prestop-after-sigterm":        {"KRI-POD-090"},
-	// The agent learns of a startup probe's success, and of a restart,
-	// from HandlePodSyncByUID (pod_notify_mutants_test.go).
-	"never-notifies":       {"KRI-POD-105", "KRI-POD-106"},
-	"notifies-starts-only": {"KRI-POD-105", "KRI-POD-106"},
-}

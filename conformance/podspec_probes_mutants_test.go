@@ -72,7 +72,11 @@ func podspecProbesMutants() []*mutant {
 		{
 			name:      "host-ready-sticks",
 			violation: "a container once Ready stays Ready while it runs: readiness failures are ignored",
-			want:      []string{"KRI-POD-073"},
+			want: []string{
+				"KRI-POD-073",
+				// KRI-POD-087, the HTTP readiness probe: the same prober.
+				"KRI-POD-087",
+			},
 			host: func() fake.Interceptors {
 				return fake.Interceptors{RefreshPodStatus: readyEdit(func(cs *v1.ContainerStatus, _ *v1.Container, ever bool) {
 					cs.Ready = cs.Ready || ever
@@ -82,7 +86,11 @@ func podspecProbesMutants() []*mutant {
 		{
 			name:      "host-liveness-ignored",
 			violation: "liveness probes are not run: a container whose probe fails is never restarted",
-			want:      []string{"KRI-POD-074"},
+			want: []string{
+				"KRI-POD-074",
+				// The network liveness probe specs: the same prober.
+				"KRI-POD-088", "KRI-POD-089", "KRI-POD-106",
+			},
 			host: func() fake.Interceptors {
 				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) { c.LivenessProbe = nil })}
 			},
@@ -104,7 +112,13 @@ func podspecProbesMutants() []*mutant {
 		{
 			name:      "host-startup-ignored",
 			violation: "startup probes are not run: the container is Started at once and its liveness probe runs from the start",
-			want:      []string{"KRI-POD-076"},
+			want: []string{
+				"KRI-POD-076",
+				// KRI-POD-105, the HTTP and TCP startup probes: the same prober.
+				"KRI-POD-105",
+				// KRI-POD-091, a sidecar held behind its startup probe.
+				"KRI-POD-091",
+			},
 			underLoad: map[string]string{"KRI-POD-089": "its listening container's TCP startup probe holds off the liveness probe until httpd listens; without it, an httpd slow to start is killed"},
 			host: func() fake.Interceptors {
 				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) { c.StartupProbe = nil })}
@@ -215,20 +229,4 @@ func inheritReady() func(kri.PodProvider, *v1.Pod, *v1.PodStatus) {
 			}
 		}
 	}
-}
-
-// probesAlsoFailed are the probe specs that mutants of the other specs fail too,
-// by mutant: each breaks what the probe specs rely on (a SyncPod that
-// returns, stable container IDs, a KillPod that stops the pod, restarts,
-// exit codes, restart counts and the last termination of a container its
-// liveness probe restarted).
-var probesAlsoFailed = map[string][]string{
-	"syncpod-blocks-forever":            {"KRI-POD-072", "KRI-POD-073", "KRI-POD-074", "KRI-POD-075", "KRI-POD-076", "KRI-POD-077", "KRI-POD-101"},
-	"container-ids-unstable":            {"KRI-POD-072", "KRI-POD-073", "KRI-POD-075", "KRI-POD-076", "KRI-POD-101"},
-	"kill-leaves-container-running":     {"KRI-POD-077"},
-	"restart-policy-ignored":            {"KRI-POD-074", "KRI-POD-101"},
-	"exit-codes-lost":                   {"KRI-POD-074"},
-	"restart-count-stuck-at-zero":       {"KRI-POD-074"},
-	"last-termination-state-dropped":    {"KRI-POD-074"},
-	"replaced-instances-lose-exit-code": {"KRI-POD-074"},
 }

@@ -173,14 +173,3 @@ func editStatuses(edit func(*pkgcontainer.Status)) func(context.Context, kri.Pod
 		return st, err
 	}
 }
-
-// resizeAlsoFailed are the resize specs that mutants of other specs fail
-// too, by name: their violations break what the resize specs check as
-// well (a SyncPod that hangs, container IDs that change, a restart count
-// that never grows, a running container duplicated next to itself).
-var resizeAlsoFailed = map[string][]string{
-	"syncpod-blocks-forever":             {"KRI-POD-080", "KRI-POD-081", "KRI-POD-082"},
-	"container-ids-unstable":             {"KRI-POD-080", "KRI-POD-081"},
-	"sync-duplicates-running-containers": {"KRI-POD-080"},
-	"restart-count-stuck-at-zero":        {"KRI-POD-081"},
-}

@@ -20,7 +20,13 @@ func podspecTerminationMessageMutants() []*mutant {
 		{
 			name:      "host-termination-message-dropped",
 			violation: "the termination message is never reported",
-			want:      []string{"KRI-POD-060", "KRI-POD-061"},
+			want: []string{
+				"KRI-POD-060", "KRI-POD-061",
+				// The lifecycle hook specs: 062 and 064 see the hooks through the termination message.
+				"KRI-POD-062", "KRI-POD-064",
+				// KRI-POD-090 sees the preStop request in the termination message.
+				"KRI-POD-090",
+			},
 			host: func() fake.Interceptors {
 				return fake.Interceptors{
 					GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
@@ -43,7 +49,11 @@ func podspecTerminationMessageMutants() []*mutant {
 		{
 			name:      "host-no-log-fallback",
 			violation: "terminationMessagePolicy FallbackToLogsOnError is treated as File: no log tail for a failed container",
-			want:      []string{"KRI-POD-061"},
+			want: []string{
+				"KRI-POD-061",
+				// KRI-POD-090 sees the preStop request in the log tail that FallbackToLogsOnError takes.
+				"KRI-POD-090",
+			},
 			host: func() fake.Interceptors {
 				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
 					c.TerminationMessagePolicy = v1.TerminationMessageReadFile

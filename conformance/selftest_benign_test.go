@@ -65,25 +65,21 @@ func init() {
 // TestBenignVariantsPass runs the suite against every benign variant, each
 // in its own process, and checks that every spec that applies passes.
 func TestBenignVariantsPass(t *testing.T) {
-	zoo := benignVariants()
-	names := make([]string, len(zoo))
-	for i, b := range zoo {
-		names[i] = b.name
-	}
-	want, runs := runBenignVariants(t, helperBenign, names, fakeDeclares)
-	for i, b := range zoo {
+	want := benignWant(t, fakeDeclares)
+	for _, b := range benignVariants() {
 		t.Run(b.name, func(t *testing.T) {
-			checkBenignRun(t, b.name, b.freedom, runs[i], minus(want, b.warns), "non-benchmark spec but its warnings")
-			checkWarnings(t, b, runs[i])
+			r := runHelperSubtest(t, helperBenign+b.name)
+			checkBenignRun(t, b.name, b.freedom, r, minus(want, b.warns), "non-benchmark spec but its warnings")
+			checkWarnings(t, b, r)
 		})
 	}
 }
 
-// runBenignVariants runs the suite once per variant named in names, each in
-// a helper process of mode prefix+name, alongside the other tests that run
-// helpers. It returns the runs, and the IDs of the non-benchmark specs
-// applies says the variants' provider declares: those each run must pass.
-func runBenignVariants(t *testing.T, prefix string, names []string, applies func(conformance.SpecInfo) bool) (want []string, runs []*helperRun) {
+// benignWant readies t to run benign variants alongside the other tests
+// that run helpers, each in a subtest (runHelperSubtest), and returns the
+// IDs of the non-benchmark specs applies says the variants' provider
+// declares: those each run must pass.
+func benignWant(t *testing.T, applies func(conformance.SpecInfo) bool) (want []string) {
 	t.Helper()
 	skipInHelper(t)
 	if testing.Short() {
@@ -95,11 +91,8 @@ func runBenignVariants(t *testing.T, prefix string, names []string, applies func
 			want = append(want, s.ID)
 		}
 	}
-	modes := make([]string, len(names))
-	for i, name := range names {
-		modes[i] = prefix + name
-	}
-	return sortIDs(want), runHelpers(t, modes, nil)
+	logSubtestsTook(t)
+	return sortIDs(want)
 }
 
 // checkWarnings checks that variant b fails exactly the SHOULD specs it

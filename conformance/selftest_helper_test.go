@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -137,47 +137,59 @@ func (r *helperRun) specReport(id string) (types.SpecReport, bool) {
 // by timeout and by t's context; it never outlives t.
 func runHelper(t *testing.T, mode string, timeout time.Duration, flags ...string) *helperRun {
 	t.Helper()
+	return prepareHelper(t, mode, timeout, flags...)()
+}
+
+// prepareHelper does what a helper run needs of t's goroutine (its
+// directory, the binary: a t.Fatal) and returns the run, which any
+// goroutine may call while t runs. Its timeout counts from that call: the
+// binary's build (once per package run, minutes on a loaded machine) and
+// a wait for a slot are no part of it.
+func prepareHelper(t *testing.T, mode string, timeout time.Duration, flags ...string) func() *helperRun {
+	t.Helper()
 	dir := t.TempDir()
-	reportFile := filepath.Join(dir, "report.json")
-	summaryFile := filepath.Join(dir, "summary.txt")
-	// The binary first: its build (once per package run, minutes on a
-	// loaded machine) is no part of the run's timeout.
 	bin := helperBinary(t)
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	defer cancel()
-	args := append([]string{
-		"-test.run=^TestHelper$",
-		"-test.count=1",
-		"-test.timeout=" + (timeout + 30*time.Second).String(),
-		"-ginkgo.no-color",
-		"-ginkgo.json-report=" + reportFile,
-		"-kri.summary=" + summaryFile,
-	}, flags...)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	// A -race binary sleeps a second before it exits (GORACE
-	// atexit_sleep_ms, default 1000): a second per run, times ~150 runs.
-	cmd.Env = append(os.Environ(), helperEnv+"="+mode, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	cmd.Dir = dir
-	cmd.WaitDelay = 5 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	run := &helperRun{err: cmd.Run()}
-	run.output = out.String()
-	if ctx.Err() != nil {
-		t.Errorf("helper %s did not finish within %s; output:\n%s", mode, timeout, tail(run.output))
-	}
-	if data, err := os.ReadFile(reportFile); err == nil {
-		var reports []types.Report
-		if err := json.Unmarshal(data, &reports); err != nil {
-			t.Errorf("helper %s: reading the Ginkgo JSON report: %v", mode, err)
-		} else if len(reports) == 1 {
-			run.report = &reports[0]
+	return func() *helperRun {
+		reportFile := filepath.Join(dir, "report.json")
+		summaryFile := filepath.Join(dir, "summary.txt")
+		ctx, cancel := context.WithTimeout(t.Context(), timeout)
+		defer cancel()
+		args := append([]string{
+			"-test.run=^TestHelper$",
+			"-test.count=1",
+			"-test.timeout=" + (timeout + 30*time.Second).String(),
+			"-ginkgo.no-color",
+			"-ginkgo.json-report=" + reportFile,
+			"-kri.summary=" + summaryFile,
+		}, flags...)
+		cmd := exec.CommandContext(ctx, bin, args...)
+		// A -race binary sleeps a second before it exits (GORACE
+		// atexit_sleep_ms, default 1000): a second per run, times ~150 runs.
+		cmd.Env = append(os.Environ(), helperEnv+"="+mode, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+		cmd.Dir = dir
+		cmd.WaitDelay = 5 * time.Second
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		began := time.Now()
+		run := &helperRun{err: cmd.Run()}
+		run.took = time.Since(began)
+		run.output = out.String()
+		if ctx.Err() != nil {
+			t.Errorf("helper %s did not finish within %s; output:\n%s", mode, timeout, tail(run.output))
 		}
+		if data, err := os.ReadFile(reportFile); err == nil {
+			var reports []types.Report
+			if err := json.Unmarshal(data, &reports); err != nil {
+				t.Errorf("helper %s: reading the Ginkgo JSON report: %v", mode, err)
+			} else if len(reports) == 1 {
+				run.report = &reports[0]
+			}
+		}
+		if data, err := os.ReadFile(summaryFile); err == nil {
+			run.summary = string(data)
+		}
+		return run
 	}
-	if data, err := os.ReadFile(summaryFile); err == nil {
-		run.summary = string(data)
-	}
-	return run
 }
 
 // helperBin is the test binary the helper processes run.
@@ -190,15 +202,17 @@ var helperBin struct {
 
 // helperBinary returns the test binary for helper processes: this one, or,
 // when it was built with -race, the package's test binary built once
-// without it. The ~170 suite runs of the mutants, the benign variants and
+// without it. The ~200 suite runs of the mutants, the benign variants and
 // the gate combinations judge the suite's verdicts, not data races, and a
 // -race binary takes three times the CPU for each (the package's time
 // under -race was CPU-bound); the suite itself runs under -race in
 // TestFakeIsConformant and TestParallelProcesses, and so does every
-// package it uses in its own tests.
+// package it uses in its own tests. A run that selects subtests
+// (-run 'TestMutantsAreCaught/NAME') runs its few helpers in this binary,
+// -race included: the build would take longer than they do.
 func helperBinary(t *testing.T) string {
 	t.Helper()
-	if !raceEnabled {
+	if !raceEnabled || selectsSubtests() {
 		return os.Args[0]
 	}
 	helperBin.once.Do(buildHelperBinary)
@@ -206,6 +220,13 @@ func helperBinary(t *testing.T) string {
 		t.Fatalf("building the helper binary: %v", helperBin.err)
 	}
 	return helperBin.path
+}
+
+// selectsSubtests reports whether -test.run names subtests: a pattern with
+// a slash, whose part after it picks a parent's subtests.
+func selectsSubtests() bool {
+	f := flag.Lookup("test.run")
+	return f != nil && strings.Contains(f.Value.String(), "/")
 }
 
 // buildHelperBinary builds the package's test binary without -race, once
@@ -259,41 +280,39 @@ func slotsFor(mode string) chan struct{} {
 	return helperSlots
 }
 
-// runHelpers runs one helper process per mode, as many at once as
-// helperSlots allows, the highest rank first (rank nil: in order). The
-// results are in the order of modes.
-func runHelpers(t *testing.T, modes []string, rank []int) []*helperRun {
+// runHelperSubtest runs the helper process of mode for subtest t, which it
+// makes parallel: the run starts at once, in the background, as soon as
+// helperSlots (realTimeSlots for a run on the real clock) has room, and t
+// waits for it once its parent has started every subtest. So a parent that
+// runs one subtest per mutant or variant starts every run at once, the
+// first subtests first, and 'go test -run Parent/NAME' starts only NAME's.
+func runHelperSubtest(t *testing.T, mode string) *helperRun {
 	t.Helper()
-	order := make([]int, len(modes))
-	for i := range order {
-		order[i] = i
+	slots, timeout := slotsFor(mode), 3*time.Minute
+	if slots == realTimeSlots {
+		// Real processes on the real clock, all at once: a loaded machine
+		// stretched a host run past 3m (load 15, make loaded).
+		timeout = 8 * time.Minute
 	}
-	if rank != nil {
-		slices.SortStableFunc(order, func(a, b int) int { return rank[b] - rank[a] })
-	}
-	runs := make([]*helperRun, len(modes))
-	var wg sync.WaitGroup
+	run := prepareHelper(t, mode, timeout)
+	done := make(chan *helperRun, 1)
+	go func() {
+		slots <- struct{}{}
+		defer func() { <-slots }()
+		done <- run()
+	}()
+	t.Parallel()
+	return <-done
+}
+
+// logSubtestsTook makes parent t, whose subtests run helpers in parallel
+// (runHelperSubtest), log how long they took together: Go reports the
+// parent's own time only, which ends once it has started them.
+func logSubtestsTook(t *testing.T) {
 	start := time.Now()
-	for _, i := range order {
-		wg.Go(func() {
-			slots := slotsFor(modes[i])
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			began := time.Now()
-			timeout := 3 * time.Minute
-			if slots == realTimeSlots {
-				// Real processes on the real clock, all at once: a loaded
-				// machine stretched a host run past 3m (load 15, make
-				// loaded).
-				timeout = 8 * time.Minute
-			}
-			runs[i] = runHelper(t, modes[i], timeout)
-			runs[i].took = time.Since(began)
-		})
-	}
-	wg.Wait()
-	t.Logf("%d suite runs in %s (%d at a time in virtual time, %d on the real clock)", len(modes), time.Since(start).Round(100*time.Millisecond), cap(helperSlots), cap(realTimeSlots))
-	return runs
+	t.Cleanup(func() {
+		t.Logf("the subtests' suite runs took %s (%d at a time in virtual time, %d on the real clock)", time.Since(start).Round(100*time.Millisecond), cap(helperSlots), cap(realTimeSlots))
+	})
 }
 
 // tail returns the end of a long output.

@@ -1,9 +1,6 @@
 package conformance_test
 
-import (
-	"fmt"
-	"slices"
-)
+import "slices"
 
 // The zoo: every mutant and benign variant of the suite's self-tests, by
 // spec group. Each group's lists live beside its specs: pod_kill.go's specs,
@@ -12,11 +9,12 @@ import (
 
 // mutants returns every mutant: TestMutantsAreCaught runs each and checks
 // that it fails exactly the specs it names; TestEverySpecHasAMutant checks
-// that every spec is named by one. The pod-spec groups also name the specs
-// of theirs that other groups' mutants break (withHookCatches, and the
-// maps handed to alsoFailing).
+// that every spec is named by one. A mutant's want lists, in its own entry,
+// every spec it fails: the specs of its group it was written for, then,
+// each under a comment saying why, the specs of other groups that stand on
+// what it breaks.
 func mutants() []*mutant {
-	return alsoFailing(withHookCatches(slices.Concat(
+	return slices.Concat(
 		podSyncMutants(), podStatusMutants(), podRefreshMutants(), podKillMutants(), podRestartMutants(),
 		podInitMutants(), podReasonCacheMutants(), podCleanupMutants(), podDeleteMutants(), podLifecycleMutants(),
 		podOwnershipMutants(), podValidationMutants(), podContextMutants(),
@@ -24,23 +22,7 @@ func mutants() []*mutant {
 		podspecSidecarsMutants(), podspecProbesMutants(), podspecNetworkProbesMutants(), podspecResizeMutants(),
 		podNotifyMutants(),
 		nodeConfigureMutants(), nodePingMutants(), nodeRefreshMutants(), nodeCallbackMutants(), nodeContextMutants(),
-	)), probesAlsoFailed, resizeAlsoFailed, networkProbesAlsoFailed, sidecarStartupAlsoFailed, notifyAlsoFailed)
-}
-
-// alsoFailing adds to the want list of each mutant of zoo that a map of
-// also names the specs listed there, and returns zoo. A name that is no
-// mutant's panics: the map is stale.
-func alsoFailing(zoo []*mutant, also ...map[string][]string) []*mutant {
-	for _, m := range also {
-		for name, ids := range m {
-			i := slices.IndexFunc(zoo, func(m *mutant) bool { return m.name == name })
-			if i < 0 {
-				panic(fmt.Sprintf("alsoFailing: no mutant is named %q", name))
-			}
-			zoo[i].want = append(slices.Clone(zoo[i].want), ids...)
-		}
-	}
-	return zoo
+	)
 }
 
 // benignVariants returns the fake's benign variants: each takes one freedom
