@@ -5,10 +5,12 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/fake"
@@ -243,5 +245,27 @@ func TestBadFaultScriptsAreErrors(t *testing.T) {
 	}
 	if _, err := f.p.GetPods(context.Background(), true); err != nil {
 		t.Errorf("GetPods = %v after rejected scripts, want nil", err)
+	}
+}
+
+// TestInterceptorsWrapSetPodSyncHandler checks that the fake's
+// SetPodSyncHandler goes through the interceptors too, also the one
+// WithPodSyncHandler makes: here the interceptor hands the fake a handler
+// that counts before the agent's.
+func TestInterceptorsWrapSetPodSyncHandler(t *testing.T) {
+	var agent, relayed atomic.Int64
+	f := newFixture(t,
+		fake.WithPodSyncHandler(kri.PodSyncHandlerFunc(func(types.UID) { agent.Add(1) })),
+		fake.WithInterceptors(fake.Interceptors{
+			SetPodSyncHandler: func(next kri.PodSyncNotifier, h kri.PodSyncHandler) {
+				next.SetPodSyncHandler(kri.PodSyncHandlerFunc(func(uid types.UID) {
+					relayed.Add(1)
+					h.HandlePodSyncByUID(uid)
+				}))
+			},
+		}))
+	f.mustSync(newPod("web", v1.RestartPolicyAlways, container("app", "sleep", "infinity")))
+	if relayed.Load() == 0 || relayed.Load() != agent.Load() {
+		t.Fatalf("the agent's handler was called %d times, the interceptor's %d: want every call through the interceptor", agent.Load(), relayed.Load())
 	}
 }
