@@ -10,6 +10,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podRestartMutants are the mutants of the group "restart" (pod_restart.go):
@@ -20,8 +21,8 @@ func podRestartMutants() []*mutant {
 			name:      "replaced-instances-lose-exit-code",
 			violation: "GetPodStatus reports every instance but the newest of each container with exit code 0",
 			want:      []string{"KRI-POD-053", "KRI-POD-067"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					for _, c := range st.ContainerStatuses {
 						if n := newestInstance(st.ContainerStatuses, c.Name); n != c && c.State == pkgcontainer.ContainerStateExited {
 							c.ExitCode = 0
@@ -34,9 +35,9 @@ func podRestartMutants() []*mutant {
 			name:      "waiting-runs-reported-created",
 			violation: "GetPodStatus reports only the newest run of each container, and one that exited and waits to be restarted as Created, without its exit code (a backend's CrashLoopBackOff)",
 			want:      []string{"KRI-POD-008", "KRI-POD-009"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
 				killed := newUIDSet() // a deleted backend pod waits for no restart
-				return fake.Interceptors{
+				return interceptor.PodFuncs{
 					KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 						killed.add(rp.ID)
 						if pod != nil {
@@ -66,8 +67,8 @@ func podRestartMutants() []*mutant {
 			name:      "restart-policy-ignored",
 			violation: "SyncPod treats every pod as RestartPolicy Never",
 			want:      []string{"KRI-POD-008", "KRI-POD-009", "KRI-POD-037", "KRI-POD-038", "KRI-POD-042", "KRI-POD-044", "KRI-POD-051", "KRI-POD-053", "KRI-POD-054"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					return next.SyncPod(ctx, withRestartPolicy(pod, v1.RestartPolicyNever), st, rc)
 				}}
 			},
@@ -76,8 +77,8 @@ func podRestartMutants() []*mutant {
 			name:      "restart-policy-always",
 			violation: "SyncPod treats every pod as RestartPolicy Always",
 			want:      []string{"KRI-POD-007", "KRI-POD-008", "KRI-POD-068"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					return next.SyncPod(ctx, withRestartPolicy(pod, v1.RestartPolicyAlways), st, rc)
 				}}
 			},
@@ -86,8 +87,8 @@ func podRestartMutants() []*mutant {
 			name:      "restart-count-stuck-at-zero",
 			violation: "every instance reports RestartCount 0, in GetPodStatus and RefreshPodStatus",
 			want:      []string{"KRI-POD-037", "KRI-POD-051", "KRI-POD-067"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{
 					GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 						for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
 							c.RestartCount = 0
@@ -101,8 +102,8 @@ func podRestartMutants() []*mutant {
 			name:      "restart-keeps-created-at",
 			violation: "every instance of a container reports the CreatedAt of its first instance",
 			want:      []string{"KRI-POD-038", "KRI-POD-053"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					first := map[string]time.Time{}
 					for _, c := range st.ContainerStatuses {
 						if t, ok := first[c.Name]; !ok || c.CreatedAt.Before(t) {
@@ -121,8 +122,8 @@ func podRestartMutants() []*mutant {
 			// Every spec that reads the RestartCount of a container that
 			// never restarted.
 			want: []string{"KRI-POD-037", "KRI-POD-051", "KRI-POD-054", "KRI-POD-067", "KRI-POD-071", "KRI-POD-075", "KRI-POD-089"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{
 					GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 						seen := map[*pkgcontainer.Status]bool{}
 						for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
@@ -140,8 +141,8 @@ func podRestartMutants() []*mutant {
 			name:      "restart-counts-shared",
 			violation: "GetPodStatus reports the pod's highest RestartCount for every container",
 			want:      []string{"KRI-POD-037", "KRI-POD-051", "KRI-POD-067"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					highest := 0
 					for _, c := range st.ContainerStatuses {
 						highest = max(highest, c.RestartCount)

@@ -15,6 +15,7 @@ import (
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podSyncMutants are the mutants of the group "sync" (pod_sync.go): the fake
@@ -28,10 +29,10 @@ func podSyncMutants() []*mutant {
 			// the one that should report a failed start, and its error
 			// names no container.
 			want: []string{"KRI-POD-001", "KRI-POD-003", "KRI-POD-085"},
-			podLater: func(_ *fake.PodProvider, later *laterCalls) fake.Interceptors {
+			podLater: func(_ *fake.PodProvider, later *laterCalls) interceptor.PodFuncs {
 				var mu sync.Mutex
 				syncs := map[types.UID]int{}
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if pod != nil {
 						mu.Lock()
 						syncs[pod.UID]++
@@ -56,8 +57,8 @@ func podSyncMutants() []*mutant {
 			name:      "syncpod-blocks-forever",
 			violation: "SyncPod never returns (and ignores its context)",
 			want:      []string{"KRI-POD-001", "KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-006", "KRI-POD-007", "KRI-POD-008", "KRI-POD-009", "KRI-POD-010", "KRI-POD-011", "KRI-POD-012", "KRI-POD-013", "KRI-POD-014", "KRI-POD-015", "KRI-POD-020", "KRI-POD-021", "KRI-POD-022", "KRI-POD-023", "KRI-POD-025", "KRI-POD-026", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-037", "KRI-POD-038", "KRI-POD-039", "KRI-POD-040", "KRI-POD-041", "KRI-POD-042", "KRI-POD-043", "KRI-POD-044", "KRI-POD-045", "KRI-POD-046", "KRI-POD-049", "KRI-POD-050", "KRI-POD-051", "KRI-POD-052", "KRI-POD-053", "KRI-POD-054", "KRI-POD-055", "KRI-POD-057", "KRI-POD-058", "KRI-POD-059", "KRI-POD-060", "KRI-POD-061", "KRI-POD-066", "KRI-POD-067", "KRI-POD-068", "KRI-POD-069", "KRI-POD-070", "KRI-POD-071", "KRI-POD-084", "KRI-POD-085", "KRI-POD-086", "KRI-POD-095", "KRI-POD-096", "KRI-POD-097", "KRI-POD-098", "KRI-POD-100"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) error {
 					forever()
 					return nil
 				}}
@@ -76,8 +77,8 @@ func podSyncMutants() []*mutant {
 			name:      "sync-rejects-nil-status",
 			violation: "SyncPod fails when it is handed no status",
 			want:      []string{"KRI-POD-046"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if st == nil {
 						return errors.New("mutant: podStatus is nil")
 					}
@@ -91,7 +92,7 @@ func podSyncMutants() []*mutant {
 // duplicator makes SyncPod of a running pod start a second instance of its
 // running containers: it runs them in a shadow pod, whose containers
 // GetPodStatus and GetPods report as the pod's own.
-func duplicator(*fake.PodProvider) fake.Interceptors {
+func duplicator(*fake.PodProvider) interceptor.PodFuncs {
 	var mu sync.Mutex
 	shadows := map[types.UID]*v1.Pod{}
 	shadowOf := func(uid types.UID) *v1.Pod {
@@ -100,7 +101,7 @@ func duplicator(*fake.PodProvider) fake.Interceptors {
 		return shadows[uid]
 	}
 	isShadow := func(uid types.UID) bool { return strings.HasSuffix(string(uid), "-shadow") }
-	return fake.Interceptors{
+	return interceptor.PodFuncs{
 		SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 			if err := next.SyncPod(ctx, pod, st, rc); err != nil || pod == nil || st == nil {
 				return err

@@ -16,18 +16,18 @@ import (
 
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/examples/hostprocess"
-	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/internal/httpd"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // hostBenign is a benign variant on hostprocess.
 type hostBenign struct {
 	name, freedom string
-	ic            func() fake.Interceptors
+	ic            func() interceptor.PodFuncs
 	// icLater is ic for interceptors that delay what the provider does
 	// and ask for a sync once the delay is over (laterCalls).
-	icLater func(*laterCalls) fake.Interceptors
+	icLater func(*laterCalls) interceptor.PodFuncs
 }
 
 const helperHostBenign = "host-benign:"
@@ -95,16 +95,16 @@ var hostCapabilities = []conformance.Capability{
 // ic() (nil: undecorated), each rooted in a directory of its own that is
 // removed when its spec is done (or with the helper's directory). The termination message files of a spec's
 // containers are in its provider's directory (the specs run one at a time).
-func hostConfig(ic func() fake.Interceptors) conformance.Config {
+func hostConfig(ic func() interceptor.PodFuncs) conformance.Config {
 	if ic == nil {
 		return hostConfigLater(nil)
 	}
-	return hostConfigLater(func(*laterCalls) fake.Interceptors { return ic() })
+	return hostConfigLater(func(*laterCalls) interceptor.PodFuncs { return ic() })
 }
 
 // hostConfigLater is hostConfig for interceptors that ask for syncs of
 // their own (laterCalls).
-func hostConfigLater(ic func(*laterCalls) fake.Interceptors) conformance.Config {
+func hostConfigLater(ic func(*laterCalls) interceptor.PodFuncs) conformance.Config {
 	var n atomic.Int64
 	var root atomic.Pointer[string]
 	return conformance.Config{
@@ -185,7 +185,7 @@ func (m *mutant) hostConfig() conformance.Config {
 // methods whose interceptor is set call it with the provider as next.
 type intercepted struct {
 	kri.PodProvider
-	ic fake.Interceptors
+	ic interceptor.PodFuncs
 	// later, when set, gets the agent's handler for the interceptors' own
 	// calls; stop and wg end them at Stop.
 	later    *laterCalls

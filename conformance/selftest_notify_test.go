@@ -14,6 +14,7 @@ import (
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // notifyWrap builds the PodSyncHandler a variant hands the fake instead of
@@ -65,7 +66,7 @@ func withNotifyWrap(cfg conformance.Config, wrap notifyWrap) conformance.Config 
 
 // withLaterCalls makes cfg's fakes run the interceptors build makes, with
 // a laterCalls of their own.
-func withLaterCalls(cfg conformance.Config, build func(*fake.PodProvider, *laterCalls) fake.Interceptors) conformance.Config {
+func withLaterCalls(cfg conformance.Config, build func(*fake.PodProvider, *laterCalls) interceptor.PodFuncs) conformance.Config {
 	next := cfg.NewPodProvider
 	cfg.NewPodProvider = func(ctx context.Context) (kri.PodProvider, error) {
 		p, err := next(ctx)

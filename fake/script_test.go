@@ -15,6 +15,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 var errBoom = errors.New("boom")
@@ -133,7 +134,7 @@ func TestScriptsCanChangeWhilePodsRun(t *testing.T) {
 
 func TestInterceptorsWrapTheFake(t *testing.T) {
 	var seen []string
-	f := newFixture(t, fake.WithInterceptors(fake.Interceptors{
+	f := newFixture(t, fake.WithInterceptors(interceptor.PodFuncs{
 		SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 			seen = append(seen, "SyncPod "+pod.Name)
 			if pod.Name == "blocked" {
@@ -167,14 +168,14 @@ func TestInterceptorsWrapTheFake(t *testing.T) {
 			}
 		})
 	}
-	f.p.SetInterceptors(fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+	f.p.SetInterceptors(interceptor.PodFuncs{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 		return nil, errBoom
 	}})
 	wg.Wait()
 	if _, err := f.p.GetPodStatus(context.Background(), web); !errors.Is(err, errBoom) {
 		t.Fatalf("GetPodStatus = %v after SetInterceptors, want the new interceptor's error", err)
 	}
-	f.p.SetInterceptors(fake.Interceptors{})
+	f.p.SetInterceptors(interceptor.PodFuncs{})
 	if _, err := f.p.GetPodStatus(context.Background(), web); err != nil {
 		t.Fatalf("GetPodStatus = %v after clearing interceptors", err)
 	}
@@ -256,7 +257,7 @@ func TestInterceptorsWrapSetPodSyncHandler(t *testing.T) {
 	var agent, relayed atomic.Int64
 	f := newFixture(t,
 		fake.WithPodSyncHandler(kri.PodSyncHandlerFunc(func(types.UID) { agent.Add(1) })),
-		fake.WithInterceptors(fake.Interceptors{
+		fake.WithInterceptors(interceptor.PodFuncs{
 			SetPodSyncHandler: func(next kri.PodSyncNotifier, h kri.PodSyncHandler) {
 				next.SetPodSyncHandler(kri.PodSyncHandlerFunc(func(uid types.UID) {
 					relayed.Add(1)
