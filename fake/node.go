@@ -72,11 +72,6 @@ func nodeDefaultConditions(since time.Time) []nodeCondition {
 	}
 }
 
-// NodeInterceptors is interceptor.NodeFuncs under its former name.
-//
-// Deprecated: use interceptor.NodeFuncs.
-type NodeInterceptors = interceptor.NodeFuncs
-
 // NodeOption configures NewNodeProvider. An option given an invalid value
 // never panics: the problem is reported by (*NodeProvider).Err and the
 // provider keeps a valid configuration (see each option for which).

@@ -255,8 +255,3 @@ func SequentialIDs(prefix string) IDSource {
 	var n atomic.Uint64
 	return func() string { return fmt.Sprintf("%s%08d", prefix, n.Add(1)) }
 }
-
-// Interceptors is interceptor.PodFuncs under its former name.
-//
-// Deprecated: use interceptor.PodFuncs.
-type Interceptors = interceptor.PodFuncs
