@@ -123,16 +123,21 @@ type handler struct{ n int }
 
 func (h *handler) HandlePodSyncByUID(types.UID) { h.n++ }
 
-// podCase is one method of a pod provider: its arguments, how to call it
-// with them, what the wrapped provider and an interceptor function return,
-// and how to set its function in PodFuncs.
-type podCase struct {
+// methodCase is one method of a provider of type P: its arguments, how to
+// call it with them, what the wrapped provider and an interceptor function
+// return, and how to set its function in funcs of type F.
+type methodCase[P, F any] struct {
 	method          string
 	args            []any
-	call            func(p kri.PodProvider) []any
+	call            func(p P) []any
 	wrapped, funcRe []any
-	set             func(f *interceptor.PodFuncs, fn func(next any, args ...any) []any)
+	set             func(f *F, fn func(next any, args ...any) []any)
 }
+
+type (
+	podCase  = methodCase[kri.PodProvider, interceptor.PodFuncs]
+	nodeCase = methodCase[kri.NodeProvider, interceptor.NodeFuncs]
+)
 
 func podCases() []podCase {
 	ctx := context.WithValue(context.Background(), ctxKey{}, "the caller's")
@@ -308,38 +313,38 @@ func checkFuncs(t *testing.T, funcs any, ifaces ...any) {
 	}
 }
 
-func TestPodFuncsHaveOneFunctionPerMethod(t *testing.T) {
-	checkFuncs(t, interceptor.PodFuncs{}, (*kri.PodProvider)(nil), (*kri.PodSyncNotifier)(nil))
+// checkCovered checks that cases cover every method of ifaces.
+func checkCovered[P, F any](t *testing.T, cases []methodCase[P, F], ifaces ...any) {
+	t.Helper()
 	var covered []string
-	for _, c := range podCases() {
+	for _, c := range cases {
 		covered = append(covered, c.method)
 	}
 	slices.Sort(covered)
-	if want := methodsOf((*kri.PodProvider)(nil), (*kri.PodSyncNotifier)(nil)); !slices.Equal(covered, want) {
+	if want := methodsOf(ifaces...); !slices.Equal(covered, want) {
 		t.Errorf("the tests cover %v, want every method: %v", covered, want)
 	}
+}
+
+func TestPodFuncsHaveOneFunctionPerMethod(t *testing.T) {
+	checkFuncs(t, interceptor.PodFuncs{}, (*kri.PodProvider)(nil), (*kri.PodSyncNotifier)(nil))
+	checkCovered(t, podCases(), (*kri.PodProvider)(nil), (*kri.PodSyncNotifier)(nil))
 }
 
 func TestNodeFuncsHaveOneFunctionPerMethod(t *testing.T) {
 	checkFuncs(t, interceptor.NodeFuncs{}, (*kri.NodeProvider)(nil))
-	var covered []string
-	for _, c := range nodeCases() {
-		covered = append(covered, c.method)
-	}
-	slices.Sort(covered)
-	if want := methodsOf((*kri.NodeProvider)(nil)); !slices.Equal(covered, want) {
-		t.Errorf("the tests cover %v, want every method: %v", covered, want)
-	}
+	checkCovered(t, nodeCases(), (*kri.NodeProvider)(nil))
 }
 
-// TestNilPodFuncsForward checks that with no function set every method
-// reaches the wrapped provider with the caller's arguments, once, and its
-// results reach the caller.
-func TestNilPodFuncsForward(t *testing.T) {
-	for _, c := range podCases() {
+// checkForwards checks that with no function set every method reaches the
+// wrapped provider with the caller's arguments, once, and its results
+// reach the caller.
+func checkForwards[P, F any](t *testing.T, cases []methodCase[P, F], wrap func(*recorder, F) P) {
+	for _, c := range cases {
 		t.Run(c.method, func(t *testing.T) {
 			r := &recorder{results: map[string][]any{c.method: c.wrapped}}
-			got := c.call(interceptor.NewPodProvider(r, interceptor.PodFuncs{}))
+			var none F
+			got := c.call(wrap(r, none))
 			if len(r.calls) != 1 || r.calls[0].method != c.method || !sameAll(r.calls[0].args, c.args) {
 				t.Fatalf("the wrapped provider saw %+v, want one %s with the caller's arguments %v", r.calls, c.method, c.args)
 			}
@@ -350,23 +355,22 @@ func TestNilPodFuncsForward(t *testing.T) {
 	}
 }
 
-// TestPodFuncsAreCalledWithNext sets every function; a call of one method
-// must reach its function alone, with the wrapped provider as next and the
-// caller's arguments, and the function's results must reach the caller.
-func TestPodFuncsAreCalledWithNext(t *testing.T) {
-	cases := podCases()
+// checkCalledWithNext sets every function; a call of one method must reach
+// its function alone, with the wrapped provider as next and the caller's
+// arguments, and the function's results must reach the caller.
+func checkCalledWithNext[P, F any](t *testing.T, cases []methodCase[P, F], wrap func(*recorder, F) P) {
 	for _, c := range cases {
 		t.Run(c.method, func(t *testing.T) {
 			r := &recorder{results: map[string][]any{}}
 			var seen []call
-			var funcs interceptor.PodFuncs
+			var funcs F
 			for _, o := range cases {
 				o.set(&funcs, func(next any, args ...any) []any {
 					seen = append(seen, call{method: o.method, next: next, args: args})
 					return o.funcRe
 				})
 			}
-			got := c.call(interceptor.NewPodProvider(r, funcs))
+			got := c.call(wrap(r, funcs))
 			if len(r.calls) != 0 {
 				t.Errorf("the wrapped provider saw %+v, want no call: the function did not call next", r.calls)
 			}
@@ -385,6 +389,19 @@ func TestPodFuncsAreCalledWithNext(t *testing.T) {
 		})
 	}
 }
+
+func wrapPod(r *recorder, f interceptor.PodFuncs) kri.PodProvider {
+	return interceptor.NewPodProvider(r, f)
+}
+
+func wrapNode(r *recorder, f interceptor.NodeFuncs) kri.NodeProvider {
+	return interceptor.NewNodeProvider(r, f)
+}
+
+func TestNilPodFuncsForward(t *testing.T)         { checkForwards(t, podCases(), wrapPod) }
+func TestNilNodeFuncsForward(t *testing.T)        { checkForwards(t, nodeCases(), wrapNode) }
+func TestPodFuncsAreCalledWithNext(t *testing.T)  { checkCalledWithNext(t, podCases(), wrapPod) }
+func TestNodeFuncsAreCalledWithNext(t *testing.T) { checkCalledWithNext(t, nodeCases(), wrapNode) }
 
 // podOnly is a pod provider that is no PodSyncNotifier.
 type podOnly struct{ kri.PodProvider }
@@ -418,15 +435,6 @@ func TestNewProviderOfNilPanics(t *testing.T) {
 			wrap()
 		}()
 	}
-}
-
-// nodeCase is podCase for a node provider.
-type nodeCase struct {
-	method          string
-	args            []any
-	call            func(p kri.NodeProvider) []any
-	wrapped, funcRe []any
-	set             func(f *interceptor.NodeFuncs, fn func(next any, args ...any) []any)
 }
 
 func nodeCases() []nodeCase {
@@ -469,53 +477,5 @@ func nodeCases() []nodeCase {
 				f.SetStatusUpdateCallback = func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) { fn(next, ctx, cb) }
 			},
 		},
-	}
-}
-
-func TestNilNodeFuncsForward(t *testing.T) {
-	for _, c := range nodeCases() {
-		t.Run(c.method, func(t *testing.T) {
-			r := &recorder{results: map[string][]any{c.method: c.wrapped}}
-			got := c.call(interceptor.NewNodeProvider(r, interceptor.NodeFuncs{}))
-			if len(r.calls) != 1 || r.calls[0].method != c.method || !sameAll(r.calls[0].args, c.args) {
-				t.Fatalf("the wrapped provider saw %+v, want one %s with the caller's arguments %v", r.calls, c.method, c.args)
-			}
-			if !sameAll(got, c.wrapped) {
-				t.Errorf("the caller got %v, want the wrapped provider's %v", got, c.wrapped)
-			}
-		})
-	}
-}
-
-func TestNodeFuncsAreCalledWithNext(t *testing.T) {
-	cases := nodeCases()
-	for _, c := range cases {
-		t.Run(c.method, func(t *testing.T) {
-			r := &recorder{results: map[string][]any{}}
-			var seen []call
-			var funcs interceptor.NodeFuncs
-			for _, o := range cases {
-				o.set(&funcs, func(next any, args ...any) []any {
-					seen = append(seen, call{method: o.method, next: next, args: args})
-					return o.funcRe
-				})
-			}
-			got := c.call(interceptor.NewNodeProvider(r, funcs))
-			if len(r.calls) != 0 {
-				t.Errorf("the wrapped provider saw %+v, want no call: the function did not call next", r.calls)
-			}
-			if len(seen) != 1 || seen[0].method != c.method {
-				t.Fatalf("functions called: %+v, want %s's alone", seen, c.method)
-			}
-			if seen[0].next != any(r) {
-				t.Errorf("next = %T %p, want the wrapped provider %p", seen[0].next, seen[0].next, r)
-			}
-			if !sameAll(seen[0].args, c.args) {
-				t.Errorf("the function got %v, want the caller's arguments %v", seen[0].args, c.args)
-			}
-			if !sameAll(got, c.funcRe) {
-				t.Errorf("the caller got %v, want the function's %v", got, c.funcRe)
-			}
-		})
 	}
 }
