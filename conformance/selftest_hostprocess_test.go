@@ -18,6 +18,7 @@ import (
 
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/examples/hostprocess"
+	"github.com/kri-kit/testkit/examples/hostprocess/hostprocesstest"
 	"github.com/kri-kit/testkit/internal/httpd"
 	"github.com/kri-kit/testkit/kri"
 	"github.com/kri-kit/testkit/kri/interceptor"
@@ -62,8 +63,9 @@ func TestHostBenignVariantsPass(t *testing.T) {
 	for i, b := range zoo {
 		names[i] = b.name
 	}
+	declared := hostprocesstest.Capabilities()
 	hostDeclares := func(s conformance.SpecInfo) bool {
-		return s.Provider == "pod" && !slices.ContainsFunc(s.Capabilities, func(c conformance.Capability) bool { return !slices.Contains(hostCapabilities, c) })
+		return s.Provider == "pod" && !slices.ContainsFunc(s.Capabilities, func(c conformance.Capability) bool { return !slices.Contains(declared, c) })
 	}
 	want, runs := runBenignVariants(t, helperHostBenign, names, hostDeclares)
 	for i, b := range zoo {
@@ -80,18 +82,6 @@ func TestHostBenignVariantsPass(t *testing.T) {
 // its own mutants run them). Each runs every pod spec against that
 // provider with the capabilities it declares, so it must fail exactly its
 // specs there.
-
-// hostCapabilities are the capabilities examples/hostprocess declares in its
-// own TestConformance.
-var hostCapabilities = []conformance.Capability{
-	conformance.CapInitContainers, conformance.CapRestartPolicies, conformance.CapGracePeriod,
-	conformance.CapStartFailures, conformance.CapOrphanCleanup,
-	conformance.CapImagePullPolicy, conformance.CapEnvExpansion, conformance.CapTerminationMessage,
-	conformance.CapSidecars,
-	conformance.CapLifecycleHooks,
-	conformance.CapProbes,
-	conformance.CapNetworkProbes,
-}
 
 // hostConfig runs the suite against hostprocess providers decorated with
 // ic() (nil: undecorated), each rooted in a directory of its own that is
@@ -134,7 +124,7 @@ func hostConfigLater(ic func(*laterCalls) interceptor.PodFuncs) conformance.Conf
 			}
 			return hostIntercepted(p, ic), nil
 		},
-		Capabilities: hostCapabilities,
+		Capabilities: hostprocesstest.Capabilities(),
 		RuntimeName:  hostprocess.RuntimeName,
 		Workloads: conformance.Workloads{
 			TerminationMessagePath: func() string {
