@@ -13,6 +13,7 @@ import (
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // Helper modes of the tests below.
@@ -33,7 +34,7 @@ func init() {
 	}
 	extraHelpers[helperNotSupported] = func() conformance.Config {
 		cfg := fakeConfig(func(p *fake.PodProvider) {
-			p.SetInterceptors(fake.Interceptors{DeletePod: func(context.Context, kri.PodProvider, *v1.Pod) error {
+			p.SetInterceptors(interceptor.PodFuncs{DeletePod: func(context.Context, kri.PodProvider, *v1.Pod) error {
 				return fmt.Errorf("deleting pods: %w", conformance.ErrNotSupported)
 			}})
 		}, nil)

@@ -243,16 +243,15 @@
 //     which of the kit's providers declare it (TestReadmeCapabilityTable).
 //  7. The mutant, in the group's _mutants_test.go: a provider that breaks
 //     the promise and fails exactly the new spec (want). Decorate the fake
-//     (pod: fake.Interceptors around any of its methods, node:
-//     fake.NodeInterceptors, notify and podLater its HandlePodSyncByUID
+//     (pod: interceptor.PodFuncs around any of its methods, node:
+//     interceptor.NodeFuncs, notify and podLater its HandlePodSyncByUID
 //     calls): it runs in virtual time, about a second a run. Decorate
 //     examples/hostprocess (host:) only for what the fake merely
 //     simulates and a real runtime gets wrong with real processes (the
 //     pod-spec groups but resize and network-probes): real processes on
 //     the real clock, about 40s a run, without the grace-period specs;
-//     its wrapper, intercepted in selftest_hostprocess_test.go, calls the
-//     SyncPod, GetPodStatus, KillPod and RefreshPodStatus interceptors
-//     only, so one of another method changes nothing there. When existing
+//     it is wrapped with kri/interceptor as the fake is, so a func of any
+//     method takes effect (TestHostMutantsInterceptEveryMethod). When existing
 //     mutants fail the new spec too (TestMutantsAreCaught calls it
 //     "extra"), add the ID to the want of each, under a comment saying
 //     why: a want that holds only by timing says so in a comment starting

@@ -21,6 +21,7 @@ import (
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // The specs the gate combinations make fail: a MUST and a SHOULD spec that
@@ -40,8 +41,8 @@ func stalled(id string) *mutant {
 		name:      "stalled-" + id,
 		violation: "SyncPod does nothing for the pods of " + id,
 		want:      []string{id},
-		pod: func(*fake.PodProvider) fake.Interceptors {
-			return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+		pod: func(*fake.PodProvider) interceptor.PodFuncs {
+			return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 				if pod != nil && pod.Labels["kri-conformance/spec"] == id {
 					return nil
 				}
@@ -52,7 +53,7 @@ func stalled(id string) *mutant {
 }
 
 // unchanged is the fake as it is, with the mutants' timeouts.
-var unchanged = &mutant{name: "unchanged", pod: func(*fake.PodProvider) fake.Interceptors { return fake.Interceptors{} }}
+var unchanged = &mutant{name: "unchanged", pod: func(*fake.PodProvider) interceptor.PodFuncs { return interceptor.PodFuncs{} }}
 
 const helperGate = "gate:"
 

@@ -10,8 +10,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // nodeCallbackMutants are the mutants of the node group "callback"
@@ -23,8 +23,8 @@ func nodeCallbackMutants() []*mutant {
 			name:      "callback-registration-blocks",
 			violation: "SetStatusUpdateCallback never returns",
 			want:      []string{"KRI-NODE-009", "KRI-NODE-010", "KRI-NODE-011", "KRI-NODE-013", "KRI-NODE-014"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{SetStatusUpdateCallback: func(context.Context, kri.NodeProvider, func(*v1.Node)) {
+			node: func() interceptor.NodeFuncs {
+				return interceptor.NodeFuncs{SetStatusUpdateCallback: func(context.Context, kri.NodeProvider, func(*v1.Node)) {
 					forever()
 				}}
 			},
@@ -35,8 +35,8 @@ func nodeCallbackMutants() []*mutant {
 			name:      "callback-called-synchronously",
 			violation: "SetStatusUpdateCallback calls the callback before returning",
 			want:      []string{"KRI-NODE-009", "KRI-NODE-010", "KRI-NODE-013", "KRI-NODE-014"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{SetStatusUpdateCallback: func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) {
+			node: func() interceptor.NodeFuncs {
+				return interceptor.NodeFuncs{SetStatusUpdateCallback: func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) {
 					next.SetStatusUpdateCallback(ctx, cb)
 					cb(next.ConfigureNode(ctx, "kri-conformance-node"))
 				}}
@@ -46,8 +46,8 @@ func nodeCallbackMutants() []*mutant {
 			name:      "callback-delivers-wrong-name",
 			violation: "nodes pushed to the status callback carry another name",
 			want:      []string{"KRI-NODE-010"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{SetStatusUpdateCallback: func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) {
+			node: func() interceptor.NodeFuncs {
+				return interceptor.NodeFuncs{SetStatusUpdateCallback: func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) {
 					next.SetStatusUpdateCallback(ctx, func(n *v1.Node) {
 						n.Name += "-renamed"
 						cb(n)
@@ -59,7 +59,7 @@ func nodeCallbackMutants() []*mutant {
 			name:      "callback-node-changed-later",
 			violation: "the provider keeps the node it delivered to the status callback as its current node and updates it in place later",
 			want:      []string{"KRI-NODE-013"},
-			node: func() fake.NodeInterceptors {
+			node: func() interceptor.NodeFuncs {
 				var mu sync.Mutex
 				var kept *v1.Node
 				generation := 0
@@ -78,7 +78,7 @@ func nodeCallbackMutants() []*mutant {
 						kept.Status.Conditions[i].LastHeartbeatTime = metav1.NewTime(kept.Status.Conditions[i].LastHeartbeatTime.Add(time.Second))
 					}
 				}
-				return fake.NodeInterceptors{
+				return interceptor.NodeFuncs{
 					SetStatusUpdateCallback: func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) {
 						next.SetStatusUpdateCallback(ctx, func(n *v1.Node) {
 							mu.Lock()
@@ -103,10 +103,10 @@ func nodeCallbackMutants() []*mutant {
 			name:      "callback-first-one-kept",
 			violation: "SetStatusUpdateCallback keeps the first callback and ignores later ones",
 			want:      []string{"KRI-NODE-014"},
-			node: func() fake.NodeInterceptors {
+			node: func() interceptor.NodeFuncs {
 				var mu sync.Mutex
 				registered := false
-				return fake.NodeInterceptors{SetStatusUpdateCallback: func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) {
+				return interceptor.NodeFuncs{SetStatusUpdateCallback: func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) {
 					mu.Lock()
 					defer mu.Unlock()
 					if !registered {
@@ -121,10 +121,10 @@ func nodeCallbackMutants() []*mutant {
 			name:      "callback-fans-out",
 			violation: "SetStatusUpdateCallback adds the callback to the earlier ones instead of replacing them",
 			want:      []string{"KRI-NODE-014"},
-			node: func() fake.NodeInterceptors {
+			node: func() interceptor.NodeFuncs {
 				var mu sync.Mutex
 				var cbs []func(*v1.Node)
-				return fake.NodeInterceptors{SetStatusUpdateCallback: func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) {
+				return interceptor.NodeFuncs{SetStatusUpdateCallback: func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) {
 					mu.Lock()
 					defer mu.Unlock()
 					cbs = append(cbs, cb)
@@ -142,10 +142,10 @@ func nodeCallbackMutants() []*mutant {
 			name:      "callback-replacement-unsubscribes",
 			violation: "a second SetStatusUpdateCallback cancels the subscription instead of replacing the callback",
 			want:      []string{"KRI-NODE-014"},
-			node: func() fake.NodeInterceptors {
+			node: func() interceptor.NodeFuncs {
 				var mu sync.Mutex
 				calls := 0
-				return fake.NodeInterceptors{SetStatusUpdateCallback: func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) {
+				return interceptor.NodeFuncs{SetStatusUpdateCallback: func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) {
 					mu.Lock()
 					defer mu.Unlock()
 					calls++

@@ -8,8 +8,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // nodeConfigureMutants are the mutants of the node group "configure"
@@ -21,8 +21,8 @@ func nodeConfigureMutants() []*mutant {
 			name:      "configure-node-wrong-name",
 			violation: "ConfigureNode returns a node with another name",
 			want:      []string{"KRI-NODE-001"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
+			node: func() interceptor.NodeFuncs {
+				return interceptor.NodeFuncs{ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
 					n := next.ConfigureNode(ctx, name)
 					n.Name = "mutant-node"
 					return n
@@ -33,8 +33,8 @@ func nodeConfigureMutants() []*mutant {
 			name:      "allocatable-above-capacity",
 			violation: "ConfigureNode reports more allocatable cpu than capacity",
 			want:      []string{"KRI-NODE-002"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
+			node: func() interceptor.NodeFuncs {
+				return interceptor.NodeFuncs{ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
 					n := next.ConfigureNode(ctx, name)
 					cpu := n.Status.Capacity[v1.ResourceCPU]
 					cpu.Add(resource.MustParse("1"))
@@ -47,8 +47,8 @@ func nodeConfigureMutants() []*mutant {
 			name:      "node-without-ready-condition",
 			violation: "ConfigureNode returns a node without Ready condition (a SHOULD)",
 			want:      []string{"KRI-NODE-003"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
+			node: func() interceptor.NodeFuncs {
+				return interceptor.NodeFuncs{ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
 					n := next.ConfigureNode(ctx, name)
 					n.Status.Conditions = slices.DeleteFunc(n.Status.Conditions, func(c v1.NodeCondition) bool { return c.Type == v1.NodeReady })
 					return n
@@ -59,10 +59,10 @@ func nodeConfigureMutants() []*mutant {
 			name:      "configure-node-shares-its-node",
 			violation: "ConfigureNode returns the same object again for the same name",
 			want:      []string{"KRI-NODE-004"},
-			node: func() fake.NodeInterceptors {
+			node: func() interceptor.NodeFuncs {
 				var mu sync.Mutex
 				nodes := map[string]*v1.Node{}
-				return fake.NodeInterceptors{ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
+				return interceptor.NodeFuncs{ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
 					mu.Lock()
 					defer mu.Unlock()
 					if nodes[name] == nil {

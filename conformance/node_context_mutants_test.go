@@ -5,8 +5,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // nodeContextMutants are the mutants of the node group "context"
@@ -18,8 +18,8 @@ func nodeContextMutants() []*mutant {
 			name:      "refresh-blocks-on-cancelled-context",
 			violation: "RefreshNodeStatus waits for its backend without watching its context; once the context is done, the answer never comes",
 			want:      []string{"KRI-NODE-011"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{RefreshNodeStatus: func(ctx context.Context, next kri.NodeProvider, st *v1.NodeStatus) bool {
+			node: func() interceptor.NodeFuncs {
+				return interceptor.NodeFuncs{RefreshNodeStatus: func(ctx context.Context, next kri.NodeProvider, st *v1.NodeStatus) bool {
 					if ctx.Err() != nil {
 						forever()
 					}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // nodePingMutants are the mutants of the node group "ping" (node_ping.go): the
@@ -16,8 +16,8 @@ func nodePingMutants() []*mutant {
 			name:      "ping-ignores-context",
 			violation: "Ping does not look at its context",
 			want:      []string{"KRI-NODE-006"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{Ping: func(_ context.Context, next kri.NodeProvider) error {
+			node: func() interceptor.NodeFuncs {
+				return interceptor.NodeFuncs{Ping: func(_ context.Context, next kri.NodeProvider) error {
 					return next.Ping(context.Background())
 				}}
 			},
@@ -26,8 +26,8 @@ func nodePingMutants() []*mutant {
 			name:      "ping-unhealthy",
 			violation: "Ping always fails",
 			want:      []string{"KRI-NODE-005", "KRI-NODE-006"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{Ping: func(context.Context, kri.NodeProvider) error {
+			node: func() interceptor.NodeFuncs {
+				return interceptor.NodeFuncs{Ping: func(context.Context, kri.NodeProvider) error {
 					return errors.New("mutant: backend unreachable")
 				}}
 			},
@@ -36,8 +36,8 @@ func nodePingMutants() []*mutant {
 			name:      "ping-always-healthy",
 			violation: "Ping reports the backend healthy without asking it",
 			want:      []string{"KRI-NODE-015"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{Ping: func(ctx context.Context, _ kri.NodeProvider) error {
+			node: func() interceptor.NodeFuncs {
+				return interceptor.NodeFuncs{Ping: func(ctx context.Context, _ kri.NodeProvider) error {
 					return ctx.Err()
 				}}
 			},

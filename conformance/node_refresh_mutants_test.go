@@ -9,8 +9,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // nodeRefreshMutants are the mutants of the node group "refresh"
@@ -22,8 +22,8 @@ func nodeRefreshMutants() []*mutant {
 			name:      "refresh-mutates-but-returns-false",
 			violation: "RefreshNodeStatus changes the status and returns false",
 			want:      []string{"KRI-NODE-007", "KRI-NODE-012"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{RefreshNodeStatus: func(ctx context.Context, next kri.NodeProvider, st *v1.NodeStatus) bool {
+			node: func() interceptor.NodeFuncs {
+				return interceptor.NodeFuncs{RefreshNodeStatus: func(ctx context.Context, next kri.NodeProvider, st *v1.NodeStatus) bool {
 					next.RefreshNodeStatus(ctx, st)
 					st.Addresses = append(st.Addresses, v1.NodeAddress{Type: v1.NodeInternalDNS, Address: "mutant.example"})
 					return false
@@ -34,10 +34,10 @@ func nodeRefreshMutants() []*mutant {
 			name:      "refresh-node-always-changes",
 			violation: "RefreshNodeStatus renews a heartbeat and returns true on every call (a SHOULD)",
 			want:      []string{"KRI-NODE-008"},
-			node: func() fake.NodeInterceptors {
+			node: func() interceptor.NodeFuncs {
 				var mu sync.Mutex
 				beat := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-				return fake.NodeInterceptors{RefreshNodeStatus: func(ctx context.Context, next kri.NodeProvider, st *v1.NodeStatus) bool {
+				return interceptor.NodeFuncs{RefreshNodeStatus: func(ctx context.Context, next kri.NodeProvider, st *v1.NodeStatus) bool {
 					next.RefreshNodeStatus(ctx, st)
 					mu.Lock()
 					beat = beat.Add(time.Second)
@@ -54,8 +54,8 @@ func nodeRefreshMutants() []*mutant {
 			name:      "refresh-does-nothing",
 			violation: "RefreshNodeStatus leaves the status as it is and returns false",
 			want:      []string{"KRI-NODE-012"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{RefreshNodeStatus: func(context.Context, kri.NodeProvider, *v1.NodeStatus) bool {
+			node: func() interceptor.NodeFuncs {
+				return interceptor.NodeFuncs{RefreshNodeStatus: func(context.Context, kri.NodeProvider, *v1.NodeStatus) bool {
 					return false
 				}}
 			},
@@ -65,8 +65,8 @@ func nodeRefreshMutants() []*mutant {
 			name:      "refresh-replaces-conditions",
 			violation: "RefreshNodeStatus keeps only conditions of types it knows, dropping those other components set (example.com/...)",
 			want:      []string{"KRI-NODE-016"},
-			node: func() fake.NodeInterceptors {
-				return fake.NodeInterceptors{RefreshNodeStatus: func(ctx context.Context, next kri.NodeProvider, st *v1.NodeStatus) bool {
+			node: func() interceptor.NodeFuncs {
+				return interceptor.NodeFuncs{RefreshNodeStatus: func(ctx context.Context, next kri.NodeProvider, st *v1.NodeStatus) bool {
 					changed := next.RefreshNodeStatus(ctx, st)
 					if st == nil {
 						return changed

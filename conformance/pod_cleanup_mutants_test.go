@@ -10,6 +10,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podCleanupMutants are the mutants of the group "cleanup" (pod_cleanup.go):
@@ -20,8 +21,8 @@ func podCleanupMutants() []*mutant {
 			name:      "cleanup-kills-desired-pods",
 			violation: "CleanupPods treats every pod as an orphan",
 			want:      []string{"KRI-POD-021", "KRI-POD-022", "KRI-POD-028"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{CleanupPods: func(ctx context.Context, next kri.PodProvider, _ []*v1.Pod, _ []*pkgcontainer.Pod, _ map[types.UID]sets.Empty) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{CleanupPods: func(ctx context.Context, next kri.PodProvider, _ []*v1.Pod, _ []*pkgcontainer.Pod, _ map[types.UID]sets.Empty) error {
 					return next.CleanupPods(ctx, nil, nil, nil)
 				}}
 			},
@@ -30,8 +31,8 @@ func podCleanupMutants() []*mutant {
 			name:      "cleanup-ignores-running-and-possibly-running",
 			violation: "CleanupPods keeps only the desired pods, ignoring runningPods and possiblyRunningPods",
 			want:      []string{"KRI-POD-022"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{CleanupPods: func(ctx context.Context, next kri.PodProvider, pods []*v1.Pod, _ []*pkgcontainer.Pod, _ map[types.UID]sets.Empty) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{CleanupPods: func(ctx context.Context, next kri.PodProvider, pods []*v1.Pod, _ []*pkgcontainer.Pod, _ map[types.UID]sets.Empty) error {
 					return next.CleanupPods(ctx, pods, nil, nil)
 				}}
 			},

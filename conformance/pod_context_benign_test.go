@@ -12,6 +12,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podContextBenign are the benign variants of the group "context"
@@ -22,7 +23,7 @@ func podContextBenign() []*benign {
 		{
 			name:    "cancelled-error-as-text",
 			freedom: "the error of a call whose context is done: a message in which neither the context's error nor a gRPC status survives, as the kubelet's runtime manager over containerd returns it (failed to \"CreatePodSandbox\" ... rpc error: code = Canceled)",
-			pod:     func(*fake.PodProvider) fake.Interceptors { return cancelledAsText() },
+			pod:     func(*fake.PodProvider) interceptor.PodFuncs { return cancelledAsText() },
 		},
 	}
 }
@@ -45,11 +46,11 @@ func canceledText(pod *v1.Pod) error {
 // cancelledAsText makes every pod method called with a done context return
 // at once with an error that is text only, as a remote runtime's error
 // does once the kubelet's runtime manager has formatted it.
-func cancelledAsText() fake.Interceptors {
+func cancelledAsText() interceptor.PodFuncs {
 	text := func(method string) error {
 		return errors.New(method + ": rpc error: code = Canceled desc = context canceled")
 	}
-	return fake.Interceptors{
+	return interceptor.PodFuncs{
 		SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 			if ctx.Err() != nil {
 				return canceledText(pod)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podContextMutants are the mutants of the group "context" (pod_context.go):
@@ -18,8 +19,8 @@ func podContextMutants() []*mutant {
 			name:      "cancelled-sync-hangs",
 			violation: "SyncPod ignores a cancelled context and never returns",
 			want:      []string{"KRI-POD-027"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if ctx.Err() != nil {
 						forever()
 					}

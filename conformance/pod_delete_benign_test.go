@@ -10,6 +10,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podDeleteBenign are the benign variants of the group "delete"
@@ -20,7 +21,7 @@ func podDeleteBenign() []*benign {
 		{
 			name:    "delete-then-collect-later",
 			freedom: "dead containers collected a while after DeletePod (the kubelet's runtime has no DeletePod; its GC runs later)",
-			pod:     func(*fake.PodProvider) fake.Interceptors { return collectLater() },
+			pod:     func(*fake.PodProvider) interceptor.PodFuncs { return collectLater() },
 		},
 	}
 }
@@ -31,8 +32,8 @@ const collectDelay = 300 * time.Millisecond
 
 // collectLater makes DeletePod stop the pod's containers at once (a kill
 // with grace 0) and forget the pod only collectDelay later.
-func collectLater() fake.Interceptors {
-	return fake.Interceptors{DeletePod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) error {
+func collectLater() interceptor.PodFuncs {
+	return interceptor.PodFuncs{DeletePod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) error {
 		if pod == nil {
 			return next.DeletePod(ctx, pod)
 		}

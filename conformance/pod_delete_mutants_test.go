@@ -8,6 +8,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podDeleteMutants are the mutants of the group "delete" (pod_delete.go): the
@@ -18,16 +19,16 @@ func podDeleteMutants() []*mutant {
 			name:      "deletepod-forgets-nothing",
 			violation: "DeletePod returns nil and keeps the pod",
 			want:      []string{"KRI-POD-020"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{DeletePod: func(context.Context, kri.PodProvider, *v1.Pod) error { return nil }}
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{DeletePod: func(context.Context, kri.PodProvider, *v1.Pod) error { return nil }}
 			},
 		},
 		{
 			name:      "delete-unknown-pod-errors",
 			violation: "DeletePod of a pod it does not know returns an error",
 			want:      []string{"KRI-POD-019"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{DeletePod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{DeletePod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) error {
 					if unknownPod(ctx, next, pod) {
 						return fmt.Errorf("pod %s/%s not found", pod.Namespace, pod.Name)
 					}

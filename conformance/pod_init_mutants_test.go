@@ -9,6 +9,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podInitMutants are the mutants of the group "init" (pod_init.go): the fake
@@ -23,8 +24,8 @@ func podInitMutants() []*mutant {
 				// KRI-POD-091 checks the init order.
 				"KRI-POD-091",
 			},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: statusEditFor(func(pod *v1.Pod, st *pkgcontainer.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: statusEditFor(func(pod *v1.Pod, st *pkgcontainer.PodStatus) {
 					init := func(c *pkgcontainer.Status) bool {
 						return slices.ContainsFunc(pod.Spec.InitContainers, func(ic v1.Container) bool { return ic.Name == c.Name })
 					}
@@ -37,8 +38,8 @@ func podInitMutants() []*mutant {
 			name:      "app-containers-reported-before-created",
 			violation: "GetPodStatus reports every app container that does not exist yet as Created (a backend's PodInitializing)",
 			want:      []string{"KRI-POD-010", "KRI-POD-011", "KRI-POD-055", "KRI-POD-066"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: statusEditFor(func(pod *v1.Pod, st *pkgcontainer.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: statusEditFor(func(pod *v1.Pod, st *pkgcontainer.PodStatus) {
 					if len(st.ContainerStatuses) == 0 {
 						return // no backend pod yet
 					}
@@ -61,8 +62,8 @@ func podInitMutants() []*mutant {
 				// KRI-POD-091 checks the init order.
 				"KRI-POD-091",
 			},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if pod != nil && len(pod.Spec.InitContainers) > 1 {
 						pod = pod.DeepCopy()
 						slices.Reverse(pod.Spec.InitContainers)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podKillBenign are the benign variants of the group "kill" (pod_kill.go): the
@@ -17,8 +18,8 @@ func podKillBenign() []*benign {
 		{
 			name:    "minimum-grace",
 			freedom: "a minimum grace period of the provider's own (the kubelet's runtime never gives less than 2 seconds)",
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					const floor = 2
 					g := int64(floor)
 					switch {
@@ -36,7 +37,7 @@ func podKillBenign() []*benign {
 		{
 			name:    "forgets-on-kill",
 			freedom: "forgetting a pod as KillPod stops it, as a provider that deletes the backend cluster's pod does (GetPodStatus then reports it unknown, GetPods leaves it out)",
-			pod:     func(*fake.PodProvider) fake.Interceptors { return forgetOnKill() },
+			pod:     func(*fake.PodProvider) interceptor.PodFuncs { return forgetOnKill() },
 		},
 	}
 }
@@ -45,8 +46,8 @@ func podKillBenign() []*benign {
 // fake's DeletePod), as kuscia's K8sProvider, whose KillPod deletes the
 // backend pod: afterwards GetPodStatus reports the pod unknown and GetPods
 // does not list it.
-func forgetOnKill() fake.Interceptors {
-	return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+func forgetOnKill() interceptor.PodFuncs {
+	return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 		if err := next.KillPod(ctx, pod, rp, grace); err != nil {
 			return err
 		}

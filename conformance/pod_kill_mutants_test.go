@@ -13,6 +13,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podKillMutants are the mutants of the group "kill" (pod_kill.go): the fake
@@ -23,8 +24,8 @@ func podKillMutants() []*mutant {
 			name:      "kill-returns-inside-grace",
 			violation: "KillPod returns as soon as it has asked for the kill, while the containers still run out their grace period (a backend pod deleted with a grace period)",
 			want:      []string{"KRI-POD-014", "KRI-POD-095"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					go func() {
 						// The backend's kubelet sees the deletion a moment
 						// later: long after KillPod has returned.
@@ -47,8 +48,8 @@ func podKillMutants() []*mutant {
 				// KRI-POD-090 waits for the killed container's exit to read its server's log.
 				"KRI-POD-090",
 			},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					if err := next.KillPod(ctx, pod, rp, grace); err != nil || pod == nil || len(pod.Spec.Containers) == 0 {
 						return err
 					}
@@ -63,8 +64,8 @@ func podKillMutants() []*mutant {
 			name:      "kill-returns-at-first-exit",
 			violation: "KillPod returns nil as soon as the first of the pod's containers has exited, while a sibling that ignores SIGTERM, or waits for its preStop hook, still runs out the grace period",
 			want:      []string{"KRI-POD-095"},
-			pod: func(p *fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+			pod: func(p *fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					sub := p.Subscribe(256)
 					defer sub.Close()
 					done := make(chan error, 1)
@@ -88,8 +89,8 @@ func podKillMutants() []*mutant {
 			name:      "kill-returns-after-dispatching-prestop",
 			violation: "KillPod of a pod with preStop hooks returns nil as soon as it has started the hooks, leaving the rest of the termination (SIGTERM once a hook is over, SIGKILL at the end of the grace period) to run in the background; a pod without hooks is killed in full",
 			want:      []string{"KRI-POD-095"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					if pod == nil || !slices.ContainsFunc(pod.Spec.Containers, func(c v1.Container) bool { return c.Lifecycle != nil && c.Lifecycle.PreStop != nil }) {
 						return next.KillPod(ctx, pod, rp, grace)
 					}
@@ -111,8 +112,8 @@ func podKillMutants() []*mutant {
 				// KRI-POD-090: a kill with no grace period runs no HTTP preStop hook either.
 				"KRI-POD-090",
 			},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, _ *int64) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, _ *int64) error {
 					zero := int64(0)
 					return next.KillPod(ctx, pod, rp, &zero)
 				}}
@@ -122,8 +123,8 @@ func podKillMutants() []*mutant {
 			name:      "grace-override-ignored",
 			violation: "KillPod ignores gracePeriodOverride and uses the pod's grace period",
 			want:      []string{"KRI-POD-016", "KRI-POD-017", "KRI-POD-056"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, _ *int64) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, _ *int64) error {
 					return next.KillPod(ctx, pod, rp, nil)
 				}}
 			},
@@ -132,8 +133,8 @@ func podKillMutants() []*mutant {
 			name:      "kill-unknown-pod-errors",
 			violation: "KillPod of a pod it does not know returns an error",
 			want:      []string{"KRI-POD-015"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					if unknownPod(ctx, next, pod) {
 						return fmt.Errorf("pod %s not found", rp.ID)
 					}
@@ -151,8 +152,8 @@ func podKillMutants() []*mutant {
 				// timeout (6s).
 				"KRI-POD-064", "KRI-POD-090",
 			},
-			pod: func(p *fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+			pod: func(p *fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					for _, c := range rp.Containers {
 						p.Container(rp.Namespace+"/"+rp.Name, c.Name).IgnoreSIGTERM()
 					}
@@ -164,8 +165,8 @@ func podKillMutants() []*mutant {
 			name:      "deletion-grace-ignored",
 			violation: "KillPod without override uses TerminationGracePeriodSeconds even when the pod has a DeletionGracePeriodSeconds",
 			want:      []string{"KRI-POD-048"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					if grace == nil && pod != nil && pod.DeletionGracePeriodSeconds != nil {
 						pod = pod.DeepCopy()
 						pod.DeletionGracePeriodSeconds = nil
@@ -178,8 +179,8 @@ func podKillMutants() []*mutant {
 			name:      "kill-needs-the-pod",
 			violation: "KillPod with a nil pod does nothing and returns nil",
 			want:      []string{"KRI-POD-049"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					if pod == nil {
 						return nil
 					}
@@ -203,8 +204,8 @@ func podKillMutants() []*mutant {
 			name:      "sandbox-ready-after-kill",
 			violation: "GetPodStatus reports the sandboxes of a pod without running containers as ready",
 			want:      []string{"KRI-POD-041"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					if len(st.GetRunningContainerStatuses()) > 0 {
 						return
 					}
@@ -218,8 +219,8 @@ func podKillMutants() []*mutant {
 			name:      "kill-spares-init-containers",
 			violation: "KillPod returns nil and stops nothing while an init container runs",
 			want:      []string{"KRI-POD-055", "KRI-POD-069", "KRI-POD-070"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					if pod != nil && slices.ContainsFunc(rp.Containers, func(c *pkgcontainer.Container) bool {
 						return c.State == pkgcontainer.ContainerStateRunning && slices.ContainsFunc(pod.Spec.InitContainers, func(ic v1.Container) bool { return ic.Name == c.Name })
 					}) {
@@ -233,8 +234,8 @@ func podKillMutants() []*mutant {
 			name:      "kill-validates-the-pod",
 			violation: "KillPod rejects, as SyncPod does, a pod without restart policy or commands, such as the runningPod.ToAPIPod() of an orphan",
 			want:      []string{"KRI-POD-056"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					if pod != nil && pod.Spec.RestartPolicy == "" {
 						return errors.New("mutant: invalid pod: spec.restartPolicy is empty")
 					}
@@ -251,9 +252,9 @@ const backendDelay = 300 * time.Millisecond
 
 // killedFinishedAt reports the FinishedAt of every instance a signal stopped
 // (exit code 137 or 143) as finished returns it.
-func killedFinishedAt(finished func(*pkgcontainer.Status) time.Time) func(*fake.PodProvider) fake.Interceptors {
-	return func(*fake.PodProvider) fake.Interceptors {
-		return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+func killedFinishedAt(finished func(*pkgcontainer.Status) time.Time) func(*fake.PodProvider) interceptor.PodFuncs {
+	return func(*fake.PodProvider) interceptor.PodFuncs {
+		return interceptor.PodFuncs{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 			for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
 				if c.State == pkgcontainer.ContainerStateExited && (c.ExitCode == 137 || c.ExitCode == 143) {
 					c.FinishedAt = finished(c)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podLifecycleBenign are the benign variants of the group "lifecycle"
@@ -18,8 +19,8 @@ func podLifecycleBenign() []*benign {
 			name:    "stop-leaves-start-to-context",
 			warns:   []string{"KRI-POD-030"},
 			freedom: "Stop that does nothing, Start ending only when its context is done (kuscia's agent cancels it before Stop)",
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{
 					Start: func(ctx context.Context, next kri.PodProvider) error {
 						err := next.Start(ctx)
 						next.Stop() // what the fake holds goes once Start has ended
@@ -45,12 +46,12 @@ const startSetup = 300 * time.Millisecond
 // slowStart makes Start work for startSetup before it blocks. It stays
 // correct: a Stop or a cancelled context during the setup ends Start, and
 // Stop returns once Start has.
-func slowStart(*fake.PodProvider) fake.Interceptors {
+func slowStart(*fake.PodProvider) interceptor.PodFuncs {
 	var mu sync.Mutex
 	stopping := make(chan struct{})
 	stopped := false
 	var done chan struct{} // closed when Start returns; nil before Start
-	return fake.Interceptors{
+	return interceptor.PodFuncs{
 		Start: func(ctx context.Context, next kri.PodProvider) error {
 			mu.Lock()
 			if done != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podLifecycleMutants are the mutants of the group "lifecycle"
@@ -16,8 +17,8 @@ func podLifecycleMutants() []*mutant {
 			name:      "start-returns-at-once",
 			violation: "Start returns nil at once instead of blocking (its background work goes on in a goroutine of its own until Stop)",
 			want:      []string{"KRI-POD-029", "KRI-POD-030"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{Start: func(ctx context.Context, next kri.PodProvider) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{Start: func(ctx context.Context, next kri.PodProvider) error {
 					go func() { _ = next.Start(ctx) }()
 					return nil
 				}}
@@ -27,8 +28,8 @@ func podLifecycleMutants() []*mutant {
 			name:      "start-never-returns",
 			violation: "Start keeps blocking after its context is cancelled and after Stop",
 			want:      []string{"KRI-POD-029", "KRI-POD-030"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{Start: func(ctx context.Context, next kri.PodProvider) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{Start: func(ctx context.Context, next kri.PodProvider) error {
 					_ = next.Start(ctx)
 					forever()
 					return nil
@@ -39,8 +40,8 @@ func podLifecycleMutants() []*mutant {
 			name:      "stop-hangs",
 			violation: "Stop never returns",
 			want:      []string{"KRI-POD-030", "KRI-POD-031", "KRI-POD-032"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{Stop: func(next kri.PodProvider) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{Stop: func(next kri.PodProvider) {
 					next.Stop()
 					forever()
 				}}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podOwnershipMutants are the mutants of the group "ownership"
@@ -21,8 +22,8 @@ func podOwnershipMutants() []*mutant {
 			name:      "syncpod-mutates-its-input",
 			violation: "SyncPod writes to the status it was handed",
 			want:      []string{"KRI-POD-035"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if st != nil {
 						st.IPs = append(st.IPs, "192.0.2.1")
 					}
@@ -34,8 +35,8 @@ func podOwnershipMutants() []*mutant {
 			name:      "killpod-marks-its-input",
 			violation: "KillPod marks the containers of the running pod it was handed exited",
 			want:      []string{"KRI-POD-045"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 					err := next.KillPod(ctx, pod, rp, grace)
 					for _, c := range rp.Containers {
 						c.State = pkgcontainer.ContainerStateExited
@@ -48,10 +49,10 @@ func podOwnershipMutants() []*mutant {
 			name:      "refresh-reads-the-kept-pod",
 			violation: "SyncPod keeps the caller's pod and RefreshPodStatus reads the containers from it",
 			want:      []string{"KRI-POD-045"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
 				var mu sync.Mutex
 				kept := map[types.UID]*v1.Pod{}
-				return fake.Interceptors{
+				return interceptor.PodFuncs{
 					SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 						if pod != nil {
 							mu.Lock()

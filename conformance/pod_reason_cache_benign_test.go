@@ -9,6 +9,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podReasonCacheBenign are the benign variants of the group "reason-cache"
@@ -19,13 +20,13 @@ func podReasonCacheBenign() []*benign {
 		{
 			name:    "start-success-one-sync-late",
 			freedom: "a successful start reported to the ReasonCache at the next SyncPod, the first handed a status that shows the container running, as a backend that starts containers asynchronously learns of it",
-			pod:     func(*fake.PodProvider) fake.Interceptors { return lateStartSuccess() },
+			pod:     func(*fake.PodProvider) interceptor.PodFuncs { return lateStartSuccess() },
 		},
 		{
 			name:    "start-failures-in-refresh-only",
 			warns:   []string{"KRI-POD-034", "KRI-POD-085"},
 			freedom: "a failed start neither written to the ReasonCache nor returned by SyncPod, the Waiting reason coming from RefreshPodStatus (the backend's status)",
-			pod:     func(*fake.PodProvider) fake.Interceptors { return startFailuresInRefreshOnly() },
+			pod:     func(*fake.PodProvider) interceptor.PodFuncs { return startFailuresInRefreshOnly() },
 		},
 	}
 }
@@ -35,8 +36,8 @@ func podReasonCacheBenign() []*benign {
 // start at once, a successful one only at the next SyncPod, once the status
 // handed in shows the container running. Until then an earlier failure
 // stays in the cache.
-func lateStartSuccess() fake.Interceptors {
-	return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+func lateStartSuccess() interceptor.PodFuncs {
+	return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 		if pod == nil || rc == nil {
 			return next.SyncPod(ctx, pod, st, rc)
 		}
@@ -64,8 +65,8 @@ func lateStartSuccess() fake.Interceptors {
 // swallows the error of a failed start: the agent learns of the failure
 // only from RefreshPodStatus, which the fake fills with the failure's
 // Waiting reason, as a backend cluster's status carries it.
-func startFailuresInRefreshOnly() fake.Interceptors {
-	return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+func startFailuresInRefreshOnly() interceptor.PodFuncs {
+	return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 		own := kri.NewReasonCache()
 		err := next.SyncPod(ctx, pod, st, own)
 		if err != nil && pod != nil {

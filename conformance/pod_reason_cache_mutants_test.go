@@ -10,6 +10,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podReasonCacheMutants are the mutants of the group "reason-cache"
@@ -21,8 +22,8 @@ func podReasonCacheMutants() []*mutant {
 			name:      "reason-cache-never-updated",
 			violation: "SyncPod reports container starts to a ReasonCache of its own",
 			want:      []string{"KRI-POD-085"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if rc != nil {
 						rc = kri.NewReasonCache()
 					}
@@ -34,8 +35,8 @@ func podReasonCacheMutants() []*mutant {
 			name:      "reason-cache-never-cleared",
 			violation: "SyncPod reports failed starts but never successful ones, so failures are never cleared",
 			want:      []string{"KRI-POD-013"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if rc == nil || pod == nil {
 						return next.SyncPod(ctx, pod, st, rc)
 					}
@@ -56,8 +57,8 @@ func podReasonCacheMutants() []*mutant {
 			name:      "sync-hides-start-failures",
 			violation: "SyncPod returns nil although a container failed to start",
 			want:      []string{"KRI-POD-085"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: afterFailedSync(func(pod *v1.Pod, rc *kri.ReasonCache, err error) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: afterFailedSync(func(pod *v1.Pod, rc *kri.ReasonCache, err error) error {
 					for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
 						if _, failed := rc.Get(pod.UID, c.Name); failed {
 							return nil // hide the error of a failed start
@@ -75,8 +76,8 @@ func podReasonCacheMutants() []*mutant {
 				// KRI-POD-094 waits for the failed pull's Waiting reason.
 				"KRI-POD-094",
 			},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
 					next.RefreshPodStatus(pod, ps)
 					if unknownPod(context.Background(), next, pod) {
 						return
@@ -96,8 +97,8 @@ func podReasonCacheMutants() []*mutant {
 			name:      "sync-error-names-nothing",
 			violation: "SyncPod's error does not say which container failed to start",
 			want:      []string{"KRI-POD-085"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					err := next.SyncPod(ctx, pod, st, rc)
 					if err != nil && !errors.Is(err, context.Canceled) {
 						return errors.New("mutant: sync failed")
@@ -110,8 +111,8 @@ func podReasonCacheMutants() []*mutant {
 			name:      "start-failure-blames-every-container",
 			violation: "a failed start is recorded in the ReasonCache for every container of the pod",
 			want:      []string{"KRI-POD-085"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: afterFailedSync(func(pod *v1.Pod, rc *kri.ReasonCache, err error) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: afterFailedSync(func(pod *v1.Pod, rc *kri.ReasonCache, err error) error {
 					var result pkgcontainer.PodSyncResult
 					for _, c := range pod.Spec.Containers {
 						if _, failed := rc.Get(pod.UID, c.Name); !failed {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podRefreshBenign are the benign variants of the group "refresh"
@@ -17,7 +18,7 @@ func podRefreshBenign() []*benign {
 		{
 			name:    "refine-only-refresh",
 			freedom: "RefreshPodStatus that only refines the agent's status (Ready and Started, as the kubelet's prober does)",
-			pod:     func(*fake.PodProvider) fake.Interceptors { return refineOnly() },
+			pod:     func(*fake.PodProvider) interceptor.PodFuncs { return refineOnly() },
 		},
 	}
 }
@@ -27,8 +28,8 @@ func podRefreshBenign() []*benign {
 // pod, known or not: UpdatePodStatus looks at no runtime), and leaves
 // everything else as it was handed in. Containers with probes get the
 // provider's probe results.
-func refineOnly() fake.Interceptors {
-	return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+func refineOnly() interceptor.PodFuncs {
+	return interceptor.PodFuncs{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
 		probed := probeResults(next, pod, ps) // containers with probes: the provider's results
 		for _, list := range [][]v1.ContainerStatus{ps.ContainerStatuses, ps.InitContainerStatuses} {
 			for i := range list {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podRefreshMutants are the mutants of the group "refresh" (pod_refresh.go):
@@ -18,8 +19,8 @@ func podRefreshMutants() []*mutant {
 			name:      "refresh-names-foreign-container",
 			violation: "RefreshPodStatus adds a status for a container the spec does not have",
 			want:      []string{"KRI-POD-025"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
 					before := ps.DeepCopy()
 					next.RefreshPodStatus(pod, ps)
 					if !equalPodStatus(before, ps) {
@@ -32,8 +33,8 @@ func podRefreshMutants() []*mutant {
 			name:      "refresh-touches-unknown-pod",
 			violation: "RefreshPodStatus of a pod it does not know marks it Unknown",
 			want:      []string{"KRI-POD-024"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
 					if unknownPod(context.Background(), next, pod) {
 						ps.Phase = v1.PodUnknown
 						return
@@ -46,8 +47,8 @@ func podRefreshMutants() []*mutant {
 			name:      "refresh-drops-init-statuses",
 			violation: "RefreshPodStatus reports no init containers",
 			want:      []string{"KRI-POD-050", "KRI-POD-071"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
 					next.RefreshPodStatus(pod, ps)
 					ps.InitContainerStatuses = nil
 				}}
@@ -65,8 +66,8 @@ func podRefreshMutants() []*mutant {
 				// KRI-POD-093 waits for each restart to be published.
 				"KRI-POD-093",
 			},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{RefreshPodStatus: refreshEdit(func(cs *v1.ContainerStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{RefreshPodStatus: refreshEdit(func(cs *v1.ContainerStatus) {
 					cs.LastTerminationState = v1.ContainerState{}
 				})}
 			},

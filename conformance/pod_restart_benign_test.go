@@ -11,6 +11,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podRestartBenign are the benign variants of the group "restart"
@@ -21,7 +22,7 @@ func podRestartBenign() []*benign {
 		{
 			name:     "crash-loop-backoff",
 			freedom:  "restarts delayed by a back-off, reported to the ReasonCache as CrashLoopBackOff (the kubelet's runtime: 10s doubling)",
-			podLater: func(_ *fake.PodProvider, later *laterCalls) fake.Interceptors { return crashLoopBackOff(later) },
+			podLater: func(_ *fake.PodProvider, later *laterCalls) interceptor.PodFuncs { return crashLoopBackOff(later) },
 		},
 	}
 }
@@ -38,7 +39,7 @@ const (
 // reports CrashLoopBackOff for it to the ReasonCache and returns nil, as
 // kuscia's CRIProvider turns back-off-only failures into nil. It asks for
 // a sync when a back-off ends (later), as the duty to notify wants.
-func crashLoopBackOff(later *laterCalls) fake.Interceptors {
+func crashLoopBackOff(later *laterCalls) interceptor.PodFuncs {
 	type key struct {
 		uid  types.UID
 		name string
@@ -50,7 +51,7 @@ func crashLoopBackOff(later *laterCalls) fake.Interceptors {
 	}
 	var mu sync.Mutex
 	state := map[key]*backOff{}
-	return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+	return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 		if pod == nil || rc == nil || pod.Spec.RestartPolicy == v1.RestartPolicyNever {
 			return next.SyncPod(ctx, pod, st, rc)
 		}

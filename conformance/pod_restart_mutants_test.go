@@ -10,6 +10,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podRestartMutants are the mutants of the group "restart" (pod_restart.go):
@@ -26,8 +27,8 @@ func podRestartMutants() []*mutant {
 				// So do the network liveness probe specs.
 				"KRI-POD-088", "KRI-POD-089", "KRI-POD-106",
 			},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					for _, c := range st.ContainerStatuses {
 						if n := newestInstance(st.ContainerStatuses, c.Name); n != c && c.State == pkgcontainer.ContainerStateExited {
 							c.ExitCode = 0
@@ -40,9 +41,9 @@ func podRestartMutants() []*mutant {
 			name:      "waiting-runs-reported-created",
 			violation: "GetPodStatus reports only the newest run of each container, and one that exited and waits to be restarted as Created, without its exit code (a backend's CrashLoopBackOff)",
 			want:      []string{"KRI-POD-008", "KRI-POD-009"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
 				killed := newUIDSet() // a deleted backend pod waits for no restart
-				return fake.Interceptors{
+				return interceptor.PodFuncs{
 					KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 						killed.add(rp.ID)
 						if pod != nil {
@@ -82,8 +83,8 @@ func podRestartMutants() []*mutant {
 				// KRI-POD-093 waits for each restart to be published.
 				"KRI-POD-093",
 			},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					return next.SyncPod(ctx, withRestartPolicy(pod, v1.RestartPolicyNever), st, rc)
 				}}
 			},
@@ -96,8 +97,8 @@ func podRestartMutants() []*mutant {
 				// The lifecycle hook specs: 063 checks that Never does not restart.
 				"KRI-POD-063",
 			},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					return next.SyncPod(ctx, withRestartPolicy(pod, v1.RestartPolicyAlways), st, rc)
 				}}
 			},
@@ -116,8 +117,8 @@ func podRestartMutants() []*mutant {
 				// KRI-POD-093 waits for each restart to be published.
 				"KRI-POD-093",
 			},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{
 					GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 						for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
 							c.RestartCount = 0
@@ -131,8 +132,8 @@ func podRestartMutants() []*mutant {
 			name:      "restart-keeps-created-at",
 			violation: "every instance of a container reports the CreatedAt of its first instance",
 			want:      []string{"KRI-POD-038", "KRI-POD-053"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					first := map[string]time.Time{}
 					for _, c := range st.ContainerStatuses {
 						if t, ok := first[c.Name]; !ok || c.CreatedAt.Before(t) {
@@ -151,8 +152,8 @@ func podRestartMutants() []*mutant {
 			// Every spec that reads the RestartCount of a container that
 			// never restarted.
 			want: []string{"KRI-POD-037", "KRI-POD-051", "KRI-POD-054", "KRI-POD-067", "KRI-POD-071", "KRI-POD-075", "KRI-POD-089"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{
 					GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 						seen := map[*pkgcontainer.Status]bool{}
 						for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
@@ -170,8 +171,8 @@ func podRestartMutants() []*mutant {
 			name:      "restart-counts-shared",
 			violation: "GetPodStatus reports the pod's highest RestartCount for every container",
 			want:      []string{"KRI-POD-037", "KRI-POD-051", "KRI-POD-067"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					highest := 0
 					for _, c := range st.ContainerStatuses {
 						highest = max(highest, c.RestartCount)

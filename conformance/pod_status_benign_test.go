@@ -19,6 +19,7 @@ import (
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/internal/k8scompat"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podStatusBenign are the benign variants of the group "status"
@@ -29,25 +30,25 @@ func podStatusBenign() []*benign {
 		{
 			name:    "unprobed-ready-a-second-late",
 			freedom: "a running app container without a readiness probe may be reported Ready a moment after it started (a remote backend whose status lags its runtime's), the provider asking for a sync then: here a second",
-			podLater: func(_ *fake.PodProvider, later *laterCalls) fake.Interceptors {
+			podLater: func(_ *fake.PodProvider, later *laterCalls) interceptor.PodFuncs {
 				return unprobedReadyAfter(time.Second, later)
 			},
 		},
 		{
 			name:    "normalised-images",
 			freedom: "the image name as the runtime reports it (containerd: docker.io/library/busybox:1.36 for busybox:1.36)",
-			pod:     func(*fake.PodProvider) fake.Interceptors { return imageNormaliser() },
+			pod:     func(*fake.PodProvider) interceptor.PodFuncs { return imageNormaliser() },
 		},
 		{
 			name:    "remote-statuses",
 			freedom: "a remote backend's view: only the newest instance of each container (with its RestartCount), no sandboxes, no active statuses",
-			pod:     func(*fake.PodProvider) fake.Interceptors { return remoteView() },
+			pod:     func(*fake.PodProvider) interceptor.PodFuncs { return remoteView() },
 		},
 		{
 			name:    "getpods-lists-exited-containers",
 			freedom: "GetPods(false) listing the exited containers of the pods it lists",
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
 					pods, err := next.GetPods(ctx, true)
 					if all || err != nil {
 						return pods, err
@@ -65,8 +66,8 @@ func podStatusBenign() []*benign {
 			name:    "status-identity-of-backend",
 			warns:   []string{"KRI-POD-049", "KRI-POD-084"},
 			freedom: "GetPodStatus naming the pod by the backend's namespace and an empty UID (read from a label the agent's pod never has)",
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					st.ID, st.Namespace = "", "backend"
 				})}
 			},
@@ -75,8 +76,8 @@ func podStatusBenign() []*benign {
 			name:    "container-ids-untyped",
 			warns:   []string{"KRI-POD-044", "KRI-POD-086"},
 			freedom: "GetPodStatus's container IDs with the API's whole \"type://id\" string as ID and no Type (RefreshPodStatus reports the right ContainerID)",
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					for _, list := range [][]*pkgcontainer.Status{st.ContainerStatuses, st.ActiveContainerStatuses} {
 						for _, c := range list {
 							c.ID = pkgcontainer.ContainerID{ID: c.ID.String()}
@@ -88,7 +89,7 @@ func podStatusBenign() []*benign {
 		{
 			name:    "single-instances-without-created-at",
 			freedom: "one instance per container (the newest, with its RestartCount) and no CreatedAt, as converted from a backend pod's API status",
-			pod: func(*fake.PodProvider) fake.Interceptors {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
 				in := remoteView()
 				view := in.GetPodStatus
 				in.GetPodStatus = func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
@@ -107,8 +108,8 @@ func podStatusBenign() []*benign {
 			name:    "getpods-by-uid-only",
 			warns:   []string{"KRI-POD-044", "KRI-POD-086"},
 			freedom: "GetPods naming pods by UID in the backend's namespace, with the containers of their spec and neither IDs nor states",
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
 					pods, err := next.GetPods(ctx, all)
 					for _, p := range pods {
 						p.Namespace, p.Sandboxes = "backend", nil
@@ -130,9 +131,9 @@ func podStatusBenign() []*benign {
 			name:    "shuffled-lists",
 			freedom: "the order of statuses, sandboxes, pods and containers (kri: \"in no particular order\")",
 			pod:     shuffler,
-			node: func() fake.NodeInterceptors {
+			node: func() interceptor.NodeFuncs {
 				conditions, addresses := newShuffler(), newShuffler()
-				return fake.NodeInterceptors{ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
+				return interceptor.NodeFuncs{ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
 					n := next.ConfigureNode(ctx, name)
 					if n != nil {
 						conditions(n.Status.Conditions)
@@ -145,12 +146,12 @@ func podStatusBenign() []*benign {
 		{
 			name:    "digest-container-ids",
 			freedom: "the format of container and sandbox IDs (64 hex digits, as containerd's)",
-			pod:     func(*fake.PodProvider) fake.Interceptors { return idMapper(fake.RuntimeName, digestID) },
+			pod:     func(*fake.PodProvider) interceptor.PodFuncs { return idMapper(fake.RuntimeName, digestID) },
 		},
 		{
 			name:    "other-runtime-name",
 			freedom: "the runtime name, the Type of every container ID",
-			pod: func(*fake.PodProvider) fake.Interceptors {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
 				return idMapper("remote-runtime", func(id string) string { return id })
 			},
 		},
@@ -172,8 +173,8 @@ func normalised(image string) string {
 	return reference.TagNameOnly(named).String()
 }
 
-func imageNormaliser() fake.Interceptors {
-	return fake.Interceptors{
+func imageNormaliser() interceptor.PodFuncs {
+	return interceptor.PodFuncs{
 		GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 			for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
 				c.Image = normalised(c.Image)
@@ -192,8 +193,8 @@ func imageNormaliser() fake.Interceptors {
 	}
 }
 
-func remoteView() fake.Interceptors {
-	return fake.Interceptors{
+func remoteView() interceptor.PodFuncs {
+	return interceptor.PodFuncs{
 		GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 			st.ContainerStatuses = newestOnly(st.ContainerStatuses)
 			st.ActiveContainerStatuses, st.SandboxStatuses = nil, nil
@@ -256,11 +257,11 @@ func rotate[T any](s []T, k int) {
 // shuffler reorders every list on every call, each list kind with a
 // shuffler of its own (so that consecutive answers to the same question
 // differ).
-func shuffler(*fake.PodProvider) fake.Interceptors {
+func shuffler(*fake.PodProvider) interceptor.PodFuncs {
 	statuses, active, sandboxes := newShuffler(), newShuffler(), newShuffler()
 	pods, containers, podSandboxes := newShuffler(), newShuffler(), newShuffler()
 	apiStatuses, apiInitStatuses := newShuffler(), newShuffler()
-	return fake.Interceptors{
+	return interceptor.PodFuncs{
 		GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 			statuses(st.ContainerStatuses)
 			active(st.ActiveContainerStatuses)
@@ -294,7 +295,7 @@ func digestID(id string) string {
 // idMapper reports every container and sandbox ID as typ://mapID(id). The
 // fake kills by pod UID and ignores SyncPod's status, so nothing handed in
 // needs translating back.
-func idMapper(typ string, mapID func(string) string) fake.Interceptors {
+func idMapper(typ string, mapID func(string) string) interceptor.PodFuncs {
 	cid := func(id pkgcontainer.ContainerID) pkgcontainer.ContainerID {
 		if id.ID == "" {
 			return id
@@ -312,7 +313,7 @@ func idMapper(typ string, mapID func(string) string) fake.Interceptors {
 		mapped := cid(pkgcontainer.ContainerID{Type: typ, ID: id})
 		return mapped.String()
 	}
-	return fake.Interceptors{
+	return interceptor.PodFuncs{
 		GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 			for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
 				c.ID = cid(c.ID)
@@ -345,11 +346,11 @@ func idMapper(typ string, mapID func(string) string) fake.Interceptors {
 }
 
 // extraFields fills in what the contract leaves to the provider.
-func extraFields(*fake.PodProvider) fake.Interceptors {
+func extraFields(*fake.PodProvider) interceptor.PodFuncs {
 	cpu := resource.MustParse("250m")
 	mem := resource.MustParse("64Mi")
 	signal := v1.SIGTERM
-	return fake.Interceptors{
+	return interceptor.PodFuncs{
 		GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 			if len(st.ContainerStatuses) == 0 && len(st.SandboxStatuses) == 0 {
 				return // an unknown pod: only ID, name and namespace

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podStatusMutants are the mutants of the group "status" (pod_status.go): the
@@ -24,10 +25,10 @@ func podStatusMutants() []*mutant {
 			name:      "getpods-only-app-containers",
 			violation: "GetPods(false) lists only pods with a running app container: a pod whose only running container is an init container is left out",
 			want:      []string{"KRI-POD-097", "KRI-POD-098"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
 				var mu sync.Mutex
 				apps := map[types.UID][]string{}
-				return fake.Interceptors{
+				return interceptor.PodFuncs{
 					SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 						if pod != nil {
 							var names []string
@@ -61,8 +62,8 @@ func podStatusMutants() []*mutant {
 			name:      "getpods-running-containers-only",
 			violation: "GetPods(false) lists only pods with a running container: a pod whose containers have all exited is left out while its sandbox is still ready",
 			want:      []string{"KRI-POD-098"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
 					pods, err := next.GetPods(ctx, all)
 					if all {
 						return pods, err
@@ -77,7 +78,7 @@ func podStatusMutants() []*mutant {
 			name:      "killed-pod-half-forgotten",
 			violation: "GetPodStatus reports nothing of a killed pod while GetPods(true) still lists its exited containers",
 			want:      []string{"KRI-POD-086"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
 				killed, ic := trackKilled()
 				ic.GetPodStatus = func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
@@ -93,7 +94,7 @@ func podStatusMutants() []*mutant {
 			name:      "getpods-forgets-killed-pods",
 			violation: "GetPods(true) leaves out a killed pod while GetPodStatus still reports its exited containers",
 			want:      []string{"KRI-POD-086"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
 				killed, ic := trackKilled()
 				ic.GetPods = func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
 					pods, err := next.GetPods(ctx, all)
@@ -110,8 +111,8 @@ func podStatusMutants() []*mutant {
 				// At kuscia's cadence KRI-POD-035 syncs a pod not yet seen, whose status must be empty.
 				"KRI-POD-035",
 			},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
 					if err == nil && len(st.ContainerStatuses) == 0 && len(st.SandboxStatuses) == 0 {
 						return nil, fmt.Errorf("pod %s/%s not found", pod.Namespace, pod.Name)
@@ -124,8 +125,8 @@ func podStatusMutants() []*mutant {
 			name:      "getpods-panics",
 			violation: "GetPods panics",
 			want:      []string{"KRI-POD-005", "KRI-POD-020", "KRI-POD-022", "KRI-POD-023", "KRI-POD-027", "KRI-POD-028", "KRI-POD-033", "KRI-POD-034", "KRI-POD-035", "KRI-POD-036", "KRI-POD-044", "KRI-POD-045", "KRI-POD-056", "KRI-POD-086", "KRI-POD-097", "KRI-POD-098"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPods: func(context.Context, kri.PodProvider, bool) ([]*pkgcontainer.Pod, error) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPods: func(context.Context, kri.PodProvider, bool) ([]*pkgcontainer.Pod, error) {
 					panic("mutant: GetPods is broken")
 				}}
 			},
@@ -135,8 +136,8 @@ func podStatusMutants() []*mutant {
 			name:      "getpods-lists-killed-pods",
 			violation: "GetPods(false) lists every pod, killed ones included",
 			want:      []string{"KRI-POD-005", "KRI-POD-056"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, _ bool) ([]*pkgcontainer.Pod, error) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPods: func(ctx context.Context, next kri.PodProvider, _ bool) ([]*pkgcontainer.Pod, error) {
 					return next.GetPods(ctx, true)
 				}}
 			},
@@ -153,8 +154,8 @@ func podStatusMutants() []*mutant {
 				// So do the network liveness probe specs.
 				"KRI-POD-088", "KRI-POD-089", "KRI-POD-106",
 			},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
 					if st != nil {
 						for _, c := range st.ContainerStatuses {
@@ -177,9 +178,9 @@ func podStatusMutants() []*mutant {
 				// The network probe specs follow one container instance.
 				"KRI-POD-087", "KRI-POD-089", "KRI-POD-105",
 			},
-			pod: func(*fake.PodProvider) fake.Interceptors {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
 				var calls atomic.Int64
-				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+				return interceptor.PodFuncs{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
 					if st != nil {
 						n := calls.Add(1)
@@ -197,8 +198,8 @@ func podStatusMutants() []*mutant {
 			name:      "finished-before-created",
 			violation: "every exited instance reports a FinishedAt one second before its CreatedAt",
 			want:      []string{"KRI-POD-006", "KRI-POD-038", "KRI-POD-096"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
 						if c.State == pkgcontainer.ContainerStateExited {
 							c.FinishedAt = c.CreatedAt.Add(-time.Second)
@@ -211,8 +212,8 @@ func podStatusMutants() []*mutant {
 			name:      "exit-reason-dropped",
 			violation: "exited containers carry no Reason, in GetPodStatus and RefreshPodStatus (a SHOULD)",
 			want:      []string{"KRI-POD-039"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{
 					GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 						for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
 							if c.State == pkgcontainer.ContainerStateExited {
@@ -234,8 +235,8 @@ func podStatusMutants() []*mutant {
 			name:      "exited-instances-lose-image",
 			violation: "GetPodStatus reports exited instances without their image",
 			want:      []string{"KRI-POD-040"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					for _, c := range slices.Concat(st.ContainerStatuses, st.ActiveContainerStatuses) {
 						if c.State == pkgcontainer.ContainerStateExited {
 							c.Image = ""
@@ -248,8 +249,8 @@ func podStatusMutants() []*mutant {
 			name:      "active-statuses-stale",
 			violation: "ActiveContainerStatuses reports every instance as still being created",
 			want:      []string{"KRI-POD-043"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: statusEdit(func(st *pkgcontainer.PodStatus) {
 					for _, c := range st.ActiveContainerStatuses {
 						c.State = pkgcontainer.ContainerStateCreated
 					}
@@ -260,8 +261,8 @@ func podStatusMutants() []*mutant {
 			name:      "getpods-reports-all-running",
 			violation: "GetPods(true) reports every container as running, so a PLEG never sees one die",
 			want:      []string{"KRI-POD-044", "KRI-POD-086"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
 					pods, err := next.GetPods(ctx, all)
 					for _, p := range pods {
 						for _, c := range p.Containers {
@@ -276,8 +277,8 @@ func podStatusMutants() []*mutant {
 			name:      "getpods-lists-newest-only",
 			violation: "GetPods(true) lists only the newest instance of each container, while GetPodStatus reports the replaced ones too",
 			want:      []string{"KRI-POD-044"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPods: func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error) {
 					pods, err := next.GetPods(ctx, all)
 					for _, p := range pods {
 						keepNewestListed(p)
@@ -290,7 +291,7 @@ func podStatusMutants() []*mutant {
 			name:      "pods-keyed-by-name",
 			violation: "the provider knows pods by namespace and name: a pod created again with a new UID is taken for the old one",
 			want:      []string{"KRI-POD-054"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
 				var mu sync.Mutex
 				first := map[string]types.UID{}
 				alias := func(pod *v1.Pod) *v1.Pod {
@@ -312,7 +313,7 @@ func podStatusMutants() []*mutant {
 					cp.UID = uid
 					return cp
 				}
-				return fake.Interceptors{
+				return interceptor.PodFuncs{
 					SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 						return next.SyncPod(ctx, alias(pod), st, rc)
 					},
@@ -330,23 +331,23 @@ func podStatusMutants() []*mutant {
 			name:      "ready-without-probe-never",
 			violation: "a running app container without a readiness probe is reported not Ready (Ready only ever from a readiness probe)",
 			want:      []string{"KRI-POD-100"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{RefreshPodStatus: unprobedReady(func(int, time.Duration) bool { return false })}
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{RefreshPodStatus: unprobedReady(func(int, time.Duration) bool { return false })}
 			},
 		},
 		{
 			name:      "ready-without-probe-first-only",
 			violation: "of the running app containers without a readiness probe, only the first in spec order is reported Ready",
 			want:      []string{"KRI-POD-100"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{RefreshPodStatus: unprobedReady(func(i int, _ time.Duration) bool { return i == 0 })}
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{RefreshPodStatus: unprobedReady(func(i int, _ time.Duration) bool { return i == 0 })}
 			},
 		},
 		{
 			name:      "ready-without-probe-late",
 			violation: "a running app container without a readiness probe is reported Ready only once it has run 10s (a no-op readiness worker with the kubelet's default periodSeconds), and the provider asks for a sync then",
 			want:      []string{"KRI-POD-100"},
-			podLater: func(_ *fake.PodProvider, later *laterCalls) fake.Interceptors {
+			podLater: func(_ *fake.PodProvider, later *laterCalls) interceptor.PodFuncs {
 				return unprobedReadyAfter(10*time.Second, later)
 			},
 		},
@@ -356,10 +357,10 @@ func podStatusMutants() []*mutant {
 // unprobedReadyAfter returns the interceptors of a provider that reports a
 // running app container without a readiness probe Ready only once it has
 // run for after, and asks for a sync then (later).
-func unprobedReadyAfter(after time.Duration, later *laterCalls) fake.Interceptors {
+func unprobedReadyAfter(after time.Duration, later *laterCalls) interceptor.PodFuncs {
 	var asked sync.Map // container IDs a sync was asked for
 	ready := unprobedReady(func(_ int, ran time.Duration) bool { return ran >= after })
-	return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+	return interceptor.PodFuncs{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
 		ready(next, pod, ps)
 		if pod == nil || ps == nil {
 			return

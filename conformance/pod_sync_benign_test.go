@@ -14,6 +14,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podSyncBenign are the benign variants of the group "sync" (pod_sync.go): the
@@ -34,7 +35,7 @@ func podSyncBenign() []*benign {
 		{
 			name:    "slow-container-starts",
 			freedom: "how long a started container stays created before it runs (SyncPod need not wait for it)",
-			pod: func(p *fake.PodProvider) fake.Interceptors {
+			pod: func(p *fake.PodProvider) interceptor.PodFuncs {
 				return scriptEach(p, func(s *fake.ContainerScript, _ v1.Container) { s.StartLatency(containerLatency) })
 			},
 		},
@@ -52,8 +53,8 @@ const containerLatency = 30 * time.Millisecond
 
 // scriptEach is a SyncPod interceptor that scripts every container of each
 // pod with script before the fake syncs it.
-func scriptEach(p *fake.PodProvider, script func(*fake.ContainerScript, v1.Container)) fake.Interceptors {
-	return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+func scriptEach(p *fake.PodProvider, script func(*fake.ContainerScript, v1.Container)) interceptor.PodFuncs {
+	return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 		if pod != nil {
 			for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
 				script(p.Container(pod.Namespace+"/"+pod.Name, c.Name), c)
@@ -71,7 +72,7 @@ var exitCommand = regexp.MustCompile(`^exit ([0-9]+)$`)
 // fake's scripts are keyed by pod name, so the script of any other container
 // is reset: a pod created again under the same name with another command
 // must not inherit it.
-func slowExits(p *fake.PodProvider) fake.Interceptors {
+func slowExits(p *fake.PodProvider) interceptor.PodFuncs {
 	return scriptEach(p, func(s *fake.ContainerScript, c v1.Container) {
 		if len(c.Command) == 3 && c.Command[0] == "sh" && c.Command[1] == "-c" {
 			if m := exitCommand.FindStringSubmatch(c.Command[2]); m != nil {
@@ -95,8 +96,8 @@ func pause(ctx context.Context, d time.Duration) {
 }
 
 // slowPodCalls delays every call of the pod provider by callLatency.
-func slowPodCalls(*fake.PodProvider) fake.Interceptors {
-	return fake.Interceptors{
+func slowPodCalls(*fake.PodProvider) interceptor.PodFuncs {
+	return interceptor.PodFuncs{
 		SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 			pause(ctx, callLatency)
 			return next.SyncPod(ctx, pod, st, rc)
@@ -134,8 +135,8 @@ func slowPodCalls(*fake.PodProvider) fake.Interceptors {
 
 // slowNodeCalls delays every call of the node provider by callLatency;
 // SetStatusUpdateCallback must not block, so it stays fast.
-func slowNodeCalls() fake.NodeInterceptors {
-	return fake.NodeInterceptors{
+func slowNodeCalls() interceptor.NodeFuncs {
+	return interceptor.NodeFuncs{
 		Ping: func(ctx context.Context, next kri.NodeProvider) error {
 			pause(ctx, callLatency)
 			return next.Ping(ctx)

@@ -15,6 +15,7 @@ import (
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podSyncMutants are the mutants of the group "sync" (pod_sync.go): the fake
@@ -28,10 +29,10 @@ func podSyncMutants() []*mutant {
 			// the one that should report a failed start, and its error
 			// names no container.
 			want: []string{"KRI-POD-001", "KRI-POD-003", "KRI-POD-085"},
-			podLater: func(_ *fake.PodProvider, later *laterCalls) fake.Interceptors {
+			podLater: func(_ *fake.PodProvider, later *laterCalls) interceptor.PodFuncs {
 				var mu sync.Mutex
 				syncs := map[types.UID]int{}
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if pod != nil {
 						mu.Lock()
 						syncs[pod.UID]++
@@ -76,8 +77,8 @@ func podSyncMutants() []*mutant {
 				// The notify specs wait for the syncs the provider asks for.
 				"KRI-POD-092", "KRI-POD-093", "KRI-POD-094",
 			},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) error {
 					forever()
 					return nil
 				}}
@@ -96,8 +97,8 @@ func podSyncMutants() []*mutant {
 			name:      "sync-rejects-nil-status",
 			violation: "SyncPod fails when it is handed no status",
 			want:      []string{"KRI-POD-046"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if st == nil {
 						return errors.New("mutant: podStatus is nil")
 					}
@@ -111,7 +112,7 @@ func podSyncMutants() []*mutant {
 // duplicator makes SyncPod of a running pod start a second instance of its
 // running containers: it runs them in a shadow pod, whose containers
 // GetPodStatus and GetPods report as the pod's own.
-func duplicator(*fake.PodProvider) fake.Interceptors {
+func duplicator(*fake.PodProvider) interceptor.PodFuncs {
 	var mu sync.Mutex
 	shadows := map[types.UID]*v1.Pod{}
 	shadowOf := func(uid types.UID) *v1.Pod {
@@ -120,7 +121,7 @@ func duplicator(*fake.PodProvider) fake.Interceptors {
 		return shadows[uid]
 	}
 	isShadow := func(uid types.UID) bool { return strings.HasSuffix(string(uid), "-shadow") }
-	return fake.Interceptors{
+	return interceptor.PodFuncs{
 		SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 			if err := next.SyncPod(ctx, pod, st, rc); err != nil || pod == nil || st == nil {
 				return err

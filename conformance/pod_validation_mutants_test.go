@@ -10,6 +10,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podValidationMutants are the mutants of the group "validation"
@@ -21,8 +22,8 @@ func podValidationMutants() []*mutant {
 			name:      "duplicate-names-accepted",
 			violation: "SyncPod runs a pod with two containers of the same name, dropping the second (a SHOULD)",
 			want:      []string{"KRI-POD-036"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if pod != nil {
 						seen := sets.New[string]()
 						pod = pod.DeepCopy()

@@ -5,7 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kri-kit/testkit/fake"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podspecEnvMutants are the mutants of the pod-spec capability "env"
@@ -18,8 +18,8 @@ func podspecEnvMutants() []*mutant {
 			violation: "the container's env never reaches its process",
 			want:      []string{"KRI-POD-059"},
 			check:     expectFailureMessage("KRI-POD-059", "the environment did not reach the processes: container plain"),
-			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) { c.Env = nil })}
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) { c.Env = nil })}
 			},
 		},
 		{
@@ -27,7 +27,7 @@ func podspecEnvMutants() []*mutant {
 			violation: "$(VAR) in env values, command and args is passed on as it is, not expanded",
 			want:      []string{"KRI-POD-059"},
 			check:     expectFailureMessage("KRI-POD-059", "its command line still held $(CODE)"),
-			host: func() fake.Interceptors {
+			host: func() interceptor.PodFuncs {
 				// Doubling every $ makes the provider's expansion give back
 				// the text as it was: no reference is expanded.
 				escape := func(ss []string) {
@@ -35,7 +35,7 @@ func podspecEnvMutants() []*mutant {
 						ss[i] = strings.ReplaceAll(ss[i], "$", "$$")
 					}
 				}
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
 					escape(c.Command)
 					escape(c.Args)
 					for i := range c.Env {
@@ -49,8 +49,8 @@ func podspecEnvMutants() []*mutant {
 			violation: "$$ is not turned into $ ($(VAR) is expanded, but a $$ stays $$)",
 			want:      []string{"KRI-POD-059"},
 			check:     expectFailureMessage("KRI-POD-059", "its command line still held $$"),
-			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
 					for i := range c.Args {
 						c.Args[i] = strings.ReplaceAll(c.Args[i], "$$", "$$$$")
 					}

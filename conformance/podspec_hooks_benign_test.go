@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // The benign variants of the lifecycle hook specs: hostprocess changed only
@@ -34,8 +34,8 @@ func podspecHooksHostBenign() []hostBenign {
 		{
 			name:    "host-poststart-late",
 			freedom: "a postStart hook may start a while after its container (an exec into a container takes time), as long as the next container waits for it",
-			ic: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+			ic: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
 					if h := hookOf(c, true); h != nil && h.Exec != nil && len(h.Exec.Command) == 3 && h.Exec.Command[0] == "sh" && h.Exec.Command[1] == "-c" {
 						h.Exec.Command = []string{"sh", "-c", "sleep 0.2; " + h.Exec.Command[2]}
 					}
@@ -45,8 +45,8 @@ func podspecHooksHostBenign() []hostBenign {
 		{
 			name:    "host-prestop-by-runner-kubelet-minimum",
 			freedom: "the preStop hook may be run by a runner outside the provider's containers (as kuberuntime's handler runner execs it), and after it the container may get the kubelet's minimum of 2 seconds rather than what is left of the grace period",
-			ic: func() fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, running pkgcontainer.Pod, grace *int64) error {
+			ic: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, running pkgcontainer.Pod, grace *int64) error {
 					if pod == nil || grace == nil || *grace <= 0 {
 						return next.KillPod(ctx, pod, running, grace)
 					}
@@ -76,10 +76,10 @@ func podspecHooksHostBenign() []hostBenign {
 		{
 			name:    "host-poststart-crashloop-backoff",
 			freedom: "a container killed for its failed postStart hook may be restarted after a back-off, reported as CrashLoopBackOff meanwhile, as the kubelet does (three syncs, each asked for hookBackOff after the one before)",
-			icLater: func(later *laterCalls) fake.Interceptors {
+			icLater: func(later *laterCalls) interceptor.PodFuncs {
 				var mu sync.Mutex
 				waited := map[types.UID]int{}
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if rc == nil || !hasFailingPostStart(pod) || pod.Spec.RestartPolicy == v1.RestartPolicyNever {
 						return next.SyncPod(ctx, pod, st, rc)
 					}

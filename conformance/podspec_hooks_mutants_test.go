@@ -12,14 +12,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 	"github.com/kri-kit/testkit/workload"
 )
 
 // The mutants of the lifecycle hook specs (KRI-POD-062 to 065), built on
-// the hostprocess example, which runs the hooks for real (the fake does not
-// simulate them yet): each decorates it with the fake's Interceptors.
+// the hostprocess example, which runs the hooks for real: each decorates it
+// with interceptor.PodFuncs.
 
 // hookOf returns the postStart (post) or preStop hook of c, or nil.
 func hookOf(c *v1.Container, post bool) *v1.LifecycleHandler {
@@ -102,10 +102,10 @@ func podspecHooksMutants() []*mutant {
 			name:      "host-poststart-async",
 			violation: "a postStart hook that succeeds runs in the background: the next container starts before it ends",
 			want:      []string{"KRI-POD-062"},
-			host: func() fake.Interceptors {
+			host: func() interceptor.PodFuncs {
 				var mu sync.Mutex
 				hooked := map[string]bool{} // instance IDs whose hook was started
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					stripped := stripHooks(pod, true, func(c *v1.Container, h *v1.LifecycleHandler) bool { return !hookFails(c, h) })
 					err := next.SyncPod(ctx, stripped, st, rc)
 					if pod == nil {
@@ -142,8 +142,8 @@ func podspecHooksMutants() []*mutant {
 			name:      "host-poststart-ignored",
 			violation: "postStart hooks are never run",
 			want:      []string{"KRI-POD-062", "KRI-POD-063"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					return next.SyncPod(ctx, stripHooks(pod, true, func(*v1.Container, *v1.LifecycleHandler) bool { return true }), st, rc)
 				}}
 			},
@@ -152,8 +152,8 @@ func podspecHooksMutants() []*mutant {
 			name:      "host-poststart-failure-not-restarted",
 			violation: "a container killed because its postStart hook failed is never started again, whatever the restart policy",
 			want:      []string{"KRI-POD-063"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: syncSkippedWhen(hasFailingPostStart, func(pod *v1.Pod, now *pkgcontainer.PodStatus) bool {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: syncSkippedWhen(hasFailingPostStart, func(pod *v1.Pod, now *pkgcontainer.PodStatus) bool {
 					return slices.ContainsFunc(now.ContainerStatuses, func(inst *pkgcontainer.Status) bool {
 						return inst.State == pkgcontainer.ContainerStateExited
 					})
@@ -164,8 +164,8 @@ func podspecHooksMutants() []*mutant {
 			name:      "host-poststart-killed-exits-zero",
 			violation: "a container killed because its postStart hook failed is reported with exit code 0",
 			want:      []string{"KRI-POD-063"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
 					if st != nil && hasFailingPostStart(pod) {
 						for _, c := range st.ContainerStatuses {
@@ -186,8 +186,8 @@ func podspecHooksMutants() []*mutant {
 				// KRI-POD-090, the HTTP preStop hook.
 				"KRI-POD-090",
 			},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, running pkgcontainer.Pod, grace *int64) error {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, running pkgcontainer.Pod, grace *int64) error {
 					return next.KillPod(ctx, stripHooks(pod, false, func(*v1.Container, *v1.LifecycleHandler) bool { return true }), running, grace)
 				}}
 			},
@@ -200,8 +200,8 @@ func podspecHooksMutants() []*mutant {
 				// KRI-POD-090, the HTTP preStop hook: its server has exited before the request.
 				"KRI-POD-090",
 			},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, running pkgcontainer.Pod, grace *int64) error {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, running pkgcontainer.Pod, grace *int64) error {
 					err := next.KillPod(ctx, stripHooks(pod, false, func(*v1.Container, *v1.LifecycleHandler) bool { return true }), running, grace)
 					if pod != nil && grace != nil {
 						for i := range pod.Spec.Containers {
@@ -216,8 +216,8 @@ func podspecHooksMutants() []*mutant {
 			name:      "host-prestop-outlasts-grace",
 			violation: "KillPod waits for a preStop hook to end, however long it takes, before it counts the grace period",
 			want:      []string{"KRI-POD-065"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, running pkgcontainer.Pod, grace *int64) error {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, running pkgcontainer.Pod, grace *int64) error {
 					if pod != nil && grace != nil {
 						longest := 0.0
 						for i := range pod.Spec.Containers {

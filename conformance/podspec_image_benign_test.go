@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 	"github.com/kri-kit/testkit/workload"
 )
 
@@ -23,10 +23,10 @@ func podspecImageHostBenign() []hostBenign {
 		{
 			name:    "host-image-pull-backoff",
 			freedom: "after the first failed pull, a provider backs off and reports ImagePullBackOff, as the kubelet's image manager does",
-			ic: func() fake.Interceptors {
+			ic: func() interceptor.PodFuncs {
 				var mu sync.Mutex
 				failures := map[types.UID]int{}
-				return fake.Interceptors{
+				return interceptor.PodFuncs{
 					SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 						err := next.SyncPod(ctx, pod, st, rc)
 						if pod == nil || rc == nil {

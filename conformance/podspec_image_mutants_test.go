@@ -7,8 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 	"github.com/kri-kit/testkit/workload"
 )
 
@@ -21,8 +21,8 @@ func podspecImageMutants() []*mutant {
 			name:      "host-never-pull-ignored",
 			violation: "imagePullPolicy Never is ignored: an absent image is pulled (and fails with ErrImagePull)",
 			want:      []string{"KRI-POD-057"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
 					if c.ImagePullPolicy == v1.PullNever {
 						c.ImagePullPolicy = v1.PullIfNotPresent
 					}
@@ -37,8 +37,8 @@ func podspecImageMutants() []*mutant {
 				// KRI-POD-094 waits for the failed pull's Waiting reason.
 				"KRI-POD-094",
 			},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{
 					SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 						err := next.SyncPod(ctx, pod, st, rc)
 						if pod == nil || rc == nil {

@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kri-kit/testkit/fake"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podspecNetworkProbesMutants are the mutants of the pod-spec capability
@@ -19,8 +20,8 @@ func podspecNetworkProbesMutants() []*mutant {
 			name:      "network-probes-ignored",
 			violation: "HTTP GET and TCP socket probes are not run: a container with one is ready and never restarted by it",
 			want:      []string{"KRI-POD-087", "KRI-POD-088", "KRI-POD-089", "KRI-POD-105", "KRI-POD-106"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
 					for _, p := range []**v1.Probe{&c.StartupProbe, &c.LivenessProbe, &c.ReadinessProbe} {
 						if *p != nil && ((*p).HTTPGet != nil || (*p).TCPSocket != nil) {
 							*p = nil
@@ -33,8 +34,8 @@ func podspecNetworkProbesMutants() []*mutant {
 			name:      "http-probe-any-answer",
 			violation: "an HTTP probe succeeds on any answer, a 404 too (the port is only connected to)",
 			want:      []string{"KRI-POD-087", "KRI-POD-088"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
 					for _, p := range []*v1.Probe{c.StartupProbe, c.LivenessProbe, c.ReadinessProbe} {
 						if p != nil && p.HTTPGet != nil {
 							p.TCPSocket, p.HTTPGet = &v1.TCPSocketAction{Port: p.HTTPGet.Port}, nil
@@ -47,8 +48,8 @@ func podspecNetworkProbesMutants() []*mutant {
 			name:      "tcp-probes-ignored",
 			violation: "TCP socket liveness probes are not run (HTTP probes are)",
 			want:      []string{"KRI-POD-089", "KRI-POD-106"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
 					if p := c.LivenessProbe; p != nil && p.TCPSocket != nil {
 						c.LivenessProbe = nil
 					}
@@ -73,8 +74,8 @@ func podspecNetworkProbesMutants() []*mutant {
 			name:      "tcp-liveness-stops-after-success",
 			violation: "a TCP socket liveness probe stops after its first successful connect: a server that stops listening later is never noticed",
 			want:      []string{"KRI-POD-106"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(serverNeverStops)}
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(serverNeverStops)}
 			},
 		},
 		// The same two on real processes (hostprocess, whose probes
@@ -83,8 +84,8 @@ func podspecNetworkProbesMutants() []*mutant {
 			name:      "host-network-startup-probes-never-run",
 			violation: "HTTP GET and TCP socket startup probes never run: the container is never Started, its liveness probe held off",
 			want:      []string{"KRI-POD-105", "KRI-POD-106"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
 					if isHTTP(c.StartupProbe) || isTCP(c.StartupProbe) {
 						c.StartupProbe.InitialDelaySeconds = neverSeconds
 					}
@@ -95,16 +96,16 @@ func podspecNetworkProbesMutants() []*mutant {
 			name:      "host-tcp-liveness-stops-after-success",
 			violation: "a TCP socket liveness probe stops after its first successful connect: a server that stops listening later is never noticed",
 			want:      []string{"KRI-POD-106"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(serverNeverStops)}
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(serverNeverStops)}
 			},
 		},
 		{
 			name:      "http-prestop-ignored",
 			violation: "KillPod sends no HTTP GET preStop hook (exec hooks run)",
 			want:      []string{"KRI-POD-090"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
 					if l := c.Lifecycle; l != nil && l.PreStop != nil && l.PreStop.HTTPGet != nil {
 						l.PreStop = nil
 					}
@@ -139,8 +140,8 @@ func isTCP(p *v1.Probe) bool  { return p != nil && p.TCPSocket != nil }
 // whose startup probe is of the kind kind says.
 func networkStartupMutant(name, violation string, want []string, kind func(*v1.Probe) bool, edit func(*v1.Container)) *mutant {
 	return &mutant{name: name, violation: violation, want: want,
-		pod: func(*fake.PodProvider) fake.Interceptors {
-			return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+		pod: func(*fake.PodProvider) interceptor.PodFuncs {
+			return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
 				if kind(c.StartupProbe) {
 					edit(c)
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // The benign variants of the probe specs (KRI-POD-072..077, 101): the fake, whose
@@ -23,8 +24,8 @@ func podspecProbesBenign() []*benign {
 		{
 			name:    "probe-first-run-a-period-late",
 			freedom: "a probe's first run may come up to a period after initialDelaySeconds (the kubelet's prober worker waits a random part of the period before its first run)",
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
 					for _, p := range []*v1.Probe{c.StartupProbe, c.LivenessProbe, c.ReadinessProbe} {
 						if p != nil {
 							p.InitialDelaySeconds += max(p.PeriodSeconds, 1)
@@ -36,8 +37,8 @@ func podspecProbesBenign() []*benign {
 		{
 			name:    "probe-results-a-period-late",
 			freedom: "Ready and Started may reach RefreshPodStatus up to a period after the probe result changed (the result reaches the status with the next sync)",
-			podLater: func(_ *fake.PodProvider, later *laterCalls) fake.Interceptors {
-				return fake.Interceptors{RefreshPodStatus: lateResults(time.Second, later)}
+			podLater: func(_ *fake.PodProvider, later *laterCalls) interceptor.PodFuncs {
+				return interceptor.PodFuncs{RefreshPodStatus: lateResults(time.Second, later)}
 			},
 		},
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // The mutants of the probe specs (KRI-POD-072..077, 101): on the
@@ -58,11 +59,11 @@ func podspecProbesMutants() []*mutant {
 			violation: "a started container with an exec readiness probe is Ready until the probe has succeeded once (the probe's initial result taken as success)",
 			// A restarted instance too (KRI-POD-101).
 			want: []string{"KRI-POD-072", "KRI-POD-101"},
-			host: func() fake.Interceptors {
+			host: func() interceptor.PodFuncs {
 				// Exec probes only: KRI-POD-090 waits for a TCP readiness
 				// probe before it kills, and a kill before the server
 				// listens would fail it by the machine's speed.
-				return fake.Interceptors{RefreshPodStatus: readyEdit(func(cs *v1.ContainerStatus, c *v1.Container, ever bool) {
+				return interceptor.PodFuncs{RefreshPodStatus: readyEdit(func(cs *v1.ContainerStatus, c *v1.Container, ever bool) {
 					if !ever && cs.Started != nil && *cs.Started && c.ReadinessProbe.Exec != nil {
 						cs.Ready = true
 					}
@@ -77,8 +78,8 @@ func podspecProbesMutants() []*mutant {
 				// KRI-POD-087, the HTTP readiness probe: the same prober.
 				"KRI-POD-087",
 			},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{RefreshPodStatus: readyEdit(func(cs *v1.ContainerStatus, _ *v1.Container, ever bool) {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{RefreshPodStatus: readyEdit(func(cs *v1.ContainerStatus, _ *v1.Container, ever bool) {
 					cs.Ready = cs.Ready || ever
 				})}
 			},
@@ -91,16 +92,16 @@ func podspecProbesMutants() []*mutant {
 				// The network liveness probe specs: the same prober.
 				"KRI-POD-088", "KRI-POD-089", "KRI-POD-106",
 			},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) { c.LivenessProbe = nil })}
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) { c.LivenessProbe = nil })}
 			},
 		},
 		{
 			name:      "host-initial-delay-ignored",
 			violation: "initialDelaySeconds is ignored: probes run from the start",
 			want:      []string{"KRI-POD-075"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
 					for _, p := range []*v1.Probe{c.StartupProbe, c.LivenessProbe, c.ReadinessProbe} {
 						if p != nil {
 							p.InitialDelaySeconds = 0
@@ -120,24 +121,24 @@ func podspecProbesMutants() []*mutant {
 				"KRI-POD-091",
 			},
 			underLoad: map[string]string{"KRI-POD-089": "its listening container's TCP startup probe holds off the liveness probe until httpd listens; without it, an httpd slow to start is killed"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) { c.StartupProbe = nil })}
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) { c.StartupProbe = nil })}
 			},
 		},
 		{
 			name:      "ready-inherited-on-restart",
 			violation: "a restarted container takes its previous instance's Ready at once (readiness results kept by container name, not by instance), until its own probe first succeeds",
 			want:      []string{"KRI-POD-101"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{RefreshPodStatus: inheritReady()}
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{RefreshPodStatus: inheritReady()}
 			},
 		},
 		{
 			name:      "ready-never-after-restart",
 			violation: "a restarted container with a readiness probe is never Ready again (the prober runs for the first instance only)",
 			want:      []string{"KRI-POD-101"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{RefreshPodStatus: readyEdit(func(cs *v1.ContainerStatus, _ *v1.Container, _ bool) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{RefreshPodStatus: readyEdit(func(cs *v1.ContainerStatus, _ *v1.Container, _ bool) {
 					cs.Ready = cs.Ready && cs.RestartCount == 0
 				})}
 			},
@@ -148,8 +149,8 @@ func podspecProbesMutants() []*mutant {
 			// On the fake, in virtual time: KRI-POD-088's HTTP liveness
 			// probe shares the bound.
 			want: []string{"KRI-POD-074", "KRI-POD-088"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
 					if c.LivenessProbe != nil {
 						c.LivenessProbe.FailureThreshold = max(c.LivenessProbe.FailureThreshold, 1) + 1
 					}
@@ -160,8 +161,8 @@ func podspecProbesMutants() []*mutant {
 			name:      "liveness-threshold-ignored",
 			violation: "a container is killed at its first liveness failure, whatever failureThreshold says",
 			want:      []string{"KRI-POD-074", "KRI-POD-088"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
 					if c.LivenessProbe != nil {
 						c.LivenessProbe.FailureThreshold = 1
 					}
@@ -172,8 +173,8 @@ func podspecProbesMutants() []*mutant {
 			name:      "host-liveness-outlives-kill",
 			violation: "the liveness restart path outlives KillPod: a container with a liveness probe is started again after the pod was killed",
 			want:      []string{"KRI-POD-077"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, running pkgcontainer.Pod, grace *int64) error {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, running pkgcontainer.Pod, grace *int64) error {
 					if err := next.KillPod(ctx, pod, running, grace); err != nil || pod == nil {
 						return err
 					}

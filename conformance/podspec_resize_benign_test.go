@@ -10,6 +10,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // The benign variants of the in-place resize specs (KRI-POD-080, 081): the
@@ -19,15 +20,15 @@ func podspecResizeBenign() []*benign {
 		{
 			name:    "resize-one-sync-late",
 			freedom: "a resize may be applied at a later SyncPod than the first with the new resources (the kubelet applies it once its allocation manager admits it, and retries a resize that failed)",
-			podLater: func(_ *fake.PodProvider, later *laterCalls) fake.Interceptors {
-				return fake.Interceptors{SyncPod: resizeLate(later)}
+			podLater: func(_ *fake.PodProvider, later *laterCalls) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: resizeLate(later)}
 			},
 		},
 		{
 			name:    "resize-partial-resources",
 			freedom: "Resources may leave out the CPU limit and the memory request, as kuberuntime reports them from a CRI runtime without CFS quota and without its record of the memory request",
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: editStatuses(func(c *pkgcontainer.Status) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: editStatuses(func(c *pkgcontainer.Status) {
 					if r := c.Resources; r != nil {
 						c.Resources = &pkgcontainer.ContainerResources{CPURequest: r.CPURequest, MemoryLimit: r.MemoryLimit}
 					}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // resizeSpecChangeMutants are the mutants of the pod-spec capability "resize"
@@ -22,10 +23,10 @@ func resizeSpecChangeMutants() []*mutant {
 			name:      "spec-changes-ignored",
 			violation: "SyncPod of a pod it already runs changes nothing, whatever the new spec says (a backend pod that exists is left as it is)",
 			want:      []string{"KRI-POD-013", "KRI-POD-080", "KRI-POD-081"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
 				var mu sync.Mutex
 				first := map[types.UID]*v1.Pod{}
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if pod != nil {
 						mu.Lock()
 						if f, ok := first[pod.UID]; ok {
@@ -95,43 +96,43 @@ func podspecResizeMutants() []*mutant {
 			name:      "resize-ignored",
 			violation: "SyncPod ignores changed resources: a running container keeps those it started with",
 			want:      []string{"KRI-POD-080", "KRI-POD-081"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: firstResources()}
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: firstResources()}
 			},
 		},
 		{
 			name:      "resize-always-restarts",
 			violation: "every resize restarts the container, also one whose resize policy is NotRequired",
 			want:      []string{"KRI-POD-080"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: resizePolicyAll(v1.RestartContainer)}
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: resizePolicyAll(v1.RestartContainer)}
 			},
 		},
 		{
 			name:      "resize-never-restarts",
 			violation: "a resize whose policy is RestartContainer is applied in place, without a restart",
 			want:      []string{"KRI-POD-081"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: resizePolicyAll(v1.NotRequired)}
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: resizePolicyAll(v1.NotRequired)}
 			},
 		},
 		{
 			name:      "resize-resources-unreported",
 			violation: "GetPodStatus reports no Resources: the agent cannot tell what a container runs with",
 			want:      []string{"KRI-POD-080", "KRI-POD-081"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: editStatuses(func(c *pkgcontainer.Status) { c.Resources = nil })}
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: editStatuses(func(c *pkgcontainer.Status) { c.Resources = nil })}
 			},
 		},
 		{
 			name:      "resize-restart-uncounted",
 			violation: "the instance started again for a resize keeps the restart count of the one it replaced",
 			want:      []string{"KRI-POD-081"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
 				// Only instances of a container that was resized (the
 				// specs' container app with 256Mi) lose their count, so
 				// that the other specs see restarts counted.
-				return fake.Interceptors{GetPodStatus: editStatuses(func(c *pkgcontainer.Status) {
+				return interceptor.PodFuncs{GetPodStatus: editStatuses(func(c *pkgcontainer.Status) {
 					if r := c.Resources; r != nil && r.MemoryLimit != nil && r.MemoryLimit.Value() == 256<<20 && c.RestartCount > 0 {
 						c.RestartCount--
 					}
@@ -147,8 +148,8 @@ func resizeRefreshMutants() []*mutant {
 		name:      "refresh-drops-resources",
 		violation: "RefreshPodStatus leaves container statuses without Resources",
 		want:      []string{"KRI-POD-082"},
-		pod: func(*fake.PodProvider) fake.Interceptors {
-			return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+		pod: func(*fake.PodProvider) interceptor.PodFuncs {
+			return interceptor.PodFuncs{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
 				next.RefreshPodStatus(pod, ps)
 				for i := range ps.ContainerStatuses {
 					ps.ContainerStatuses[i].Resources = nil

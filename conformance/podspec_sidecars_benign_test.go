@@ -10,8 +10,8 @@ import (
 	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // sidecarRunning reports whether a restartable init container of pod runs.
@@ -38,8 +38,8 @@ func podspecSidecarsHostBenign() []hostBenign {
 		{
 			name:    "host-sidecar-restart-backoff",
 			freedom: "an exited sidecar is restarted after a back-off, as the kubelet's crash-loop back-off delays it",
-			icLater: func(later *laterCalls) fake.Interceptors {
-				return fake.Interceptors{SyncPod: withoutSidecars(func(pod *v1.Pod, n *pkgcontainer.Status) bool {
+			icLater: func(later *laterCalls) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: withoutSidecars(func(pod *v1.Pod, n *pkgcontainer.Status) bool {
 					held := n != nil && n.State == pkgcontainer.ContainerStateExited && time.Since(n.FinishedAt) < sidecarRestartBackOff
 					if held {
 						later.after(pod.UID, sidecarRestartBackOff-time.Since(n.FinishedAt))
@@ -51,10 +51,10 @@ func podspecSidecarsHostBenign() []hostBenign {
 		{
 			name:    "host-sidecar-stop-next-sync",
 			freedom: "the sidecars of a pod whose app containers are done are stopped by a later SyncPod, not the first that could (the kubelet stops them in the sync after it has seen the app containers exit)",
-			icLater: func(later *laterCalls) fake.Interceptors {
+			icLater: func(later *laterCalls) interceptor.PodFuncs {
 				var mu sync.Mutex
 				deferred := map[types.UID]bool{}
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if hasSidecar(pod) {
 						if cur, err := next.GetPodStatus(ctx, pod); err == nil && appsDoneFor(pod, cur) && sidecarRunning(pod, cur) {
 							mu.Lock()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // killAs returns a KillPod interceptor that hands the provider the copy of
@@ -36,8 +37,8 @@ func podspecSidecarsMutants() []*mutant {
 			want:      []string{"KRI-POD-091"},
 			// On the fake: hostprocess holds the next init container as
 			// computeInitContainerActions does, and so does the fake.
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
 					if c.RestartPolicy != nil {
 						c.StartupProbe = nil
 					}
@@ -48,8 +49,8 @@ func podspecSidecarsMutants() []*mutant {
 			name:      "sidecar-startup-first-only",
 			violation: "only the first restartable init container's startup probe holds what follows it: a later sidecar lets the next container start once it runs",
 			want:      []string{"KRI-POD-091"},
-			pod: func(*fake.PodProvider) fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if pod != nil {
 						pod = pod.DeepCopy()
 						first := true
@@ -74,8 +75,8 @@ func podspecSidecarsMutants() []*mutant {
 				// KRI-POD-091 needs the sidecar beside the next init container.
 				"KRI-POD-091",
 			},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) { c.RestartPolicy = nil })}
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) { c.RestartPolicy = nil })}
 			},
 		},
 		{
@@ -86,8 +87,8 @@ func podspecSidecarsMutants() []*mutant {
 				// KRI-POD-091 checks the init order.
 				"KRI-POD-091",
 			},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					if hasSidecar(pod) {
 						pod = pod.DeepCopy()
 						slices.SortStableFunc(pod.Spec.InitContainers, func(a, b v1.Container) int {
@@ -102,8 +103,8 @@ func podspecSidecarsMutants() []*mutant {
 			name:      "host-sidecar-pod-policy",
 			violation: "an exited sidecar is restarted only as the pod's restart policy allows (never under Never)",
 			want:      []string{"KRI-POD-067"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: withoutSidecars(func(pod *v1.Pod, n *pkgcontainer.Status) bool {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: withoutSidecars(func(pod *v1.Pod, n *pkgcontainer.Status) bool {
 					return n != nil && n.State == pkgcontainer.ContainerStateExited && !policyRestarts(pod.Spec.RestartPolicy, n.ExitCode)
 				})}
 			},
@@ -112,16 +113,16 @@ func podspecSidecarsMutants() []*mutant {
 			name:      "host-sidecar-outlives-app",
 			violation: "once the app containers are done, SyncPod does nothing more: the sidecars keep the pod running",
 			want:      []string{"KRI-POD-068"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: syncSkippedWhen(hasSidecar, appsDoneFor)}
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: syncSkippedWhen(hasSidecar, appsDoneFor)}
 			},
 		},
 		{
 			name:      "host-sidecars-killed-first",
 			violation: "KillPod stops the sidecars (the last first) before the app containers",
 			want:      []string{"KRI-POD-069"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{KillPod: killAs(func(pod *v1.Pod) {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: killAs(func(pod *v1.Pod) {
 					// Every app container becomes a sidecar ahead of the real
 					// ones: stopped last, after them.
 					always := v1.ContainerRestartPolicyAlways
@@ -138,8 +139,8 @@ func podspecSidecarsMutants() []*mutant {
 			name:      "host-sidecars-killed-together",
 			violation: "KillPod stops the sidecars together with the app containers",
 			want:      []string{"KRI-POD-069", "KRI-POD-070"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{KillPod: killAs(func(pod *v1.Pod) {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: killAs(func(pod *v1.Pod) {
 					for i := range pod.Spec.InitContainers {
 						pod.Spec.InitContainers[i].RestartPolicy = nil
 					}
@@ -150,16 +151,16 @@ func podspecSidecarsMutants() []*mutant {
 			name:      "host-sidecars-killed-in-spec-order",
 			violation: "KillPod stops the sidecars after the app containers but in spec order, the first first",
 			want:      []string{"KRI-POD-070"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{KillPod: killAs(func(pod *v1.Pod) { slices.Reverse(pod.Spec.InitContainers) })}
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: killAs(func(pod *v1.Pod) { slices.Reverse(pod.Spec.InitContainers) })}
 			},
 		},
 		{
 			name:      "host-sidecar-not-ready",
 			violation: "RefreshPodStatus reports a running sidecar as a regular init container: not ready until it has exited 0",
 			want:      []string{"KRI-POD-071"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{RefreshPodStatus: func(next kri.PodProvider, pod *v1.Pod, ps *v1.PodStatus) {
 					next.RefreshPodStatus(pod, ps)
 					if !hasSidecar(pod) {
 						return

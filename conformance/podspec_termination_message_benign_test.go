@@ -7,8 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podspecTerminationMessageHostBenign are the benign variants of the pod-spec
@@ -19,7 +19,7 @@ func podspecTerminationMessageHostBenign() []hostBenign {
 		{
 			name:    "host-runtime-message-prefix",
 			freedom: "a runtime's own message of an exited container comes first, the termination message after \": \" (the kubelet's convertToKubeContainerStatus)",
-			ic: func() fake.Interceptors {
+			ic: func() interceptor.PodFuncs {
 				prefix := func(msg string, code int) string {
 					if code == 0 {
 						return msg
@@ -29,7 +29,7 @@ func podspecTerminationMessageHostBenign() []hostBenign {
 					}
 					return fmt.Sprintf("process exited with code %d: %s", code, msg)
 				}
-				return fake.Interceptors{
+				return interceptor.PodFuncs{
 					GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 						st, err := next.GetPodStatus(ctx, pod)
 						if st != nil {

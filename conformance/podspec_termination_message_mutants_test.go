@@ -6,8 +6,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 	"github.com/kri-kit/testkit/workload"
 )
 
@@ -27,8 +27,8 @@ func podspecTerminationMessageMutants() []*mutant {
 				// KRI-POD-090 sees the preStop request in the termination message.
 				"KRI-POD-090",
 			},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{
 					GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 						st, err := next.GetPodStatus(ctx, pod)
 						if st != nil {
@@ -54,8 +54,8 @@ func podspecTerminationMessageMutants() []*mutant {
 				// KRI-POD-090 sees the preStop request in the log tail that FallbackToLogsOnError takes.
 				"KRI-POD-090",
 			},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{SyncPod: rewritePod(func(c *v1.Container) {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
 					c.TerminationMessagePolicy = v1.TerminationMessageReadFile
 				})}
 			},
@@ -64,8 +64,8 @@ func podspecTerminationMessageMutants() []*mutant {
 			name:      "host-log-fallback-always",
 			violation: "the log tail becomes the message of every container, also one that succeeded or wrote the file",
 			want:      []string{"KRI-POD-060", "KRI-POD-061"},
-			host: func() fake.Interceptors {
-				return fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+			host: func() interceptor.PodFuncs {
+				return interceptor.PodFuncs{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 					st, err := next.GetPodStatus(ctx, pod)
 					if st != nil && pod != nil {
 						for _, c := range st.ContainerStatuses {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/fake"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // A benign variant is the fake with a change that only uses a freedom the
@@ -27,14 +28,14 @@ type benign struct {
 	// pod and node build the interceptors of one fresh provider (state lives
 	// in the closure); nil leaves that provider as it is. pod may script the
 	// fake it decorates.
-	pod  func(*fake.PodProvider) fake.Interceptors
-	node func() fake.NodeInterceptors
+	pod  func(*fake.PodProvider) interceptor.PodFuncs
+	node func() interceptor.NodeFuncs
 	// notify, when set, replaces the calls of HandlePodSyncByUID the fake
 	// makes (selftest_notify_test.go).
 	notify notifyWrap
 	// podLater is pod for interceptors that delay what the fake does and
 	// so must ask for a sync once the delay is over (laterCalls).
-	podLater func(*fake.PodProvider, *laterCalls) fake.Interceptors
+	podLater func(*fake.PodProvider, *laterCalls) interceptor.PodFuncs
 }
 
 // config runs the variant with both providers, every capability and the

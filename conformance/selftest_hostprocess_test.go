@@ -12,22 +12,25 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/examples/hostprocess"
-	"github.com/kri-kit/testkit/fake"
+	"github.com/kri-kit/testkit/examples/hostprocess/hostprocesstest"
 	"github.com/kri-kit/testkit/internal/httpd"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // hostBenign is a benign variant on hostprocess.
 type hostBenign struct {
 	name, freedom string
-	ic            func() fake.Interceptors
+	ic            func() interceptor.PodFuncs
 	// icLater is ic for interceptors that delay what the provider does
 	// and ask for a sync once the delay is over (laterCalls).
-	icLater func(*laterCalls) fake.Interceptors
+	icLater func(*laterCalls) interceptor.PodFuncs
 }
 
 const helperHostBenign = "host-benign:"
@@ -55,8 +58,9 @@ func init() {
 // TestHostBenignVariantsPass runs the pod suite against each benign
 // variant of hostprocess and checks that every spec that applies passes.
 func TestHostBenignVariantsPass(t *testing.T) {
+	declared := hostprocesstest.Capabilities()
 	hostDeclares := func(s conformance.SpecInfo) bool {
-		return s.Provider == "pod" && !slices.ContainsFunc(s.Capabilities, func(c conformance.Capability) bool { return !slices.Contains(hostCapabilities, c) })
+		return s.Provider == "pod" && !slices.ContainsFunc(s.Capabilities, func(c conformance.Capability) bool { return !slices.Contains(declared, c) })
 	}
 	want := benignWant(t, hostDeclares)
 	for _, b := range hostBenignVariants() {
@@ -68,38 +72,26 @@ func TestHostBenignVariantsPass(t *testing.T) {
 
 // The mutants of the pod-spec specs (KRI-POD-057 on). They decorate the
 // hostprocess example, which implements these features with real
-// processes, with the fake's Interceptors type, so that each spec is shown
+// processes, with interceptor.PodFuncs, so that each spec is shown
 // to catch what a real runtime gets wrong (the fake passes them too, and
 // its own mutants run them). Each runs every pod spec against that
 // provider with the capabilities it declares, so it must fail exactly its
 // specs there.
 
-// hostCapabilities are the capabilities examples/hostprocess declares in its
-// own TestConformance.
-var hostCapabilities = []conformance.Capability{
-	conformance.CapInitContainers, conformance.CapRestartPolicies, conformance.CapGracePeriod,
-	conformance.CapStartFailures, conformance.CapOrphanCleanup,
-	conformance.CapImagePullPolicy, conformance.CapEnvExpansion, conformance.CapTerminationMessage,
-	conformance.CapSidecars,
-	conformance.CapLifecycleHooks,
-	conformance.CapProbes,
-	conformance.CapNetworkProbes,
-}
-
 // hostConfig runs the suite against hostprocess providers decorated with
 // ic() (nil: undecorated), each rooted in a directory of its own that is
 // removed when its spec is done (or with the helper's directory). The termination message files of a spec's
 // containers are in its provider's directory (the specs run one at a time).
-func hostConfig(ic func() fake.Interceptors) conformance.Config {
+func hostConfig(ic func() interceptor.PodFuncs) conformance.Config {
 	if ic == nil {
 		return hostConfigLater(nil)
 	}
-	return hostConfigLater(func(*laterCalls) fake.Interceptors { return ic() })
+	return hostConfigLater(func(*laterCalls) interceptor.PodFuncs { return ic() })
 }
 
 // hostConfigLater is hostConfig for interceptors that ask for syncs of
 // their own (laterCalls).
-func hostConfigLater(ic func(*laterCalls) fake.Interceptors) conformance.Config {
+func hostConfigLater(ic func(*laterCalls) interceptor.PodFuncs) conformance.Config {
 	var n atomic.Int64
 	var root atomic.Pointer[string]
 	return conformance.Config{
@@ -125,10 +117,9 @@ func hostConfigLater(ic func(*laterCalls) fake.Interceptors) conformance.Config 
 			if err != nil || ic == nil {
 				return p, err
 			}
-			later := &laterCalls{}
-			return &intercepted{PodProvider: p, ic: ic(later), later: later, stop: make(chan struct{})}, nil
+			return hostIntercepted(p, ic), nil
 		},
-		Capabilities: hostCapabilities,
+		Capabilities: hostprocesstest.Capabilities(),
 		RuntimeName:  hostprocess.RuntimeName,
 		Workloads: conformance.Workloads{
 			TerminationMessagePath: func() string {
@@ -176,64 +167,12 @@ func (m *mutant) hostConfig() conformance.Config {
 	return cfg
 }
 
-// intercepted is a provider decorated with the fake's Interceptors: the
-// methods whose interceptor is set call it with the provider as next.
-type intercepted struct {
-	kri.PodProvider
-	ic fake.Interceptors
-	// later, when set, gets the agent's handler for the interceptors' own
-	// calls; stop and wg end them at Stop.
-	later    *laterCalls
-	stop     chan struct{}
-	stopOnce sync.Once
-	wg       sync.WaitGroup
-}
-
-// Stop ends the interceptors' calls, then stops the provider.
-func (p *intercepted) Stop() {
-	p.stopOnce.Do(func() { close(p.stop) })
-	p.wg.Wait()
-	p.PodProvider.Stop()
-}
-
-func (p *intercepted) SyncPod(ctx context.Context, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
-	if p.ic.SyncPod != nil {
-		return p.ic.SyncPod(ctx, p.PodProvider, pod, st, rc)
-	}
-	return p.PodProvider.SyncPod(ctx, pod, st, rc)
-}
-
-func (p *intercepted) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
-	if p.ic.GetPodStatus != nil {
-		return p.ic.GetPodStatus(ctx, p.PodProvider, pod)
-	}
-	return p.PodProvider.GetPodStatus(ctx, pod)
-}
-
-func (p *intercepted) KillPod(ctx context.Context, pod *v1.Pod, running pkgcontainer.Pod, grace *int64) error {
-	if p.ic.KillPod != nil {
-		return p.ic.KillPod(ctx, p.PodProvider, pod, running, grace)
-	}
-	return p.PodProvider.KillPod(ctx, pod, running, grace)
-}
-
-// SetPodSyncHandler hands the provider the agent's handler: the
-// interceptors leave its calls as they are.
-func (p *intercepted) SetPodSyncHandler(h kri.PodSyncHandler) {
-	if p.later != nil {
-		p.later.wrap(nil, h, p.stop, &p.wg)
-	}
-	if n, ok := p.PodProvider.(kri.PodSyncNotifier); ok {
-		n.SetPodSyncHandler(h)
-	}
-}
-
-func (p *intercepted) RefreshPodStatus(pod *v1.Pod, ps *v1.PodStatus) {
-	if p.ic.RefreshPodStatus != nil {
-		p.ic.RefreshPodStatus(p.PodProvider, pod, ps)
-		return
-	}
-	p.PodProvider.RefreshPodStatus(pod, ps)
+// hostIntercepted is p with the interceptors ic makes around every method,
+// and a laterCalls for them: the agent's handler reaches it (and p) at
+// SetPodSyncHandler, and its pending calls end at Stop before p's Stop.
+func hostIntercepted(p kri.PodProvider, ic func(*laterCalls) interceptor.PodFuncs) kri.PodProvider {
+	later := &laterCalls{}
+	return notifyWrapped(interceptor.NewPodProvider(p, ic(later)), nil, later.wrap)
 }
 
 // rewritePod returns a SyncPod interceptor that hands the provider a copy of
@@ -271,3 +210,95 @@ var hostPath = sync.OnceValues(func() (string, error) {
 	}
 	return bin + string(os.PathListSeparator) + os.Getenv("PATH"), nil
 })
+
+// TestHostMutantsInterceptEveryMethod checks that a host mutant's
+// interceptors see every method the suite calls on hostprocess, with
+// hostprocess as next, and that its laterCalls gets the agent's handler.
+func TestHostMutantsInterceptEveryMethod(t *testing.T) {
+	host, err := hostprocess.New(hostprocess.Options{RootDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	var nexts []any
+	saw := func(method string, next any) {
+		seen = append(seen, method)
+		nexts = append(nexts, next)
+	}
+	var later *laterCalls
+	p := hostIntercepted(host, func(l *laterCalls) interceptor.PodFuncs {
+		later = l
+		return interceptor.PodFuncs{
+			SyncPod: func(_ context.Context, next kri.PodProvider, _ *v1.Pod, _ *pkgcontainer.PodStatus, _ *kri.ReasonCache) error {
+				saw("SyncPod", next)
+				return nil
+			},
+			KillPod: func(_ context.Context, next kri.PodProvider, _ *v1.Pod, _ pkgcontainer.Pod, _ *int64) error {
+				saw("KillPod", next)
+				return nil
+			},
+			DeletePod: func(_ context.Context, next kri.PodProvider, _ *v1.Pod) error {
+				saw("DeletePod", next)
+				return nil
+			},
+			CleanupPods: func(_ context.Context, next kri.PodProvider, _ []*v1.Pod, _ []*pkgcontainer.Pod, _ map[types.UID]sets.Empty) error {
+				saw("CleanupPods", next)
+				return nil
+			},
+			RefreshPodStatus: func(next kri.PodProvider, _ *v1.Pod, _ *v1.PodStatus) { saw("RefreshPodStatus", next) },
+			GetPodStatus: func(_ context.Context, next kri.PodProvider, _ *v1.Pod) (*pkgcontainer.PodStatus, error) {
+				saw("GetPodStatus", next)
+				return nil, nil
+			},
+			GetPods: func(_ context.Context, next kri.PodProvider, _ bool) ([]*pkgcontainer.Pod, error) {
+				saw("GetPods", next)
+				return nil, nil
+			},
+			Start: func(_ context.Context, next kri.PodProvider) error {
+				saw("Start", next)
+				return nil
+			},
+			Stop: func(next kri.PodProvider) {
+				saw("Stop", next)
+				next.Stop()
+			},
+			SetPodSyncHandler: func(next kri.PodSyncNotifier, h kri.PodSyncHandler) {
+				saw("SetPodSyncHandler", next)
+				next.SetPodSyncHandler(h)
+			},
+		}
+	})
+	n, ok := p.(kri.PodSyncNotifier)
+	if !ok {
+		t.Fatal("the host mutant's provider is no kri.PodSyncNotifier, while hostprocess is one")
+	}
+	var handled atomic.Int64
+	n.SetPodSyncHandler(kri.PodSyncHandlerFunc(func(types.UID) { handled.Add(1) }))
+	ctx := context.Background()
+	pod := &v1.Pod{}
+	_ = p.SyncPod(ctx, pod, nil, kri.NewReasonCache())
+	_ = p.KillPod(ctx, pod, pkgcontainer.Pod{}, nil)
+	_ = p.DeletePod(ctx, pod)
+	_ = p.CleanupPods(ctx, nil, nil, nil)
+	p.RefreshPodStatus(pod, &v1.PodStatus{})
+	_, _ = p.GetPodStatus(ctx, pod)
+	_, _ = p.GetPods(ctx, true)
+	done, cancel := context.WithCancel(ctx) // a Start that reaches hostprocess returns at once
+	cancel()
+	_ = p.Start(done)
+	p.Stop()
+
+	want := []string{"SetPodSyncHandler", "SyncPod", "KillPod", "DeletePod", "CleanupPods", "RefreshPodStatus", "GetPodStatus", "GetPods", "Start", "Stop"}
+	if !slices.Equal(seen, want) {
+		t.Errorf("the interceptors saw %v, want every method: %v", seen, want)
+	}
+	for i, next := range nexts {
+		if next != any(host) {
+			t.Errorf("%s's next is %T, want hostprocess", seen[i], next)
+		}
+	}
+	later.after("uid-1", 0)
+	if handled.Load() != 1 {
+		t.Errorf("a laterCalls call reached the agent's handler %d times, want once", handled.Load())
+	}
+}

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // newestInstance returns the newest instance of container name in ss, or nil.
@@ -149,9 +149,9 @@ func (s *uidSet) remove(uid types.UID) {
 // pods it killed: KillPod adds a pod to killed once it returns nil, and
 // SyncPod of the pod (created again, or synced anew) removes it. A mutant
 // adds the interceptor that misreports the killed pods.
-func trackKilled() (killed *uidSet, ic fake.Interceptors) {
+func trackKilled() (killed *uidSet, ic interceptor.PodFuncs) {
 	killed = newUIDSet()
-	return killed, fake.Interceptors{
+	return killed, interceptor.PodFuncs{
 		KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
 			err := next.KillPod(ctx, pod, rp, grace)
 			if err == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/fake"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // A mutant is the fake with one contract violation, made with the fake's
@@ -31,8 +32,8 @@ type mutant struct {
 	// pod or node builds the interceptors of one fresh provider (state
 	// kept by a mutant lives in the closure; pod may script the fake it
 	// decorates). The mutant is run with only that provider configured.
-	pod  func(*fake.PodProvider) fake.Interceptors
-	node func() fake.NodeInterceptors
+	pod  func(*fake.PodProvider) interceptor.PodFuncs
+	node func() interceptor.NodeFuncs
 	// timeouts, when set, replace the scaled default timeouts.
 	timeouts *conformance.Timeouts
 	// withoutCaps are capabilities the mutant's run does not declare.
@@ -44,13 +45,13 @@ type mutant struct {
 	// host, when set, builds the mutant on the hostprocess example
 	// instead of the fake, for specs of capabilities the fake does not
 	// simulate (selftest_hostprocess_test.go); pod and node are then unused.
-	host func() fake.Interceptors
+	host func() interceptor.PodFuncs
 	// notify, when set, replaces the calls of HandlePodSyncByUID the fake
 	// makes (selftest_notify_test.go).
 	notify notifyWrap
 	// podLater is pod for interceptors that delay what the fake does and
 	// ask for a sync once the delay is over (laterCalls).
-	podLater func(*fake.PodProvider, *laterCalls) fake.Interceptors
+	podLater func(*fake.PodProvider, *laterCalls) interceptor.PodFuncs
 	// underLoad are specs a host mutant may fail too, with why: its
 	// violation takes away what keeps a real process's slowness from
 	// failing them (a startup probe that holds off a liveness probe until

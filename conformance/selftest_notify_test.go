@@ -14,6 +14,7 @@ import (
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // notifyWrap builds the PodSyncHandler a variant hands the fake instead of
@@ -21,30 +22,27 @@ import (
 // once stop is closed (the provider's Stop).
 type notifyWrap func(p *fake.PodProvider, h kri.PodSyncHandler, stop <-chan struct{}, wg *sync.WaitGroup) kri.PodSyncHandler
 
-// notifyWrapped is the fake with its PodSyncHandler replaced by a
-// notifyWrap's.
-type notifyWrapped struct {
-	*fake.PodProvider
-	wrap     notifyWrap
-	stop     chan struct{}
-	stopOnce sync.Once
-	wg       sync.WaitGroup
-}
-
-// SetPodSyncHandler hands the fake the wrapped handler.
-func (w *notifyWrapped) SetPodSyncHandler(h kri.PodSyncHandler) {
-	inner, ok := any(w.PodProvider).(kri.PodSyncNotifier)
-	wrapped := w.wrap(w.PodProvider, h, w.stop, &w.wg)
-	if ok && wrapped != nil {
-		inner.SetPodSyncHandler(wrapped)
-	}
-}
-
-// Stop stops the wrapper's goroutines, then the fake.
-func (w *notifyWrapped) Stop() {
-	w.stopOnce.Do(func() { close(w.stop) })
-	w.wg.Wait()
-	w.PodProvider.Stop()
+// notifyWrapped returns p with wrap between the agent's PodSyncHandler and
+// p: at SetPodSyncHandler, wrap gets the agent's handler and p gets the
+// handler wrap returns (none when it returns nil). At Stop, the goroutines
+// wrap started end before p stops. f is the fake p is or wraps, handed to
+// wrap (nil for another provider).
+func notifyWrapped(p kri.PodProvider, f *fake.PodProvider, wrap notifyWrap) kri.PodProvider {
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	var wg sync.WaitGroup
+	return interceptor.NewPodProvider(p, interceptor.PodFuncs{
+		SetPodSyncHandler: func(next kri.PodSyncNotifier, h kri.PodSyncHandler) {
+			if wrapped := wrap(f, h, stop, &wg); wrapped != nil {
+				next.SetPodSyncHandler(wrapped)
+			}
+		},
+		Stop: func(next kri.PodProvider) {
+			stopOnce.Do(func() { close(stop) })
+			wg.Wait()
+			next.Stop()
+		},
+	})
 }
 
 // withNotifyWrap makes cfg's fakes hand their calls through wrap.
@@ -58,14 +56,14 @@ func withNotifyWrap(cfg conformance.Config, wrap notifyWrap) conformance.Config 
 		if err != nil {
 			return nil, err
 		}
-		return &notifyWrapped{PodProvider: p.(*fake.PodProvider), wrap: wrap, stop: make(chan struct{})}, nil
+		return notifyWrapped(p, p.(*fake.PodProvider), wrap), nil
 	}
 	return cfg
 }
 
 // withLaterCalls makes cfg's fakes run the interceptors build makes, with
 // a laterCalls of their own.
-func withLaterCalls(cfg conformance.Config, build func(*fake.PodProvider, *laterCalls) fake.Interceptors) conformance.Config {
+func withLaterCalls(cfg conformance.Config, build func(*fake.PodProvider, *laterCalls) interceptor.PodFuncs) conformance.Config {
 	next := cfg.NewPodProvider
 	cfg.NewPodProvider = func(ctx context.Context) (kri.PodProvider, error) {
 		p, err := next(ctx)
@@ -75,7 +73,7 @@ func withLaterCalls(cfg conformance.Config, build func(*fake.PodProvider, *later
 		f := p.(*fake.PodProvider)
 		later := &laterCalls{}
 		f.SetInterceptors(build(f, later))
-		return &notifyWrapped{PodProvider: f, wrap: later.wrap, stop: make(chan struct{})}, nil
+		return notifyWrapped(f, f, later.wrap), nil
 	}
 	return cfg
 }

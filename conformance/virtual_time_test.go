@@ -13,6 +13,7 @@ import (
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // The failures only virtual time has: a provider that leaves a goroutine
@@ -28,7 +29,7 @@ func init() {
 	// Stop leaves a goroutine waiting for good on a channel of its own.
 	extraHelpers[helperLeak] = func() conformance.Config {
 		return podOnly(fakeConfig(func(p *fake.PodProvider) {
-			p.SetInterceptors(fake.Interceptors{Stop: func(next kri.PodProvider) {
+			p.SetInterceptors(interceptor.PodFuncs{Stop: func(next kri.PodProvider) {
 				next.Stop()
 				never := make(chan struct{})
 				go func() { <-never }()
@@ -42,7 +43,7 @@ func init() {
 			var held sync.Mutex
 			held.Lock()
 			synced := false
-			p.SetInterceptors(fake.Interceptors{
+			p.SetInterceptors(interceptor.PodFuncs{
 				SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 					synced = true
 					return next.SyncPod(ctx, pod, st, rc)
@@ -60,7 +61,7 @@ func init() {
 	// backend that finishes a deletion after the call returned: benign.
 	extraHelpers[helperSettles] = func() conformance.Config {
 		return podOnly(fakeConfig(func(p *fake.PodProvider) {
-			p.SetInterceptors(fake.Interceptors{Stop: func(next kri.PodProvider) {
+			p.SetInterceptors(interceptor.PodFuncs{Stop: func(next kri.PodProvider) {
 				next.Stop()
 				go time.Sleep(2 * time.Second)
 			}})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
@@ -102,7 +101,7 @@ type callLog struct {
 	seq   uint64
 	ring  []Call // grows to size, then wraps; emptied by reset
 	start int    // index of the oldest call in ring
-	subs  map[*CallSubscription]struct{}
+	subs  fanout[Call]
 	// changed is closed at the next change of the log and then replaced;
 	// it is made only when someone waits, so that recording does not
 	// allocate.
@@ -152,9 +151,7 @@ func (l *callLog) entryLocked(seq uint64) *Call {
 }
 
 func (l *callLog) notifyLocked(c Call) {
-	for s := range l.subs {
-		s.deliver(c)
-	}
+	l.subs.send(c)
 	if l.changed != nil {
 		close(l.changed)
 		l.changed = nil
@@ -240,11 +237,7 @@ func (p *PodProvider) WaitForCalls(ctx context.Context, n int, filters ...CallFi
 type CallSubscription struct {
 	C <-chan Call
 
-	ch      chan Call
-	log     *callLog
-	filters []CallFilter
-	dropped atomic.Uint64
-	closed  bool // guarded by log.mu
+	sub *subscriber[Call]
 }
 
 // SubscribeCalls returns a subscription to the calls that pass every
@@ -252,40 +245,13 @@ type CallSubscription struct {
 // run inside the call log's lock: they must not call the provider. Close
 // the subscription when done.
 func (p *PodProvider) SubscribeCalls(buffer int, filters ...CallFilter) *CallSubscription {
-	ch := make(chan Call, max(buffer, 1))
-	s := &CallSubscription{C: ch, ch: ch, log: &p.log, filters: filters}
-	p.log.mu.Lock()
-	defer p.log.mu.Unlock()
-	if p.log.subs == nil {
-		p.log.subs = map[*CallSubscription]struct{}{}
-	}
-	p.log.subs[s] = struct{}{}
-	return s
-}
-
-func (s *CallSubscription) deliver(c Call) {
-	if !matches(c, s.filters) {
-		return
-	}
-	select {
-	case s.ch <- c:
-	default:
-		s.dropped.Add(1)
-	}
+	sub := p.log.subs.subscribe(buffer, func(c Call) bool { return matches(c, filters) })
+	return &CallSubscription{C: sub.ch, sub: sub}
 }
 
 // Dropped returns how many records did not fit in the buffer.
-func (s *CallSubscription) Dropped() uint64 { return s.dropped.Load() }
+func (s *CallSubscription) Dropped() uint64 { return s.sub.dropped.Load() }
 
 // Close stops delivery and closes C. It is safe to call more than once and
 // concurrently with calls of the fake.
-func (s *CallSubscription) Close() {
-	s.log.mu.Lock()
-	defer s.log.mu.Unlock()
-	if s.closed {
-		return
-	}
-	s.closed = true
-	delete(s.log.subs, s)
-	close(s.ch)
-}
+func (s *CallSubscription) Close() { s.sub.close() }

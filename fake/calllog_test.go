@@ -15,6 +15,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // TestCallIsLoggedBeforeItsEffectsAreVisible races CleanupPods against
@@ -78,7 +79,7 @@ func TestCallIsLoggedBeforeItsEffectsAreVisible(t *testing.T) {
 // flight, and complete once it returns.
 func TestCallIsLoggedWhileInterceptorsStillRun(t *testing.T) {
 	release := make(chan struct{})
-	f := newFixture(t, fake.WithInterceptors(fake.Interceptors{
+	f := newFixture(t, fake.WithInterceptors(interceptor.PodFuncs{
 		CleanupPods: func(ctx context.Context, next kri.PodProvider, pods []*v1.Pod, running []*pkgcontainer.Pod, possibly map[types.UID]sets.Empty) error {
 			err := next.CleanupPods(ctx, pods, running, possibly)
 			<-release

@@ -215,8 +215,9 @@
 //	fp.Container("default/web", "app").ExitRuns(2, time.Second, 1) // fail twice, then as before
 //	fp.Pod("default/web").Fail(fake.MethodKillPod, 1, errBoom)
 //
-// Interceptors (WithInterceptors, SetInterceptors) wrap each method of the
-// fake in the manner of controller-runtime's interceptor package. The call
+// Interceptors (WithInterceptors, SetInterceptors; WithNodeInterceptors and
+// NodeProvider.SetInterceptors) wrap each method of the fake with the
+// functions of package kri/interceptor, which wraps any provider so. The call
 // log (Calls, ResetCalls) records every call as the caller saw it, with the
 // error it returned. A call enters the log when it begins, before any of its
 // effects is visible, and is completed when it returns (Call.Returned), so a

@@ -3,7 +3,6 @@ package fake
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -43,52 +42,33 @@ type Event struct {
 type Subscription struct {
 	C <-chan Event
 
-	ch      chan Event
-	hub     *eventHub
-	dropped atomic.Uint64
-	closed  bool // guarded by hub.mu
+	sub *subscriber[Event]
 }
 
 // Dropped returns how many events did not fit in the buffer.
-func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
+func (s *Subscription) Dropped() uint64 { return s.sub.dropped.Load() }
 
 // Close stops delivery and closes C. It is safe to call more than once and
 // concurrently with the fake's work.
-func (s *Subscription) Close() {
-	s.hub.mu.Lock()
-	defer s.hub.mu.Unlock()
-	if s.closed {
-		return
-	}
-	s.closed = true
-	delete(s.hub.subs, s)
-	close(s.ch)
-}
+func (s *Subscription) Close() { s.sub.close() }
 
 // eventHub fans events out to subscriptions and wakes waiters on change.
 // Its lock is never held while calling the clock, so it may be used from
 // clock callbacks.
 type eventHub struct {
 	mu      sync.Mutex
-	subs    map[*Subscription]struct{}
+	subs    fanout[Event]
 	seq     uint64
 	changed chan struct{}
 }
 
 func newEventHub() *eventHub {
-	return &eventHub{subs: map[*Subscription]struct{}{}, changed: make(chan struct{})}
+	return &eventHub{changed: make(chan struct{})}
 }
 
 func (h *eventHub) subscribe(buffer int) *Subscription {
-	if buffer < 1 {
-		buffer = 1
-	}
-	ch := make(chan Event, buffer)
-	s := &Subscription{C: ch, ch: ch, hub: h}
-	h.mu.Lock()
-	h.subs[s] = struct{}{}
-	h.mu.Unlock()
-	return s
+	sub := h.subs.subscribe(buffer, nil)
+	return &Subscription{C: sub.ch, sub: sub}
 }
 
 func (h *eventHub) publish(e Event) {
@@ -96,13 +76,7 @@ func (h *eventHub) publish(e Event) {
 	defer h.mu.Unlock()
 	h.seq++
 	e.Seq = h.seq
-	for s := range h.subs {
-		select {
-		case s.ch <- e:
-		default:
-			s.dropped.Add(1)
-		}
-	}
+	h.subs.send(e)
 	h.broadcastLocked()
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // podWorker is the code under test in these examples: one round of a
@@ -95,7 +96,7 @@ func ExampleContainerScript_FailStarts() {
 // Interceptors wrap the real behaviour: here GetPodStatus fails for one pod
 // while every other call goes through.
 func ExampleWithInterceptors() {
-	provider := fake.NewPodProvider(fake.WithInterceptors(fake.Interceptors{
+	provider := fake.NewPodProvider(fake.WithInterceptors(interceptor.PodFuncs{
 		GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 			if pod.Name == "web" {
 				return nil, errors.New("runtime unavailable")

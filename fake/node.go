@@ -15,6 +15,7 @@ import (
 
 	"github.com/kri-kit/testkit/internal/k8scompat"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 var _ kri.NodeProvider = (*NodeProvider)(nil)
@@ -71,19 +72,6 @@ func nodeDefaultConditions(since time.Time) []nodeCondition {
 	}
 }
 
-// NodeInterceptors wrap the fake's own node behaviour, one optional hook per
-// kri.NodeProvider method. next is the fake without interceptors: a hook
-// injects an error, latency, blocking or a panic, or calls next to get the
-// fake's normal behaviour. A nil hook means "the fake's own behaviour".
-// Hooks see every call, also ones with a done context, so a hook can make the
-// provider misbehave in ways the fake itself never does.
-type NodeInterceptors struct {
-	Ping                    func(ctx context.Context, next kri.NodeProvider) error
-	ConfigureNode           func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node
-	RefreshNodeStatus       func(ctx context.Context, next kri.NodeProvider, nodeStatus *v1.NodeStatus) bool
-	SetStatusUpdateCallback func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node))
-}
-
 // NodeOption configures NewNodeProvider. An option given an invalid value
 // never panics: the problem is reported by (*NodeProvider).Err and the
 // provider keeps a valid configuration (see each option for which).
@@ -92,7 +80,7 @@ type NodeOption func(*nodeConfig)
 type nodeConfig struct {
 	clock        clock.WithDelayedExecution
 	heartbeat    time.Duration
-	interceptors NodeInterceptors
+	interceptors interceptor.NodeFuncs
 	capacity     v1.ResourceList
 	allocatable  v1.ResourceList // explicitly set entries only
 	info         v1.NodeSystemInfo
@@ -140,7 +128,7 @@ func WithNodeHeartbeatInterval(d time.Duration) NodeOption {
 
 // WithNodeInterceptors installs interceptors from the start; see
 // (*NodeProvider).SetInterceptors.
-func WithNodeInterceptors(i NodeInterceptors) NodeOption {
+func WithNodeInterceptors(i interceptor.NodeFuncs) NodeOption {
 	return func(cfg *nodeConfig) { cfg.interceptors = i }
 }
 
@@ -237,8 +225,10 @@ type NodeProvider struct {
 	err       error
 	next      nodeNext
 
-	mu           sync.Mutex
-	interceptors NodeInterceptors
+	mu sync.Mutex
+	// intercepted is next wrapped with the interceptors
+	// (WithNodeInterceptors, SetInterceptors).
+	intercepted  kri.NodeProvider
 	calls        NodeCalls
 	name         string // name given to the last ConfigureNode
 	configured   bool
@@ -315,7 +305,6 @@ func NewNodeProvider(opts ...NodeOption) *NodeProvider {
 		clock:        cfg.clock,
 		heartbeat:    cfg.heartbeat,
 		err:          errors.Join(cfg.errs...),
-		interceptors: cfg.interceptors,
 		capacity:     cfg.capacity,
 		allocatable:  allocatable,
 		info:         cfg.info,
@@ -323,6 +312,7 @@ func NewNodeProvider(opts ...NodeOption) *NodeProvider {
 		addressesSet: cfg.addressesSet,
 	}
 	n.next = nodeNext{n}
+	n.intercepted = interceptor.NewNodeProvider(n.next, cfg.interceptors)
 	n.conditions = nodeDefaultConditions(n.now())
 	return n
 }
@@ -334,11 +324,14 @@ func (n *NodeProvider) Err() error { return n.err }
 
 // SetInterceptors replaces the interceptors; it may be called at any time,
 // also while other calls are in flight (those finish with the interceptors
-// they started with). The zero NodeInterceptors removes them all.
-func (n *NodeProvider) SetInterceptors(i NodeInterceptors) {
+// they started with). The zero interceptor.NodeFuncs removes them all. Each
+// function that is set is called instead of the fake's method, with next
+// the fake without interceptors (scripted failures included).
+func (n *NodeProvider) SetInterceptors(i interceptor.NodeFuncs) {
+	w := interceptor.NewNodeProvider(n.next, i)
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.interceptors = i
+	n.intercepted = w
 }
 
 // Calls returns how often each kri.NodeProvider method has been called since
@@ -362,12 +355,9 @@ func (n *NodeProvider) ResetCalls() {
 func (n *NodeProvider) Ping(ctx context.Context) error {
 	n.mu.Lock()
 	n.calls.Ping++
-	hook := n.interceptors.Ping
+	w := n.intercepted
 	n.mu.Unlock()
-	if hook != nil {
-		return hook(ctx, n.next)
-	}
-	return n.ping(ctx)
+	return w.Ping(ctx)
 }
 
 // ConfigureNode implements kri.NodeProvider: it returns a new node named
@@ -380,12 +370,9 @@ func (n *NodeProvider) Ping(ctx context.Context) error {
 func (n *NodeProvider) ConfigureNode(ctx context.Context, name string) *v1.Node {
 	n.mu.Lock()
 	n.calls.ConfigureNode++
-	hook := n.interceptors.ConfigureNode
+	w := n.intercepted
 	n.mu.Unlock()
-	if hook != nil {
-		return hook(ctx, n.next, name)
-	}
-	return n.configureNode(ctx, name)
+	return w.ConfigureNode(ctx, name)
 }
 
 // RefreshNodeStatus implements kri.NodeProvider. It brings nodeStatus in
@@ -406,12 +393,9 @@ func (n *NodeProvider) ConfigureNode(ctx context.Context, name string) *v1.Node 
 func (n *NodeProvider) RefreshNodeStatus(ctx context.Context, nodeStatus *v1.NodeStatus) bool {
 	n.mu.Lock()
 	n.calls.RefreshNodeStatus++
-	hook := n.interceptors.RefreshNodeStatus
+	w := n.intercepted
 	n.mu.Unlock()
-	if hook != nil {
-		return hook(ctx, n.next, nodeStatus)
-	}
-	return n.refreshNodeStatus(ctx, nodeStatus)
+	return w.RefreshNodeStatus(ctx, nodeStatus)
 }
 
 // SetStatusUpdateCallback implements kri.NodeProvider: it registers cb,
@@ -435,13 +419,9 @@ func (n *NodeProvider) RefreshNodeStatus(ctx context.Context, nodeStatus *v1.Nod
 func (n *NodeProvider) SetStatusUpdateCallback(ctx context.Context, cb func(*v1.Node)) {
 	n.mu.Lock()
 	n.calls.SetStatusUpdateCallback++
-	hook := n.interceptors.SetStatusUpdateCallback
+	w := n.intercepted
 	n.mu.Unlock()
-	if hook != nil {
-		hook(ctx, n.next, cb)
-		return
-	}
-	n.setStatusUpdateCallback(ctx, cb)
+	w.SetStatusUpdateCallback(ctx, cb)
 }
 
 // Close stops status-update deliveries for good: undelivered updates are

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 func nodeExampleReady(n *v1.Node) v1.NodeCondition {
@@ -199,7 +200,7 @@ func ExampleNodeProvider_SetInterceptors() {
 	provider := fake.NewNodeProvider()
 	defer provider.Close()
 
-	provider.SetInterceptors(fake.NodeInterceptors{
+	provider.SetInterceptors(interceptor.NodeFuncs{
 		Ping: func(ctx context.Context, next kri.NodeProvider) error {
 			<-ctx.Done() // never answers
 			return ctx.Err()
@@ -216,7 +217,7 @@ func ExampleNodeProvider_SetInterceptors() {
 	fmt.Println(provider.Ping(ctx))
 	fmt.Println(provider.ConfigureNode(context.Background(), "vk-1").Spec.Taints[0].ToString())
 
-	provider.SetInterceptors(fake.NodeInterceptors{}) // back to the fake's own behaviour
+	provider.SetInterceptors(interceptor.NodeFuncs{}) // back to the fake's own behaviour
 	fmt.Println(provider.Ping(context.Background()))
 	// Output:
 	// context deadline exceeded

@@ -21,6 +21,7 @@ import (
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/internal/k8scompat"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 var (
@@ -1179,14 +1180,14 @@ func TestNodeProviderInterceptors(t *testing.T) {
 		name string
 		// install picks the way to install the interceptors.
 		viaOption bool
-		hooks     func(seen *[]string) fake.NodeInterceptors
+		hooks     func(seen *[]string) interceptor.NodeFuncs
 		run       func(t *testing.T, p *fake.NodeProvider)
 		wantSeen  []string
 		wantCalls fake.NodeCalls
 	}{{
 		name: "Ping hook replaces the fake's answer and leaves the script alone",
-		hooks: func(seen *[]string) fake.NodeInterceptors {
-			return fake.NodeInterceptors{Ping: func(ctx context.Context, next kri.NodeProvider) error {
+		hooks: func(seen *[]string) interceptor.NodeFuncs {
+			return interceptor.NodeFuncs{Ping: func(ctx context.Context, next kri.NodeProvider) error {
 				*seen = append(*seen, "ping")
 				return errNodeBad
 			}}
@@ -1196,7 +1197,7 @@ func TestNodeProviderInterceptors(t *testing.T) {
 			if err := p.Ping(context.Background()); err != errNodeBad {
 				t.Errorf("Ping() = %v, want %v", err, errNodeBad)
 			}
-			p.SetInterceptors(fake.NodeInterceptors{})
+			p.SetInterceptors(interceptor.NodeFuncs{})
 			if err := p.Ping(context.Background()); err != fake.ErrNodeUnhealthy {
 				t.Errorf("Ping() after removing the hook = %v, want the scripted failure", err)
 			}
@@ -1206,8 +1207,8 @@ func TestNodeProviderInterceptors(t *testing.T) {
 	}, {
 		name:      "Ping hook wraps next, sees done contexts, and next does not re-enter the hook",
 		viaOption: true,
-		hooks: func(seen *[]string) fake.NodeInterceptors {
-			return fake.NodeInterceptors{Ping: func(ctx context.Context, next kri.NodeProvider) error {
+		hooks: func(seen *[]string) interceptor.NodeFuncs {
+			return interceptor.NodeFuncs{Ping: func(ctx context.Context, next kri.NodeProvider) error {
 				*seen = append(*seen, "ping")
 				if err := next.Ping(ctx); err != nil {
 					return fmt.Errorf("wrapped: %w", err)
@@ -1231,8 +1232,8 @@ func TestNodeProviderInterceptors(t *testing.T) {
 		wantCalls: fake.NodeCalls{Ping: 3},
 	}, {
 		name: "ConfigureNode hook decorates next's node",
-		hooks: func(seen *[]string) fake.NodeInterceptors {
-			return fake.NodeInterceptors{ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
+		hooks: func(seen *[]string) interceptor.NodeFuncs {
+			return interceptor.NodeFuncs{ConfigureNode: func(ctx context.Context, next kri.NodeProvider, name string) *v1.Node {
 				*seen = append(*seen, "configure "+name)
 				n := next.ConfigureNode(ctx, name)
 				n.Labels["role"] = "edge"
@@ -1250,8 +1251,8 @@ func TestNodeProviderInterceptors(t *testing.T) {
 		wantCalls: fake.NodeCalls{ConfigureNode: 1},
 	}, {
 		name: "RefreshNodeStatus hook can freeze the status",
-		hooks: func(seen *[]string) fake.NodeInterceptors {
-			return fake.NodeInterceptors{RefreshNodeStatus: func(ctx context.Context, next kri.NodeProvider, st *v1.NodeStatus) bool {
+		hooks: func(seen *[]string) interceptor.NodeFuncs {
+			return interceptor.NodeFuncs{RefreshNodeStatus: func(ctx context.Context, next kri.NodeProvider, st *v1.NodeStatus) bool {
 				*seen = append(*seen, "refresh")
 				return false
 			}}
@@ -1261,7 +1262,7 @@ func TestNodeProviderInterceptors(t *testing.T) {
 			if p.RefreshNodeStatus(context.Background(), st) || !reflect.DeepEqual(st, &v1.NodeStatus{}) {
 				t.Errorf("hooked refresh changed the status: %+v", st)
 			}
-			p.SetInterceptors(fake.NodeInterceptors{})
+			p.SetInterceptors(interceptor.NodeFuncs{})
 			if !p.RefreshNodeStatus(context.Background(), st) {
 				t.Error("unhooked refresh of an empty status = false")
 			}
@@ -1270,8 +1271,8 @@ func TestNodeProviderInterceptors(t *testing.T) {
 		wantCalls: fake.NodeCalls{RefreshNodeStatus: 2},
 	}, {
 		name: "RefreshNodeStatus hook wraps next",
-		hooks: func(seen *[]string) fake.NodeInterceptors {
-			return fake.NodeInterceptors{RefreshNodeStatus: func(ctx context.Context, next kri.NodeProvider, st *v1.NodeStatus) bool {
+		hooks: func(seen *[]string) interceptor.NodeFuncs {
+			return interceptor.NodeFuncs{RefreshNodeStatus: func(ctx context.Context, next kri.NodeProvider, st *v1.NodeStatus) bool {
 				*seen = append(*seen, "refresh")
 				changed := next.RefreshNodeStatus(ctx, st)
 				st.Phase = v1.NodeRunning
@@ -1288,8 +1289,8 @@ func TestNodeProviderInterceptors(t *testing.T) {
 		wantCalls: fake.NodeCalls{RefreshNodeStatus: 1},
 	}, {
 		name: "SetStatusUpdateCallback hook wraps the callback",
-		hooks: func(seen *[]string) fake.NodeInterceptors {
-			return fake.NodeInterceptors{SetStatusUpdateCallback: func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) {
+		hooks: func(seen *[]string) interceptor.NodeFuncs {
+			return interceptor.NodeFuncs{SetStatusUpdateCallback: func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) {
 				*seen = append(*seen, "register")
 				next.SetStatusUpdateCallback(ctx, func(n *v1.Node) {
 					n.Annotations = map[string]string{"via": "hook"}
@@ -1310,8 +1311,8 @@ func TestNodeProviderInterceptors(t *testing.T) {
 		wantCalls: fake.NodeCalls{ConfigureNode: 1, SetStatusUpdateCallback: 1},
 	}, {
 		name: "SetStatusUpdateCallback hook can swallow the registration",
-		hooks: func(seen *[]string) fake.NodeInterceptors {
-			return fake.NodeInterceptors{SetStatusUpdateCallback: func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) {
+		hooks: func(seen *[]string) interceptor.NodeFuncs {
+			return interceptor.NodeFuncs{SetStatusUpdateCallback: func(ctx context.Context, next kri.NodeProvider, cb func(*v1.Node)) {
 				*seen = append(*seen, "register")
 			}}
 		},
@@ -1412,7 +1413,7 @@ func TestNodeProviderConcurrentUse(t *testing.T) {
 				case 5:
 					nodeCheckContract(t, p.ConfigureNode(context.Background(), "node-a"), "node-a")
 				case 6:
-					p.SetInterceptors(fake.NodeInterceptors{Ping: func(ctx context.Context, next kri.NodeProvider) error { return next.Ping(ctx) }})
+					p.SetInterceptors(interceptor.NodeFuncs{Ping: func(ctx context.Context, next kri.NodeProvider) error { return next.Ping(ctx) }})
 					_ = p.Calls()
 				case 7:
 					_ = p.SetAllocatable(v1.ResourceList{v1.ResourceMemory: nodeQ("1Gi")})

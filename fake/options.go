@@ -1,17 +1,13 @@
 package fake
 
 import (
-	"context"
 	"fmt"
 	"sync/atomic"
 
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
-	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	"k8s.io/utils/clock"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 // Option configures a PodProvider made by NewPodProvider.
@@ -20,7 +16,7 @@ type Option func(*podConfig)
 type podConfig struct {
 	clock               clock.WithDelayedExecution
 	ids                 IDSource
-	interceptors        Interceptors
+	interceptors        interceptor.PodFuncs
 	callLogSize         int
 	statusDriven        bool
 	crashLoopBackOff    bool
@@ -67,9 +63,9 @@ func WithIDSource(ids IDSource) Option {
 	}
 }
 
-// WithInterceptors installs hooks that wrap the fake's own behaviour; see
-// Interceptors. PodProvider.SetInterceptors replaces them later.
-func WithInterceptors(i Interceptors) Option {
+// WithInterceptors wraps the fake's own behaviour in funcs from the start,
+// as PodProvider.SetInterceptors does, which replaces them later.
+func WithInterceptors(i interceptor.PodFuncs) Option {
 	return func(cfg *podConfig) { cfg.interceptors = i }
 }
 
@@ -258,22 +254,4 @@ type IDSource func() string
 func SequentialIDs(prefix string) IDSource {
 	var n atomic.Uint64
 	return func() string { return fmt.Sprintf("%s%08d", prefix, n.Add(1)) }
-}
-
-// Interceptors are optional hooks, one per method of kri.PodProvider, in the
-// manner of controller-runtime's interceptor.Funcs. A hook that is set is
-// called instead of the fake's method and receives next, the fake without
-// interceptors (scripted faults included), so it can wrap the real
-// behaviour: change arguments, add latency, return an error, block or panic.
-// A nil hook means the fake's own behaviour.
-type Interceptors struct {
-	SyncPod          func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, podStatus *pkgcontainer.PodStatus, reasonCache *kri.ReasonCache) error
-	KillPod          func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error
-	DeletePod        func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) error
-	CleanupPods      func(ctx context.Context, next kri.PodProvider, pods []*v1.Pod, runningPods []*pkgcontainer.Pod, possiblyRunningPods map[types.UID]sets.Empty) error
-	RefreshPodStatus func(next kri.PodProvider, pod *v1.Pod, podStatus *v1.PodStatus)
-	GetPodStatus     func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error)
-	GetPods          func(ctx context.Context, next kri.PodProvider, all bool) ([]*pkgcontainer.Pod, error)
-	Start            func(ctx context.Context, next kri.PodProvider) error
-	Stop             func(next kri.PodProvider)
 }

@@ -12,12 +12,14 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 	"github.com/kri-kit/testkit/kri/podsync"
 )
 
 var (
-	_ kri.PodProvider = (*PodProvider)(nil)
-	_ kri.PodProvider = (*core)(nil)
+	_ kri.PodProvider     = (*PodProvider)(nil)
+	_ kri.PodProvider     = (*core)(nil)
+	_ kri.PodSyncNotifier = (*core)(nil)
 
 	_ kri.PodSyncNotifier = (*PodProvider)(nil)
 )
@@ -30,8 +32,10 @@ type PodProvider struct {
 	ids   IDSource
 	core  *core
 
-	icMu         sync.RWMutex
-	interceptors Interceptors
+	// intercepted is core wrapped with the interceptors
+	// (WithInterceptors, SetInterceptors): what the call log wraps.
+	icMu        sync.RWMutex
+	intercepted kri.PodProvider
 
 	// mu guards the simulated state and the scripts. It may be held while
 	// calling the clock, so clock callbacks must never take it. It is
@@ -85,7 +89,6 @@ func NewPodProvider(opts ...Option) *PodProvider {
 	p := &PodProvider{
 		clock:               cfg.clock,
 		ids:                 cfg.ids,
-		interceptors:        cfg.interceptors,
 		pods:                map[types.UID]*podState{},
 		byKey:               map[string]types.UID{},
 		statusDriven:        cfg.statusDriven,
@@ -109,6 +112,7 @@ func NewPodProvider(opts ...Option) *PodProvider {
 		p.podIPs = newIPPool()
 	}
 	p.core = &core{p: p}
+	p.SetInterceptors(cfg.interceptors)
 	if cfg.podSyncHandler != nil {
 		p.SetPodSyncHandler(cfg.podSyncHandler)
 	}
@@ -116,17 +120,24 @@ func NewPodProvider(opts ...Option) *PodProvider {
 }
 
 // SetInterceptors replaces the interceptors; it may be called at any time,
-// also while pods run and calls are in flight.
-func (p *PodProvider) SetInterceptors(i Interceptors) {
+// also while pods run and calls are in flight (those finish with the
+// interceptors they started with). The zero interceptor.PodFuncs removes
+// them all. Each function that is set is called instead of the fake's
+// method, inside the call log, with next the fake without interceptors
+// (scripted faults included); SetPodSyncHandler's, with next the fake's
+// own SetPodSyncHandler.
+func (p *PodProvider) SetInterceptors(i interceptor.PodFuncs) {
+	w := interceptor.NewPodProvider(p.core, i)
 	p.icMu.Lock()
 	defer p.icMu.Unlock()
-	p.interceptors = i
+	p.intercepted = w
 }
 
-func (p *PodProvider) hooks() Interceptors {
+// chain returns the fake as its interceptors wrap it.
+func (p *PodProvider) chain() kri.PodProvider {
 	p.icMu.RLock()
 	defer p.icMu.RUnlock()
-	return p.interceptors
+	return p.intercepted
 }
 
 // begin logs c as begun, before the call has any effect, and returns its
@@ -159,12 +170,7 @@ func (p *PodProvider) end(seq uint64, c *Call, err error) {
 func (p *PodProvider) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer.PodStatus, reasonCache *kri.ReasonCache) error {
 	c := Call{Method: MethodSyncPod, Pod: refOf(pod), StaleStatus: p.staleness(pod, podStatus)}
 	seq := p.begin(&c)
-	var err error
-	if h := p.hooks().SyncPod; h != nil {
-		err = h(ctx, p.core, pod, podStatus, reasonCache)
-	} else {
-		err = p.core.SyncPod(ctx, pod, podStatus, reasonCache)
-	}
+	err := p.chain().SyncPod(ctx, pod, podStatus, reasonCache)
 	p.end(seq, &c, err)
 	return err
 }
@@ -203,12 +209,7 @@ func (p *PodProvider) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgco
 	}
 	c.RunningContainers, c.RunningSandboxes = containerIDs(runningPod.Containers), containerIDs(runningPod.Sandboxes)
 	seq := p.begin(&c)
-	var err error
-	if h := p.hooks().KillPod; h != nil {
-		err = h(ctx, p.core, pod, runningPod, gracePeriodOverride)
-	} else {
-		err = p.core.KillPod(ctx, pod, runningPod, gracePeriodOverride)
-	}
+	err := p.chain().KillPod(ctx, pod, runningPod, gracePeriodOverride)
 	p.end(seq, &c, err)
 	return err
 }
@@ -219,12 +220,7 @@ func (p *PodProvider) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgco
 func (p *PodProvider) DeletePod(ctx context.Context, pod *v1.Pod) error {
 	c := Call{Method: MethodDeletePod, Pod: refOf(pod)}
 	seq := p.begin(&c)
-	var err error
-	if h := p.hooks().DeletePod; h != nil {
-		err = h(ctx, p.core, pod)
-	} else {
-		err = p.core.DeletePod(ctx, pod)
-	}
+	err := p.chain().DeletePod(ctx, pod)
 	p.end(seq, &c, err)
 	return err
 }
@@ -243,12 +239,7 @@ func (p *PodProvider) DeletePod(ctx context.Context, pod *v1.Pod) error {
 func (p *PodProvider) CleanupPods(ctx context.Context, pods []*v1.Pod, runningPods []*pkgcontainer.Pod, possiblyRunningPods map[types.UID]sets.Empty) error {
 	c := Call{Method: MethodCleanupPods}
 	seq := p.begin(&c)
-	var err error
-	if h := p.hooks().CleanupPods; h != nil {
-		err = h(ctx, p.core, pods, runningPods, possiblyRunningPods)
-	} else {
-		err = p.core.CleanupPods(ctx, pods, runningPods, possiblyRunningPods)
-	}
+	err := p.chain().CleanupPods(ctx, pods, runningPods, possiblyRunningPods)
 	p.end(seq, &c, err)
 	return err
 }
@@ -266,11 +257,7 @@ func (p *PodProvider) CleanupPods(ctx context.Context, pods []*v1.Pod, runningPo
 func (p *PodProvider) RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus) {
 	c := Call{Method: MethodRefreshPodStatus, Pod: refOf(pod)}
 	seq := p.begin(&c)
-	if h := p.hooks().RefreshPodStatus; h != nil {
-		h(p.core, pod, podStatus)
-	} else {
-		p.core.RefreshPodStatus(pod, podStatus)
-	}
+	p.chain().RefreshPodStatus(pod, podStatus)
 	p.end(seq, &c, nil)
 }
 
@@ -283,15 +270,7 @@ func (p *PodProvider) RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus) {
 func (p *PodProvider) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 	c := Call{Method: MethodGetPodStatus, Pod: refOf(pod)}
 	seq := p.begin(&c)
-	var (
-		status *pkgcontainer.PodStatus
-		err    error
-	)
-	if h := p.hooks().GetPodStatus; h != nil {
-		status, err = h(ctx, p.core, pod)
-	} else {
-		status, err = p.core.GetPodStatus(ctx, pod)
-	}
+	status, err := p.chain().GetPodStatus(ctx, pod)
 	p.end(seq, &c, err)
 	return status, err
 }
@@ -302,15 +281,7 @@ func (p *PodProvider) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontai
 func (p *PodProvider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, error) {
 	c := Call{Method: MethodGetPods, All: all}
 	seq := p.begin(&c)
-	var (
-		pods []*pkgcontainer.Pod
-		err  error
-	)
-	if h := p.hooks().GetPods; h != nil {
-		pods, err = h(ctx, p.core, all)
-	} else {
-		pods, err = p.core.GetPods(ctx, all)
-	}
+	pods, err := p.chain().GetPods(ctx, all)
 	p.end(seq, &c, err)
 	return pods, err
 }
@@ -324,12 +295,7 @@ func (p *PodProvider) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Po
 func (p *PodProvider) Start(ctx context.Context) error {
 	c := Call{Method: MethodStart}
 	seq := p.begin(&c)
-	var err error
-	if h := p.hooks().Start; h != nil {
-		err = h(ctx, p.core)
-	} else {
-		err = p.core.Start(ctx)
-	}
+	err := p.chain().Start(ctx)
 	p.end(seq, &c, err)
 	return err
 }
@@ -342,11 +308,7 @@ func (p *PodProvider) Start(ctx context.Context) error {
 func (p *PodProvider) Stop() {
 	c := Call{Method: MethodStop}
 	seq := p.begin(&c)
-	if h := p.hooks().Stop; h != nil {
-		h(p.core)
-	} else {
-		p.core.Stop()
-	}
+	p.chain().Stop()
 	p.end(seq, &c, nil)
 }
 

@@ -77,6 +77,13 @@ func (p *PodProvider) paceSyncNotification(ps *podState, now time.Time, restarte
 // brings), never while the fake holds its lock: h may call the fake back.
 // After Stop the fake calls no handler.
 func (p *PodProvider) SetPodSyncHandler(h kri.PodSyncHandler) {
+	p.chain().(kri.PodSyncNotifier).SetPodSyncHandler(h)
+}
+
+// SetPodSyncHandler is the fake's own SetPodSyncHandler, without
+// interceptors.
+func (c *core) SetPodSyncHandler(h kri.PodSyncHandler) {
+	p := c.p
 	p.notifier.SetPodSyncHandler(h)
 	p.mu.Lock()
 	p.notifying = h != nil && !p.notifyStopped

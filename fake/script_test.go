@@ -5,14 +5,17 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
 var errBoom = errors.New("boom")
@@ -131,7 +134,7 @@ func TestScriptsCanChangeWhilePodsRun(t *testing.T) {
 
 func TestInterceptorsWrapTheFake(t *testing.T) {
 	var seen []string
-	f := newFixture(t, fake.WithInterceptors(fake.Interceptors{
+	f := newFixture(t, fake.WithInterceptors(interceptor.PodFuncs{
 		SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
 			seen = append(seen, "SyncPod "+pod.Name)
 			if pod.Name == "blocked" {
@@ -165,14 +168,14 @@ func TestInterceptorsWrapTheFake(t *testing.T) {
 			}
 		})
 	}
-	f.p.SetInterceptors(fake.Interceptors{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+	f.p.SetInterceptors(interceptor.PodFuncs{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 		return nil, errBoom
 	}})
 	wg.Wait()
 	if _, err := f.p.GetPodStatus(context.Background(), web); !errors.Is(err, errBoom) {
 		t.Fatalf("GetPodStatus = %v after SetInterceptors, want the new interceptor's error", err)
 	}
-	f.p.SetInterceptors(fake.Interceptors{})
+	f.p.SetInterceptors(interceptor.PodFuncs{})
 	if _, err := f.p.GetPodStatus(context.Background(), web); err != nil {
 		t.Fatalf("GetPodStatus = %v after clearing interceptors", err)
 	}
@@ -243,5 +246,27 @@ func TestBadFaultScriptsAreErrors(t *testing.T) {
 	}
 	if _, err := f.p.GetPods(context.Background(), true); err != nil {
 		t.Errorf("GetPods = %v after rejected scripts, want nil", err)
+	}
+}
+
+// TestInterceptorsWrapSetPodSyncHandler checks that the fake's
+// SetPodSyncHandler goes through the interceptors too, also the one
+// WithPodSyncHandler makes: here the interceptor hands the fake a handler
+// that counts before the agent's.
+func TestInterceptorsWrapSetPodSyncHandler(t *testing.T) {
+	var agent, relayed atomic.Int64
+	f := newFixture(t,
+		fake.WithPodSyncHandler(kri.PodSyncHandlerFunc(func(types.UID) { agent.Add(1) })),
+		fake.WithInterceptors(interceptor.PodFuncs{
+			SetPodSyncHandler: func(next kri.PodSyncNotifier, h kri.PodSyncHandler) {
+				next.SetPodSyncHandler(kri.PodSyncHandlerFunc(func(uid types.UID) {
+					relayed.Add(1)
+					h.HandlePodSyncByUID(uid)
+				}))
+			},
+		}))
+	f.mustSync(newPod("web", v1.RestartPolicyAlways, container("app", "sleep", "infinity")))
+	if relayed.Load() == 0 || relayed.Load() != agent.Load() {
+		t.Fatalf("the agent's handler was called %d times, the interceptor's %d: want every call through the interceptor", agent.Load(), relayed.Load())
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/examples/hostprocess"
+	"github.com/kri-kit/testkit/examples/hostprocess/hostprocesstest"
 	"github.com/kri-kit/testkit/kri"
 )
 
@@ -45,25 +46,9 @@ func TestConformance(t *testing.T) {
 		NewNodeProvider: func(ctx context.Context) (kri.NodeProvider, error) {
 			return hostprocess.NewNodeProvider(hostprocess.NodeOptions{})
 		},
-		Capabilities: []conformance.Capability{
-			conformance.CapInitContainers,
-			conformance.CapRestartPolicies,
-			conformance.CapGracePeriod,
-			conformance.CapStartFailures,
-			conformance.CapOrphanCleanup,
-			conformance.CapImagePullPolicy,
-			conformance.CapEnvExpansion,
-			conformance.CapTerminationMessage,
-			conformance.CapSidecars,
-			conformance.CapLifecycleHooks,
-			// Not CapResize: a host process runs in the provider's own
-			// cgroup, with no CPU or memory limits of its own to change
-			// in place, so it reports no Resources.
-			conformance.CapProbes,
-			conformance.CapNetworkProbes,
-		},
-		Workloads:   workloads,
-		RuntimeName: hostprocess.RuntimeName,
-		Timeouts:    timeouts,
+		Capabilities: hostprocesstest.Capabilities(),
+		Workloads:    workloads,
+		RuntimeName:  hostprocess.RuntimeName,
+		Timeouts:     timeouts,
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/examples/kubeletruntime"
+	"github.com/kri-kit/testkit/examples/kubeletruntime/kubeletruntimetest"
 	"github.com/kri-kit/testkit/kri"
 )
 
@@ -39,22 +40,8 @@ func conformanceConfig(t *testing.T, normalize bool) conformance.Config {
 				GCPeriod:       time.Second,
 			})
 		},
-		Capabilities: []conformance.Capability{
-			conformance.CapInitContainers,
-			conformance.CapRestartPolicies,
-			conformance.CapGracePeriod,
-			conformance.CapStartFailures,
-			conformance.CapOrphanCleanup,
-			conformance.CapImagePullPolicy,
-			conformance.CapEnvExpansion,
-			conformance.CapTerminationMessage,
-			conformance.CapSidecars,
-			conformance.CapLifecycleHooks,
-			conformance.CapResize,
-			conformance.CapProbes,
-			conformance.CapNetworkProbes,
-		},
-		RuntimeName: critest.FakeRuntimeName,
+		Capabilities: kubeletruntimetest.Capabilities(),
+		RuntimeName:  critest.FakeRuntimeName,
 		Timeouts: conformance.Timeouts{
 			Call:        10 * time.Second,
 			State:       10 * time.Second,

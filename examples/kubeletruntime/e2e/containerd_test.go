@@ -16,6 +16,7 @@ import (
 
 	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/examples/kubeletruntime"
+	"github.com/kri-kit/testkit/examples/kubeletruntime/kubeletruntimetest"
 	"github.com/kri-kit/testkit/kri"
 )
 
@@ -49,23 +50,9 @@ func TestConformanceContainerd(t *testing.T) {
 		// make e2e runs the suite in parallel processes (the Ginkgo CLI,
 		// --procs): they share the runtime, each in a namespace of its
 		// own.
-		Parallel:  true,
-		Namespace: namespace,
-		Capabilities: []conformance.Capability{
-			conformance.CapInitContainers,
-			conformance.CapRestartPolicies,
-			conformance.CapGracePeriod,
-			conformance.CapStartFailures,
-			conformance.CapOrphanCleanup,
-			conformance.CapImagePullPolicy,
-			conformance.CapEnvExpansion,
-			conformance.CapTerminationMessage,
-			conformance.CapSidecars,
-			conformance.CapLifecycleHooks,
-			conformance.CapResize,
-			conformance.CapProbes,
-			conformance.CapNetworkProbes,
-		},
+		Parallel:     true,
+		Namespace:    namespace,
+		Capabilities: kubeletruntimetest.Capabilities(),
 		Workloads: conformance.Workloads{
 			Pod: hostNetworkPod,
 		},
