@@ -89,6 +89,13 @@ func podTCPLiveness(e *podEnv) {
 	open.StartupProbe = tcpProbe(openPort, 120)
 	open.LivenessProbe = tcpProbe(openPort, 3)
 	open.LivenessProbe.InitialDelaySeconds = delay
+	// Nothing may listen on closedPort while the spec runs: on a host
+	// network another pod, or another run of the suite, could be handed
+	// the same free port and serve on it, and the probe would pass. The
+	// suite keeps it bound, not listening, where it can.
+	if release := holdPort(closedPort); release != nil {
+		defer release()
+	}
 	closed := e.probed("")
 	closed.LivenessProbe = tcpProbe(closedPort, 1)
 	closed.LivenessProbe.InitialDelaySeconds = delay
