@@ -10,8 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,7 +167,8 @@ func prepareHelper(t *testing.T, mode string, timeout time.Duration, flags ...st
 		cmd := exec.CommandContext(ctx, bin, args...)
 		// A -race binary sleeps a second before it exits (GORACE
 		// atexit_sleep_ms, default 1000): a second per run, times ~150 runs.
-		cmd.Env = append(os.Environ(), helperEnv+"="+mode, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+		cmd.Env = append(os.Environ(), helperEnv+"="+mode, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"),
+			fmt.Sprintf("%s=%d", helperPortsEnv, nextPortBlock()))
 		cmd.Dir = dir
 		cmd.WaitDelay = 5 * time.Second
 		var out bytes.Buffer
@@ -322,4 +325,41 @@ func tail(s string) string {
 		return "...\n" + s[len(s)-max:]
 	}
 	return s
+}
+
+// helperPortsEnv names the first of the ports a helper run's host
+// providers serve on (hostPorts): the parent hands each run a block of
+// its own. Up to 48 runs of hostprocess share the host's network at once,
+// and a free port the kernel picks for one (freePort closes its listener
+// at once) could be picked for another before the first serves on it:
+// an httpd then failed to bind ("address already in use"), or a port a
+// spec needs closed was served on.
+const helperPortsEnv = "KRI_CONFORMANCE_HELPER_PORTS"
+
+// Port blocks: portBlocks blocks of portBlockSize ports from portBase, below
+// Linux's default ephemeral range (32768-60999), from which the kernel
+// picks the ports of other listeners.
+const (
+	portBase      = 20000
+	portBlockSize = 40
+	portBlocks    = 300
+)
+
+var portBlockN atomic.Int64
+
+// nextPortBlock returns the first port of the next run's block, in turn.
+func nextPortBlock() int {
+	return portBase + int(portBlockN.Add(1)%portBlocks)*portBlockSize
+}
+
+// hostPorts returns the Workloads.Port of a helper run's host providers:
+// the ports of the block its parent handed it, in turn, or, outside a
+// helper run, the suite's default (nil).
+func hostPorts() func() int {
+	first, err := strconv.Atoi(os.Getenv(helperPortsEnv))
+	if err != nil {
+		return nil
+	}
+	var n atomic.Int64
+	return func() int { return first + int(n.Add(1)%portBlockSize) }
 }

@@ -122,6 +122,7 @@ func hostConfigLater(ic func(*laterCalls) interceptor.PodFuncs) conformance.Conf
 		Capabilities: hostprocesstest.Capabilities(),
 		RuntimeName:  hostprocess.RuntimeName,
 		Workloads: conformance.Workloads{
+			Port: hostPorts(),
 			TerminationMessagePath: func() string {
 				dir := os.TempDir()
 				if d := root.Load(); d != nil {
