@@ -1,6 +1,9 @@
 package hostprocess
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -32,12 +35,25 @@ func waitRunning(t *testing.T, p *Provider, pod *v1.Pod, rc *kri.ReasonCache, na
 
 func TestSidecarsStopAfterTheAppContainersOnKillPod(t *testing.T) {
 	p := newProvider(t)
-	pod := withInit(makePod("uid-1", v1.RestartPolicyAlways, shell("app", "trap 'sleep 0.3; exit 64' TERM; sleep infinity & wait")),
-		asSidecar(shell("first", "trap 'exit 143' TERM; sleep infinity & wait")),
-		asSidecar(shell("second", "trap 'sleep 0.3; exit 64' TERM; sleep infinity & wait")))
+	// Each shell marks in dir that its trap is set: a SIGTERM before that
+	// (a loaded machine) would end it with 143, not its handler's code.
+	dir := t.TempDir()
+	trapped := func(name, handler string) string {
+		return fmt.Sprintf("trap '%s' TERM; touch %s; sleep infinity & wait", handler, filepath.Join(dir, name))
+	}
+	pod := withInit(makePod("uid-1", v1.RestartPolicyAlways, shell("app", trapped("app", "sleep 0.3; exit 64"))),
+		asSidecar(shell("first", trapped("first", "exit 143"))),
+		asSidecar(shell("second", trapped("second", "sleep 0.3; exit 64"))))
 	rc := kri.NewReasonCache()
 	waitRunning(t, p, pod, rc, "first", "second", "app")
-	time.Sleep(200 * time.Millisecond) // the shells set their traps
+	eventually(t, 30*time.Second, func() bool {
+		for _, name := range []string{"app", "first", "second"} {
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				return false
+			}
+		}
+		return true
+	}, "the shells to set their traps (each touches its file once it has)")
 	before := podStatus(t, p, pod)
 	if err := p.KillPod(testCtx(t), pod, pkgcontainer.ConvertPodStatusToRunningPod(RuntimeName, before), int64p(5)); err != nil {
 		t.Fatal(err)
