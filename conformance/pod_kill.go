@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/workload"
 )
 
 // The kill specs: KillPod as the agent's termination (syncTerminatingPod)
@@ -80,12 +82,12 @@ func podKillSendsSIGTERM(e *podEnv) {
 
 func podKillDeletionGrace(e *podEnv) {
 	long := 3*e.st.graceSecs + minimumGraceSecs
-	pod := e.stubbornPod("deletiongrace", long)
 	deletion := e.st.graceSecs
-	deletedAt := metav1.Now()
-	pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &deletedAt, &deletion
-	e.step(fmt.Sprintf("killing the pod without override: DeletionGracePeriodSeconds %ds, TerminationGracePeriodSeconds %ds", deletion, long))
-	elapsed := e.killObserved(pod, nil)
+	pod, elapsed := e.killStubborn("deletiongrace", long, nil, func(pod *v1.Pod) {
+		deletedAt := metav1.Now()
+		pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &deletedAt, &deletion
+		e.step(fmt.Sprintf("killing the pod without override: DeletionGracePeriodSeconds %ds, TerminationGracePeriodSeconds %ds", deletion, long))
+	})
 	if elapsed >= time.Duration(long)*time.Second {
 		e.failf("KillPod without override of a pod with DeletionGracePeriodSeconds %ds took %s: it waited for TerminationGracePeriodSeconds (%ds) instead", deletion, elapsed, long)
 	}
@@ -223,13 +225,41 @@ func podKillGraceOne(e *podEnv) {
 	e.expectNothingRunning(pod, "after KillPod with gracePeriodOverride 1 returned nil")
 }
 
+// killStubborn runs a grace-period spec on a pod named name whose container
+// stubborn ignores SIGTERM (trap '' TERM), with TerminationGracePeriodSeconds
+// graceSecs: once the container has run for a while, kill (which also says
+// the step) prepares the pod, and killObserved terminates it with override.
+// It returns the pod and the time its termination took.
+//
+// A shell that has not yet run its trap when SIGTERM comes exits 143,
+// SIGTERM's exit code, which no process that ignores SIGTERM can: that try
+// shows nothing of the provider, and on a loaded machine a shell can wait
+// that long for the CPU. It is tried again on a new pod left running
+// longer first (slowTries). A provider that stops the container early with
+// SIGKILL (exit code 137) fails the first try.
+func (e *podEnv) killStubborn(name string, graceSecs int64, override *int64, kill func(pod *v1.Pod)) (pod *v1.Pod, elapsed time.Duration) {
+	e.slowTries(min(e.st.t.ShortRun, e.st.t.Stable), func(n int, settle time.Duration, _ bool) (*v1.Pod, string) {
+		pod = e.newPod(fmt.Sprintf("%s%d", name, n), v1.RestartPolicyAlways, named("stubborn", e.w().IgnoresSIGTERM()))
+		pod.Spec.TerminationGracePeriodSeconds = &graceSecs
+		e.syncUntilRunning(pod)
+		e.settleFor(pod, "stubborn", settle)
+		kill(pod)
+		var early string
+		elapsed, early = e.killObserved(pod, override)
+		return pod, early
+	})
+	return pod, elapsed
+}
+
 // killObserved terminates the stubborn pod with override as kuscia's agent
 // does and checks, while KillPod runs, that the container is still running
 // halfway through the grace period G, and that it did not stop before G. A
 // KillPod that returns while the container still runs is KRI-POD-014's: the
 // agent tries the termination again, and the time counted is until the
-// container stopped. It returns that time.
-func (e *podEnv) killObserved(pod *v1.Pod, override *int64) time.Duration {
+// container stopped. It returns that time, and, when the container stopped
+// before G with SIGTERM's exit code (its trap was not yet set: see
+// killStubborn), what it saw.
+func (e *podEnv) killObserved(pod *v1.Pod, override *int64) (elapsed time.Duration, early string) {
 	running := e.runningPod(pod)
 	var killErr error
 	callErr := make(chan error, 1)
@@ -240,12 +270,7 @@ func (e *podEnv) killObserved(pod *v1.Pod, override *int64) time.Duration {
 	grace := e.st.t.GracePeriod
 	time.Sleep(grace / 2)
 	mid := e.status(pod)
-	if time.Since(start) < grace { // the answer is from within the grace period
-		if runningOf(mid, "stubborn") == nil {
-			e.failf("the SIGTERM-ignoring container stopped within %s of KillPod, before the grace period of %s: %s",
-				grace/2, grace, describeStatus(mid))
-		}
-	}
+	stoppedEarly := time.Since(start) < grace && runningOf(mid, "stubborn") == nil // the answer is from within the grace period
 	if err := <-callErr; err != nil {
 		e.fail(err.Error())
 	}
@@ -254,19 +279,28 @@ func (e *podEnv) killObserved(pod *v1.Pod, override *int64) time.Duration {
 		e.diagnose("KillPod returned after %s while the SIGTERM-ignoring container still ran (KRI-POD-014 checks this): waiting for the termination kuscia's agent would try again", time.Since(start))
 		e.kill(pod, override)
 	}
-	elapsed := time.Since(start)
-	if elapsed < grace {
-		e.failf("the SIGTERM-ignoring container was stopped %s after KillPod began, before the grace period of %s was over", elapsed, grace)
+	elapsed = time.Since(start)
+	if !stoppedEarly && elapsed >= grace {
+		return elapsed, ""
 	}
-	return elapsed
+	st := e.status(pod)
+	if c := newestOf(st, "stubborn"); c != nil && c.State == pkgcontainer.ContainerStateExited && c.ExitCode == workload.ExitCodeSIGTERM {
+		return elapsed, fmt.Sprintf("the SIGTERM-ignoring container stopped within %s of KillPod, before the grace period of %s, with exit code %d: SIGTERM ended it, so its shell had not yet run trap '' TERM (or the provider reports a SIGKILL as SIGTERM's exit code): %s",
+			elapsed, grace, c.ExitCode, describeStatus(st))
+	}
+	if stoppedEarly {
+		e.failf("the SIGTERM-ignoring container stopped within %s of KillPod, before the grace period of %s: %s", grace/2, grace, describeStatus(mid))
+	}
+	e.failf("the SIGTERM-ignoring container was stopped %s after KillPod began, before the grace period of %s was over: %s", elapsed, grace, describeStatus(st))
+	return elapsed, ""
 }
 
 func podKillGraceOverride(e *podEnv) {
 	long := 3*e.st.graceSecs + minimumGraceSecs
-	pod := e.stubbornPod("grace-override", long)
 	g := e.st.graceSecs
-	e.step(fmt.Sprintf("killing the pod, whose own grace period is %ds, with gracePeriodOverride %d", long, g))
-	elapsed := e.killObserved(pod, &g)
+	pod, elapsed := e.killStubborn("grace-override", long, &g, func(*v1.Pod) {
+		e.step(fmt.Sprintf("killing the pod, whose own grace period is %ds, with gracePeriodOverride %d", long, g))
+	})
 	if elapsed >= time.Duration(long)*time.Second {
 		e.failf("KillPod with gracePeriodOverride %ds took %s: it waited for the pod's grace period of %ds", g, elapsed, long)
 	}
@@ -274,9 +308,9 @@ func podKillGraceOverride(e *podEnv) {
 }
 
 func podKillPodGrace(e *podEnv) {
-	pod := e.stubbornPod("podgrace", e.st.graceSecs)
-	e.step(fmt.Sprintf("killing the pod without override: TerminationGracePeriodSeconds %ds", e.st.graceSecs))
-	e.killObserved(pod, nil)
+	pod, _ := e.killStubborn("podgrace", e.st.graceSecs, nil, func(*v1.Pod) {
+		e.step(fmt.Sprintf("killing the pod without override: TerminationGracePeriodSeconds %ds", e.st.graceSecs))
+	})
 	e.expectNothingRunning(pod, "after KillPod returned nil")
 }
 

@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"context"
+	"regexp"
 
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
@@ -60,3 +61,32 @@ func forgetOnKill() interceptor.PodFuncs {
 		return next.DeletePod(context.WithoutCancel(ctx), pod)
 	}}
 }
+
+// podKillHostBenign are the benign variants of the group "kill" on
+// hostprocess.
+func podKillHostBenign() []hostBenign {
+	return []hostBenign{
+		{
+			name:    "host-trap-set-late",
+			freedom: "a container that ignores SIGTERM (trap '' TERM) may get SIGTERM before its shell has run the trap, when a loaded machine has not yet given the shell the CPU: it then exits 143",
+			ic: func() interceptor.PodFuncs {
+				// The first pod of each grace-period spec (killStubborn's
+				// first try) runs its container without the trap.
+				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
+					if pod != nil && firstStubbornTry.MatchString(pod.Name) {
+						return rewritePod(func(c *v1.Container) {
+							if c.Name == "stubborn" {
+								c.Command, c.Args = []string{"sleep", "infinity"}, nil
+							}
+						})(ctx, next, pod, st, rc)
+					}
+					return next.SyncPod(ctx, pod, st, rc)
+				}}
+			},
+		},
+	}
+}
+
+// firstStubbornTry matches the names of the pods of killStubborn's first
+// try (pod_kill.go).
+var firstStubbornTry = regexp.MustCompile(`-(podgrace|grace-override|deletiongrace)1-[a-z0-9]+$`)

@@ -164,7 +164,12 @@ func defaultWaiting(reason string) bool {
 // which takes milliseconds. The moment is the short run (at most the stable
 // window): a wait, not a check, so no longer than needed.
 func (e *podEnv) settle(pod *v1.Pod, name string) {
-	e.consistentlyFor(min(e.st.t.ShortRun, e.st.t.Stable), fmt.Sprintf("pod %s: %s keeps running before KillPod", podRef(pod), name), func(g gomega.Gomega) {
+	e.settleFor(pod, name, min(e.st.t.ShortRun, e.st.t.Stable))
+}
+
+// settleFor is settle for d.
+func (e *podEnv) settleFor(pod *v1.Pod, name string, d time.Duration) {
+	e.consistentlyFor(d, fmt.Sprintf("pod %s: %s keeps running before KillPod", podRef(pod), name), func(g gomega.Gomega) {
 		st := e.status(pod)
 		g.Expect(runningOf(st, name)).NotTo(gomega.BeNil(), "container %s is not running; status: %s", name, describeStatus(st))
 	})

@@ -127,6 +127,9 @@ func checkBenignRun(t *testing.T, name, freedom string, r *helperRun, want []str
 	}
 	if passed := r.idsIn(passedState); !slices.Equal(passed, want) {
 		t.Errorf("variant %s: specs passed %v\nwant every %s %v\nnot passed: %v", name, passed, wantWhat, want, minus(want, passed))
+		for _, id := range minus(want, passed) {
+			t.Errorf("variant %s: %s did not pass: %s", name, id, r.why(id))
+		}
 	}
 	if r.err != nil || !strings.Contains(r.summary, "verdict: conformant") {
 		t.Errorf("variant %s: the run failed (%v) or its summary is not \"verdict: conformant\":\n%s", name, r.err, r.summary)

@@ -135,6 +135,22 @@ func (r *helperRun) specReport(id string) (types.SpecReport, bool) {
 	return types.SpecReport{}, false
 }
 
+// why says how spec id ended in the run and with which message: its
+// failure, or the warning a SHOULD spec reports instead (a skip carrying
+// the kri:warning report entry).
+func (r *helperRun) why(id string) string {
+	sr, ok := r.specReport(id)
+	if !ok {
+		return "not in the report"
+	}
+	for _, e := range sr.ReportEntries {
+		if e.Name == "kri:warning" {
+			return fmt.Sprintf("%s with a warning: %s", sr.State, e.StringRepresentation())
+		}
+	}
+	return fmt.Sprintf("%s: %s", sr.State, sr.Failure.Message)
+}
+
 // runHelper re-executes the test binary in mode, with extra flags, bounded
 // by timeout and by t's context; it never outlives t.
 func runHelper(t *testing.T, mode string, timeout time.Duration, flags ...string) *helperRun {

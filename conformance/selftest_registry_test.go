@@ -43,5 +43,6 @@ func hostBenignVariants() []hostBenign {
 	return slices.Concat(
 		podspecImageHostBenign(), podspecTerminationMessageHostBenign(),
 		podspecHooksHostBenign(), podspecSidecarsHostBenign(),
+		podKillHostBenign(),
 	)
 }
