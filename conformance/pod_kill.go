@@ -226,10 +226,11 @@ func podKillGraceOne(e *podEnv) {
 }
 
 // killStubborn runs a grace-period spec on a pod named name whose container
-// stubborn ignores SIGTERM (trap '' TERM), with TerminationGracePeriodSeconds
-// graceSecs: once the container has run for a while, kill (which also says
-// the step) prepares the pod, and killObserved terminates it with override.
-// It returns the pod and the time its termination took.
+// stubborn ignores SIGTERM (its shell sets an empty trap for TERM), with
+// TerminationGracePeriodSeconds graceSecs: once the container has run for a
+// while, kill (which also says the step) prepares the pod, and killObserved
+// terminates it with override. It returns the pod and the time its
+// termination took.
 //
 // A shell that has not yet run its trap when SIGTERM comes exits 143,
 // SIGTERM's exit code, which no process that ignores SIGTERM can: that try
