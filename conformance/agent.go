@@ -130,13 +130,22 @@ func terminalPhase(p v1.PodPhase) bool {
 	return p == v1.PodSucceeded || p == v1.PodFailed
 }
 
-// terminate is kuscia's syncTerminatingPod for a pod the agent knows: the
-// status is published, KillPod gets the running pod built from
-// GetPodStatus and the grace period, and GetPodStatus is read again. It
-// returns the containers GetPodStatus still reports running after a nil
+// The agent's actions on a pod, two verbs each: do it once, and do it as
+// the agent does until a state is reached (Until) or while one holds
+// (Holding). A try- prefix lets SyncPod fail.
+//
+//	one sync        sync, trySync       syncUntil, trySyncUntil, syncUntilRunning
+//	                                    syncHolding, trySyncHolding
+//	one termination kill                killUntilStopped
+//	one status read status              statusHolding
+
+// kill is one termination of kuscia's syncTerminatingPod for a pod the
+// agent knows: the status is published, KillPod gets the running pod built
+// from GetPodStatus and the grace period, and GetPodStatus is read again.
+// It returns the containers GetPodStatus still reports running after a nil
 // KillPod (for which the agent fails the termination and retries it), and
 // KillPod's error.
-func (e *podEnv) terminate(pod *v1.Pod, grace *int64) (stillRunning []string, err error) {
+func (e *podEnv) kill(pod *v1.Pod, grace *int64) (stillRunning []string, err error) {
 	st := e.status(pod)
 	e.publish(pod, st)
 	running := pkgcontainer.ConvertPodStatusToRunningPod(e.runtimeName(st), st)
@@ -269,18 +278,18 @@ func (e *podEnv) expectKilledStopped(pod *v1.Pod, st *pkgcontainer.PodStatus, ki
 
 // --- the pod worker loop ---
 
-// syncOnce is one sync of kuscia's pod worker (pod_workers.go
-// managePodLoop, pods_controller.go syncPod): GetPodStatus, the status the
-// agent publishes from it and, unless its phase is terminal, SyncPod with
-// the same runtime status. It returns that runtime status, the one the
-// agent published: what SyncPod then did the agent sees only at its next
-// sync, which the provider asks for (agent_cadence.go). Unless allowErr,
-// SyncPod should return nil: the agent reports an error as a failed sync
-// (pod_workers.go managePodLoop). Only the specs that own that promise
-// (strictSync) fail on it; the others note it and go on.
-func (e *podEnv) syncOnce(pod *v1.Pod, allowErr bool) *pkgcontainer.PodStatus {
-	st, err := e.agentSync(pod)
-	if err != nil && !allowErr {
+// sync is one sync of kuscia's pod worker (pod_workers.go managePodLoop,
+// pods_controller.go syncPod): GetPodStatus, the status the agent
+// publishes from it and, unless its phase is terminal, SyncPod with the
+// same runtime status. It returns that runtime status, the one the agent
+// published: what SyncPod then did the agent sees only at its next sync,
+// which the provider asks for (agent_cadence.go). SyncPod should return
+// nil: the agent reports an error as a failed sync (pod_workers.go
+// managePodLoop). Only the specs that own that promise (strictSync) fail
+// on it; the others note it and go on.
+func (e *podEnv) sync(pod *v1.Pod) *pkgcontainer.PodStatus {
+	st, err := e.trySync(pod)
+	if err != nil {
 		msg := fmt.Sprintf("SyncPod of pod %s returned an unexpected error: %v (kuscia's agent would report the sync as failed: pod_workers.go logs \"Error syncing pod\")", podRef(pod), err)
 		if !e.strictSync {
 			// The agent only logs it: the spec goes on, and
@@ -293,9 +302,9 @@ func (e *podEnv) syncOnce(pod *v1.Pod, allowErr bool) *pkgcontainer.PodStatus {
 	return st
 }
 
-// agentSync is syncOnce that returns SyncPod's error (nil when the agent
-// did not call it); ErrNotSupported skips the spec.
-func (e *podEnv) agentSync(pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
+// trySync is sync that returns SyncPod's error (nil when the agent did not
+// call it); ErrNotSupported skips the spec.
+func (e *podEnv) trySync(pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 	st, serr := e.tryStatus(pod)
 	if serr != nil {
 		// The agent would skip this sync; the spec goes on with the
@@ -318,15 +327,26 @@ func (e *podEnv) agentSync(pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
 
 // syncUntil syncs pod as kuscia's agent does until cond holds for the
 // runtime status a sync published (state timeout). SyncPod must succeed in
-// every sync.
+// every sync. When the status the agent's last sync published already
+// satisfies cond and no update is due, it returns that status without a
+// sync.
 func (e *podEnv) syncUntil(pod *v1.Pod, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) *pkgcontainer.PodStatus {
-	return e.syncUntilOpt(pod, false, desc, cond)
+	return e.syncUntilWith(pod, e.sync, desc, cond)
 }
 
-// syncUntilOpt is syncUntil; allowErr lets SyncPod fail. When the status
-// the agent's last sync published already satisfies cond and no update is
-// due, it returns that status without a sync.
-func (e *podEnv) syncUntilOpt(pod *v1.Pod, allowErr bool, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) *pkgcontainer.PodStatus {
+// trySyncUntil is syncUntil where SyncPod may fail.
+func (e *podEnv) trySyncUntil(pod *v1.Pod, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) *pkgcontainer.PodStatus {
+	return e.syncUntilWith(pod, e.syncIgnoringError, desc, cond)
+}
+
+// syncIgnoringError is trySync without its error.
+func (e *podEnv) syncIgnoringError(pod *v1.Pod) *pkgcontainer.PodStatus {
+	st, _ := e.trySync(pod)
+	return st
+}
+
+// syncUntilWith is syncUntil with sync as the agent's one sync.
+func (e *podEnv) syncUntilWith(pod *v1.Pod, sync func(*v1.Pod) *pkgcontainer.PodStatus, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) *pkgcontainer.PodStatus {
 	if st := e.syncedStatus(pod); st != nil && e.updateDue(pod) == "" {
 		if failed, _ := attempt(func(g gomega.Gomega) { cond(g, st) }); failed == nil {
 			return st
@@ -334,7 +354,7 @@ func (e *podEnv) syncUntilOpt(pod *v1.Pod, allowErr bool, desc string, cond func
 	}
 	var st *pkgcontainer.PodStatus
 	e.untilAsAgent(pod, e.st.t.State, fmt.Sprintf("pod %s: %s", podRef(pod), desc), func(g gomega.Gomega) {
-		st = e.syncOnce(pod, allowErr)
+		st = sync(pod)
 		cond(g, st)
 	})
 	return st
@@ -352,21 +372,32 @@ func (e *podEnv) syncUntilRunning(pod *v1.Pod) *pkgcontainer.PodStatus {
 	})
 }
 
-// holdSync checks for the stable window that cond holds for the status of
-// every sync the agent makes of pod meanwhile and for GetPodStatus read
-// without a sync (holdAsAgent).
-func (e *podEnv) holdSync(pod *v1.Pod, allowErr bool, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) {
-	e.holdAsAgent(pod, e.st.t.Stable, desc, func(g gomega.Gomega, sync bool) {
-		if sync {
-			cond(g, e.syncOnce(pod, allowErr))
+// syncHolding checks for the stable window that cond holds for the status
+// of every sync the agent makes of pod meanwhile and for GetPodStatus read
+// without a sync (holdAsAgent). SyncPod must succeed in every sync.
+func (e *podEnv) syncHolding(pod *v1.Pod, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) {
+	e.syncHoldingWith(pod, e.sync, desc, cond)
+}
+
+// trySyncHolding is syncHolding where SyncPod may fail.
+func (e *podEnv) trySyncHolding(pod *v1.Pod, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) {
+	e.syncHoldingWith(pod, e.syncIgnoringError, desc, cond)
+}
+
+// syncHoldingWith is syncHolding with sync as the agent's one sync.
+func (e *podEnv) syncHoldingWith(pod *v1.Pod, sync func(*v1.Pod) *pkgcontainer.PodStatus, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) {
+	e.holdAsAgent(pod, e.st.t.Stable, desc, func(g gomega.Gomega, synced bool) {
+		if synced {
+			cond(g, sync(pod))
 			return
 		}
 		cond(g, e.status(pod))
 	})
 }
 
-// hold queries pod (no SyncPod) for the stable window; cond must hold.
-func (e *podEnv) hold(pod *v1.Pod, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) {
+// statusHolding reads GetPodStatus of pod, without a sync, for the stable
+// window; cond must hold for every answer.
+func (e *podEnv) statusHolding(pod *v1.Pod, desc string, cond func(g gomega.Gomega, st *pkgcontainer.PodStatus)) {
 	e.consistently(fmt.Sprintf("pod %s: %s", podRef(pod), desc), func(g gomega.Gomega) {
 		cond(g, e.status(pod))
 	})
@@ -402,12 +433,7 @@ func agentGrace(pod *v1.Pod) *int64 {
 	return &g
 }
 
-// killAsAgent is kill with the override a node agent computes for pod.
-func (e *podEnv) killAsAgent(pod *v1.Pod) time.Duration {
-	return e.kill(pod, agentGrace(pod))
-}
-
-// kill terminates pod as kuscia's agent does (terminate) until the
+// killUntilStopped terminates pod as kuscia's agent does (kill) until the
 // termination succeeds: KillPod must return nil, and while GetPodStatus
 // right after still reports a running container the agent fails the
 // termination (noted, not failed: KRI-POD-014 judges it) and tries again
@@ -415,7 +441,7 @@ func (e *podEnv) killAsAgent(pod *v1.Pod) time.Duration {
 // HandlePodSyncByUID brings (the pod worker's retry goes to a queue
 // nothing reads: pod_workers.go completeWork). It returns how long it took
 // from the first KillPod to the successful termination.
-func (e *podEnv) kill(pod *v1.Pod, grace *int64) time.Duration {
+func (e *podEnv) killUntilStopped(pod *v1.Pod, grace *int64) time.Duration {
 	start := time.Now()
 	// A provider whose KillPod returns early stops the containers at the
 	// end of the grace period: the retries last that long and a little.
@@ -433,7 +459,7 @@ func (e *podEnv) kill(pod *v1.Pod, grace *int64) time.Duration {
 		e.spaceSyncs(&lastTry)
 		tries++
 		e.advanced()
-		running, err := e.terminate(pod, grace)
+		running, err := e.kill(pod, grace)
 		e.noError("KillPod", err)
 		if len(running) == 0 {
 			return time.Since(start)

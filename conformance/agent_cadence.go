@@ -29,12 +29,12 @@ import (
 // (lastUndeliveredWorkUpdate).
 //
 // The model does the agent's syncs of a pod while the spec waits on it
-// (syncUntil, untilAsAgent, holdSync, kill): at once when one is due (the
-// pod is new to it, or the spec changed it), else at the provider's next
-// HandlePodSyncByUID for the pod. A call that comes between two waits is
-// kept, folded with others into one, and served at the next wait. A wait
-// that ends without its state fails; when one more sync would have shown
-// the state, the message says that the provider did not call.
+// (syncUntil, untilAsAgent, syncHolding, killUntilStopped): at once when
+// one is due (the pod is new to it, or the spec changed it), else at the
+// provider's next HandlePodSyncByUID for the pod. A call that comes between
+// two waits is kept, folded with others into one, and served at the next
+// wait. A wait that ends without its state fails; when one more sync would
+// have shown the state, the message says that the provider did not call.
 
 // syncCalls is the kri.PodSyncHandler the suite hands the provider: a
 // call marks a sync of the pod as pending.

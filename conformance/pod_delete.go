@@ -29,7 +29,7 @@ func podDeleteForgets(e *podEnv) {
 	pod := e.newPod("deleted", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
 	e.step("killing the pod and deleting it, as the agent does once the pod is gone from the API server")
-	e.killAsAgent(pod)
+	e.killUntilStopped(pod, agentGrace(pod))
 	e.noError("DeletePod", e.deletePod(pod))
 	e.step("waiting for the pod to be forgotten, checking that none of its containers runs again")
 	e.eventually(fmt.Sprintf("deleted pod %s forgotten", podRef(pod)), func(g gomega.Gomega) {

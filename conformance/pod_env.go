@@ -398,6 +398,6 @@ func (e *podEnv) slowTries(first time.Duration, try func(n int, window time.Dura
 			e.failf("%s", missed)
 		}
 		e.note(fmt.Sprintf("pod %s: %s; trying again with %s, in case a loaded machine made this try miss", podRef(pod), missed, windows[i+1]))
-		e.killAsAgent(pod)
+		e.killUntilStopped(pod, agentGrace(pod))
 	}
 }

@@ -60,7 +60,7 @@ func podInitFailureBlocks(e *podEnv) {
 			g.Expect(instancesOf(st, name)).To(gomega.BeEmpty(), "container %s was created although init container first failed: %s%s", name, describeStatus(st), initHidden(pod, st))
 		}
 	}
-	e.syncUntilOpt(pod, true, "init container first exited 1", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	e.trySyncUntil(pod, "init container first exited 1", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		blocked(g, st)
 		var codes []int
 		for _, c := range exitedOf(st, "first") {
@@ -68,5 +68,5 @@ func podInitFailureBlocks(e *podEnv) {
 		}
 		g.Expect(codes).To(gomega.ContainElement(1), "first has not exited 1: %s", describeStatus(st))
 	})
-	e.holdSync(pod, true, "later containers blocked", blocked)
+	e.trySyncHolding(pod, "later containers blocked", blocked)
 }

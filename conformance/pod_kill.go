@@ -73,7 +73,7 @@ func podKillSendsSIGTERM(e *podEnv) {
 	pod.Spec.ShareProcessNamespace = &share
 	e.syncUntilRunning(pod)
 	e.step(fmt.Sprintf("killing the pod, whose container exits on SIGTERM, with a grace period of %ds", long))
-	elapsed := e.killAsAgent(pod)
+	elapsed := e.killUntilStopped(pod, agentGrace(pod))
 	if limit := time.Duration(long) * time.Second * 2 / 3; elapsed >= limit {
 		e.failf("KillPod with a grace period of %ds of a container that exits on SIGTERM took %s: it did not send SIGTERM first, or did not notice the exit", long, elapsed)
 	}
@@ -115,7 +115,7 @@ func podKillStopsAll(e *podEnv) {
 	e.syncUntilRunning(pod)
 	killed := e.killedIDs(pod)
 	e.step("terminating it as kuscia's agent does: KillPod, then GetPodStatus at once")
-	running, err := e.terminate(pod, agentGrace(pod))
+	running, err := e.kill(pod, agentGrace(pod))
 	e.noError("KillPod", err)
 	if len(running) > 0 {
 		e.fail(killGuardFailure(pod, running))
@@ -151,7 +151,7 @@ func podKillReturnsWhenAllStopped(e *podEnv) {
 	e.syncUntilRunning(pod)
 	e.settle(pod, "stubborn")
 	e.step(fmt.Sprintf("terminating the pod as kuscia's agent does (KillPod with grace period %ds, then GetPodStatus at once): %s", grace, what))
-	running, err := e.terminate(pod, agentGrace(pod))
+	running, err := e.kill(pod, agentGrace(pod))
 	e.noError("KillPod", err)
 	if len(running) > 0 {
 		e.fail(killGuardFailure(pod, running))
@@ -170,7 +170,7 @@ func podKillFinishedAt(e *podEnv) {
 	e.settle(pod, "stubborn")
 	killed := e.killedIDs(pod)
 	e.step(fmt.Sprintf("killing the pod (grace period %ds) and reading the finish times of its killed containers", grace))
-	e.killAsAgent(pod)
+	e.killUntilStopped(pod, agentGrace(pod))
 	st := e.status(pod)
 	for _, c := range st.ContainerStatuses {
 		name, ok := killed[c.ID]
@@ -218,7 +218,7 @@ func podKillGraceOne(e *podEnv) {
 	pod := e.stubbornPod("grace1", long)
 	one := int64(1)
 	e.step(fmt.Sprintf("killing the pod, whose own grace period is %ds, with gracePeriodOverride 1", long))
-	elapsed := e.kill(pod, &one)
+	elapsed := e.killUntilStopped(pod, &one)
 	if elapsed >= time.Duration(long)*time.Second {
 		e.failf("KillPod with gracePeriodOverride 1 took %s: it waited for the pod's grace period of %ds (the agent passes 1 to stop orphans and force-deleted pods quickly)", elapsed, long)
 	}
@@ -278,7 +278,7 @@ func (e *podEnv) killObserved(pod *v1.Pod, override *int64) (elapsed time.Durati
 	e.noError("KillPod", killErr)
 	if st := e.status(pod); runningOf(st, "stubborn") != nil {
 		e.diagnose("KillPod returned after %s while the SIGTERM-ignoring container still ran (KRI-POD-014 checks this): waiting for the termination kuscia's agent would try again", time.Since(start))
-		e.kill(pod, override)
+		e.killUntilStopped(pod, override)
 	}
 	elapsed = time.Since(start)
 	if !stoppedEarly && elapsed >= grace {
@@ -323,9 +323,9 @@ func podKillDuringInit(e *podEnv) {
 		g.Expect(runningOf(st, "setup")).NotTo(gomega.BeNil(), "init container setup is not running: %s%s", describeStatus(st), initHidden(pod, st))
 	})
 	e.step("killing the pod while setup runs")
-	e.killAsAgent(pod)
+	e.killUntilStopped(pod, agentGrace(pod))
 	e.expectNothingRunning(pod, "after KillPod of a pod whose init container was running returned nil")
-	e.hold(pod, "nothing runs and app never starts after KillPod (no SyncPod in between)", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	e.statusHolding(pod, "nothing runs and app never starts after KillPod (no SyncPod in between)", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(instancesOf(st, "app")).To(gomega.BeEmpty(), "app container started after KillPod stopped the pod during its init container: %s", describeStatus(st))
 		g.Expect(runningOf(st, "setup")).To(gomega.BeNil(), "init container setup runs again after KillPod: %s", describeStatus(st))
 	})
@@ -391,7 +391,7 @@ func podSandboxes(e *podEnv) {
 	pod := e.newPod("sandbox", v1.RestartPolicyAlways, named("app", e.w().RunsUntilKilled()))
 	e.syncUntilRunning(pod)
 	e.step("killing the running pod: the agent's pod worker waits for no running container and no ready sandbox")
-	e.killAsAgent(pod)
+	e.killUntilStopped(pod, agentGrace(pod))
 	if ready := readySandboxes(e.status(pod)); len(ready) > 0 {
 		e.failf("after KillPod of pod %s returned nil, GetPodStatus still reports ready sandboxes %v: the agent's pod worker (isPodStatusCacheTerminal) would never see the pod terminated", podRef(pod), ready)
 	}

@@ -65,7 +65,7 @@ func benchKillLatency(e *podEnv) {
 	exp := gmeasure.NewExperiment("KRI KillPod duration")
 	for _, pod := range e.benchPods() {
 		e.syncUntilRunning(pod)
-		exp.RecordDuration("KillPod", e.killAsAgent(pod))
+		exp.RecordDuration("KillPod", e.killUntilStopped(pod, agentGrace(pod)))
 	}
 	e.report(exp, "KillPod")
 }

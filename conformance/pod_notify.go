@@ -61,7 +61,7 @@ func podNotifyPullRetried(e *podEnv) {
 	// first image pull back-off and its pod workers' back-off after a
 	// failed sync are 10s each.
 	e.untilAsAgent(pod, e.st.t.State+2*pullBackOff, fmt.Sprintf("pod %s: the pull failure published and SyncPod called three times", podRef(pod)), func(g gomega.Gomega) {
-		e.syncOnce(pod, true)
+		e.trySync(pod)
 		s := e.publishedOf(pod)
 		cs := apiStatusOf(s.ContainerStatuses, "app")
 		g.Expect(cs != nil && cs.State.Waiting != nil && slices.Contains(reasons, cs.State.Waiting.Reason)).To(gomega.BeTrue(),

@@ -48,7 +48,7 @@ func startFailureOf(pod *v1.Pod) string {
 // entry are KRI-POD-085's.
 func (e *podEnv) failStart(pod *v1.Pod) {
 	e.untilAsAgent(pod, e.st.t.State, fmt.Sprintf("pod %s: the agent publishes the failed start of app", podRef(pod)), func(g gomega.Gomega) {
-		st, _ := e.agentSync(pod)
+		st, _ := e.trySync(pod)
 		g.Expect(runningOf(st, "app")).To(gomega.BeNil(), "container app runs although its start must fail (%s): %s", startFailureOf(pod), describeStatus(st))
 		s := e.publish(pod, st)
 		cs := apiStatusOf(s.ContainerStatuses, "app")
@@ -70,7 +70,7 @@ func podStartFailureReturned(e *podEnv) {
 	var err error
 	e.untilAsAgent(pod, e.st.t.State, fmt.Sprintf("pod %s: SyncPod reports the failed start of bad", podRef(pod)), func(g gomega.Gomega) {
 		var st *pkgcontainer.PodStatus
-		st, err = e.agentSync(pod)
+		st, err = e.trySync(pod)
 		g.Expect(runningOf(st, "good")).NotTo(gomega.BeNil(), "container good is not running next to bad, whose start fails: %s", describeStatus(st))
 		g.Expect(err).To(gomega.HaveOccurred(), "SyncPod returned nil although container bad failed to start: kuscia's agent logs no failed sync for it")
 		item, ok := e.rc.Get(pod.UID, "bad")
@@ -118,7 +118,7 @@ func podOneStartFails(e *podEnv) {
 	pod := e.newPod("onefails", v1.RestartPolicyAlways, named("good", e.w().RunsUntilKilled()), named("bad", e.w().FailsToStart()))
 	e.step("syncing a pod whose container good starts and bad cannot (missing executable), as kuscia's agent does")
 	e.untilAsAgent(pod, e.st.t.State, fmt.Sprintf("pod %s: good running, bad's failed start published", podRef(pod)), func(g gomega.Gomega) {
-		st, _ := e.agentSync(pod)
+		st, _ := e.trySync(pod)
 		g.Expect(runningOf(st, "good")).NotTo(gomega.BeNil(), "container good is not running next to bad, whose start fails: %s", describeStatus(st))
 		s := e.publish(pod, st)
 		good, bad := apiStatusOf(s.ContainerStatuses, "good"), apiStatusOf(s.ContainerStatuses, "bad")
@@ -128,7 +128,7 @@ func podOneStartFails(e *podEnv) {
 	})
 	e.step("syncing on: good must keep running, its ID unchanged")
 	id := runningOf(e.lastStatus(pod), "good").ID
-	e.holdSync(pod, true, "good keeps running while bad keeps failing", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	e.trySyncHolding(pod, "good keeps running while bad keeps failing", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		r := runningOf(st, "good")
 		g.Expect(r).NotTo(gomega.BeNil(), "container good stopped while the start of bad kept failing: %s", describeStatus(st))
 		g.Expect(r.ID).To(gomega.Equal(id), "container good was restarted (was %s) while the start of bad kept failing: %s", id.ID, describeStatus(st))

@@ -119,7 +119,7 @@ func podRefreshWaiting(e *podEnv) {
 	pod := e.newPod("waiting", v1.RestartPolicyAlways, named("app", e.w().FailsToStart()))
 	// SyncPod's error and the ReasonCache are the business of KRI-POD-012;
 	// here only RefreshPodStatus counts.
-	e.syncUntilOpt(pod, true, "RefreshPodStatus reports app Waiting with a reason", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	e.trySyncUntil(pod, "RefreshPodStatus reports app Waiting with a reason", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(runningOf(st, "app")).To(gomega.BeNil(), "container app runs although its executable is missing: %s", describeStatus(st))
 		ps := e.publish(pod, st)
 		var app *v1.ContainerStatus

@@ -54,7 +54,7 @@ func podRestartNever(e *podEnv) {
 	for _, name := range []string{"ok", "bad"} {
 		ids[name] = exitedOf(st, name)[0].ID
 	}
-	e.holdSync(pod, false, "no container restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	e.syncHolding(pod, "no container restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		for _, name := range []string{"ok", "bad"} {
 			inst := instancesOf(st, name)
 			g.Expect(inst).To(gomega.HaveLen(1), "container %s was restarted under RestartPolicy Never: %s", name, describeStatus(st))
@@ -75,7 +75,7 @@ func podRestartOnFailure(e *podEnv) {
 		g.Expect(bad.restarts()).To(gomega.BeNumerically(">=", 1), "container bad, which exited 3, was not restarted: %s", bad)
 	})
 	e.step("syncing on: ok, which exited 0, must not be restarted")
-	e.holdSync(pod, false, "ok not restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	e.syncHolding(pod, "ok not restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		ok.observe(st)
 		g.Expect(ok.restarts()).To(gomega.BeZero(), "container ok exited 0 and was restarted under RestartPolicy OnFailure: %s", ok)
 	})

@@ -162,7 +162,7 @@ func (e *podEnv) getPodsSetup() (mixed, killed *v1.Pod, mixedSt *pkgcontainer.Po
 	})
 	e.syncUntilRunning(killed)
 	killedIDs = e.killedIDs(killed)
-	e.killAsAgent(killed)
+	e.killUntilStopped(killed, agentGrace(killed))
 	return mixed, killed, mixedSt, killedIDs
 }
 
@@ -347,8 +347,8 @@ func podRecreatedUnderSameName(e *podEnv) {
 	}
 	e.step("killing the old pod: the new one must keep running")
 	runningID := runningOf(st, "app").ID
-	e.killAsAgent(old)
-	e.hold(fresh, "the new pod keeps running after the old one with its name was killed", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	e.killUntilStopped(old, agentGrace(old))
+	e.statusHolding(fresh, "the new pod keeps running after the old one with its name was killed", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		r := runningOf(st, "app")
 		g.Expect(r).NotTo(gomega.BeNil(), "KillPod of the old pod %s (UID %s) stopped the new pod with the same name (UID %s): %s", podRef(old), old.UID, fresh.UID, describeStatus(st))
 		g.Expect(r.ID).To(gomega.Equal(runningID), "the new pod's container was replaced when the old pod was killed: %s", describeStatus(st))
@@ -544,6 +544,6 @@ func podReadyWithoutProbe(e *podEnv) {
 		return // the sync that saw them run published them Ready
 	}
 	e.untilAsAgent(pod, within, fmt.Sprintf("pod %s: running containers without a readiness probe Ready", podRef(pod)), func(g gomega.Gomega) {
-		ready(g, e.publish(pod, e.syncOnce(pod, false)))
+		ready(g, e.publish(pod, e.sync(pod)))
 	})
 }

@@ -31,7 +31,7 @@ func (e *podEnv) syncUntilPublished(pod *v1.Pod, desc string, cond func(g gomega
 		return s
 	}
 	e.untilAsAgent(pod, e.st.t.State, fmt.Sprintf("pod %s: the agent publishes %s", podRef(pod), desc), func(g gomega.Gomega) {
-		e.syncOnce(pod, false)
+		e.sync(pod)
 		s = e.publishedOf(pod)
 		cond(g, s)
 	})
@@ -75,7 +75,7 @@ func podSyncIsIdempotent(e *podEnv) {
 	for _, c := range pod.Spec.Containers {
 		ids[c.Name] = runningOf(st, c.Name).ID
 	}
-	e.holdSync(pod, false, "one running instance per container, same ID", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	e.syncHolding(pod, "one running instance per container, same ID", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		for name, id := range ids {
 			inst := instancesOf(st, name)
 			g.Expect(inst).To(gomega.HaveLen(1), "container %q has %d instances after SyncPod of the running pod: %s", name, len(inst), describeStatus(st))

@@ -149,7 +149,7 @@ func podPostStartHookFails(e *podEnv) {
 	e.step("syncing a pod with restartPolicy Never whose container's postStart hook exits 3")
 	// st is the status of the sync that saw app killed: its SyncPod must
 	// not start app again, and the instances counted are those before it.
-	st := e.syncUntilOpt(never, true, "app killed after its postStart hook failed", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	st := e.trySyncUntil(never, "app killed after its postStart hook failed", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(runningOf(st, "app")).To(gomega.BeNil(), "container app, whose postStart hook failed, still runs: %s", describeStatus(st))
 		g.Expect(exitedOf(st, "app")).NotTo(gomega.BeEmpty(), "container app has no exited instance: %s", describeStatus(st))
 		e.expectPostStartFailure(g, never, st, reasonPostStartHookError)
@@ -161,14 +161,14 @@ func podPostStartHookFails(e *podEnv) {
 	}
 	ids := len(instancesOf(st, "app"))
 	e.step("syncing again: restartPolicy Never, app is not started again")
-	e.holdSync(never, true, "app not restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	e.trySyncHolding(never, "app not restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		g.Expect(runningOf(st, "app")).To(gomega.BeNil(), "container app was started again under restartPolicy Never: %s", describeStatus(st))
 		g.Expect(instancesOf(st, "app")).To(gomega.HaveLen(ids), "container app was started again under restartPolicy Never: %s", describeStatus(st))
 	})
 
 	always := e.newPod("poststart-fails-always", v1.RestartPolicyAlways, e.failingHookContainer())
 	e.step("syncing a pod with restartPolicy Always whose container's postStart hook exits 3, until it is restarted")
-	e.syncUntilOpt(always, true, "app restarted after its postStart hook failed", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	e.trySyncUntil(always, "app restarted after its postStart hook failed", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		// A second instance, or (a provider that reports only the newest
 		// instance) one with a restart count.
 		insts := instancesOf(st, "app")
@@ -198,7 +198,7 @@ func podPreStopHook(e *podEnv) {
 	c = withPreStop(c, fmt.Sprintf("sleep %s; echo -n %s >> %s", seconds(hook), preStopWord, c.TerminationMessagePath))
 	pod := e.preStopPod("prestop", grace, c)
 	e.step(fmt.Sprintf("killing the pod (grace period %ds), whose container exits on SIGTERM and has a preStop hook that sleeps %s, then writes %s", grace, hook, preStopWord))
-	elapsed := e.killAsAgent(pod)
+	elapsed := e.killUntilStopped(pod, agentGrace(pod))
 	if elapsed < hook {
 		e.failf("KillPod returned after %s, before the preStop hook's sleep of %s was over: the container was stopped without its hook, or before it ended", elapsed, hook)
 	}
@@ -223,7 +223,7 @@ func podPreStopHookGrace(e *podEnv) {
 	c := withPreStop(named("stubborn", e.w().IgnoresSIGTERM()), "sleep "+seconds(hook))
 	pod := e.preStopPod("prestop-grace", grace, c)
 	e.step(fmt.Sprintf("killing the pod (grace period %ds), whose container ignores SIGTERM and has a preStop hook that sleeps %s", grace, hook))
-	elapsed := e.killAsAgent(pod)
+	elapsed := e.killUntilStopped(pod, agentGrace(pod))
 	if elapsed >= limit {
 		e.failf("KillPod with a grace period of %ds took %s (want less than %s): the preStop hook's time was not taken from the grace period", grace, elapsed, limit)
 	}

@@ -54,11 +54,11 @@ func podImageNeverPull(e *podEnv) {
 	c.ImagePullPolicy = v1.PullNever
 	pod := e.newPod("neverpull", v1.RestartPolicyAlways, c)
 	e.step(fmt.Sprintf("syncing a pod whose container has imagePullPolicy Never and the absent image %s", c.Image))
-	e.syncUntilOpt(pod, true, "app's start failed with ErrImageNeverPull", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	e.trySyncUntil(pod, "app's start failed with ErrImageNeverPull", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		e.expectImageWaiting(g, pod, st, reasonErrImageNeverPull)
 	})
 	e.step("syncing again: the image is still not pulled, app still does not start")
-	e.holdSync(pod, true, "app Waiting with ErrImageNeverPull", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	e.trySyncHolding(pod, "app Waiting with ErrImageNeverPull", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		e.expectImageWaiting(g, pod, st, reasonErrImageNeverPull)
 	})
 }
@@ -70,10 +70,10 @@ func podImagePullFailureWaits(e *podEnv) {
 		pod := e.newPod("pullfails-"+strings.ToLower(string(policy[:3])), v1.RestartPolicyAlways, c)
 		reasons := []string{reasonErrImagePull, reasonImagePullBackOff}
 		e.step(fmt.Sprintf("syncing a pod whose container's image %s cannot be pulled (imagePullPolicy %s)", c.Image, policy))
-		e.syncUntilOpt(pod, true, "app's pull failure reported", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		e.trySyncUntil(pod, "app's pull failure reported", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 			e.expectImageWaiting(g, pod, st, reasons...)
 		})
-		e.holdSync(pod, true, "app Waiting with ErrImagePull or ImagePullBackOff", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+		e.trySyncHolding(pod, "app Waiting with ErrImagePull or ImagePullBackOff", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 			e.expectImageWaiting(g, pod, st, reasons...)
 		})
 	}

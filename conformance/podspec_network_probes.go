@@ -133,7 +133,7 @@ func podHTTPPreStopHook(e *podEnv) {
 		g.Expect(cs.Ready).To(gomega.BeTrue(), "container web is not Ready: its TCP readiness probe of port %d has not succeeded", port)
 	})
 	e.step(fmt.Sprintf("killing the pod (grace period %ds), whose container logs every request its httpd on port %d gets and exits 143 on SIGTERM, and has an HTTP GET preStop hook of %s", grace, port, hookPath))
-	e.killAsAgent(pod)
+	e.killUntilStopped(pod, agentGrace(pod))
 	e.expectNothingRunning(pod, "after KillPod returned nil")
 	// A provider may forget a killed pod (KRI-POD-005, 056): the message is
 	// checked when the killed instance is still reported. It is the log's

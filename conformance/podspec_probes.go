@@ -80,7 +80,7 @@ func (r *probeRun) round(noSync bool) (*pkgcontainer.PodStatus, *v1.ContainerSta
 	if noSync {
 		st = r.e.status(r.pod)
 	} else {
-		st = r.e.syncOnce(r.pod, false)
+		st = r.e.sync(r.pod)
 	}
 	r.prev = r.e.publish(r.pod, st)
 	cs := apiStatusOf(r.prev.ContainerStatuses, "web")
@@ -445,7 +445,7 @@ func podProbesStopOnKill(e *podEnv) {
 	e.step(fmt.Sprintf("syncing a pod whose liveness and readiness probes test for %s, which its container removes %s after it starts, then killing it at once", path, removeAfter))
 	r := &probeRun{e: e, pod: pod}
 	r.running()
-	e.killAsAgent(pod)
+	e.killUntilStopped(pod, agentGrace(pod))
 	after := r.e.status(pod)
 	count := len(instancesOf(after, "web"))
 	e.step("checking, without SyncPod, that nothing starts again once the liveness probe would have failed")
@@ -460,7 +460,7 @@ func podProbesStopOnKill(e *podEnv) {
 }
 
 // probeRun drives a pod of the probe specs as kuscia's agent does: each
-// round is a sync (syncOnce) and the status the agent publishes from the
+// round is one sync of the agent (sync) and the status the agent publishes from the
 // runtime status it ends with (the first step of the next sync: the
 // conversion, RefreshPodStatus, the Ready conditions).
 type probeRun struct {

@@ -137,7 +137,7 @@ func podResizeInPlace(e *podEnv) {
 	e.syncUntil(resized, "container app ("+first.ID.ID+") running with the new resources", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		expectResources(g, sameInstance(st), resizeAfter, "after the resize")
 	})
-	e.holdSync(resized, false, "container app stays resized and running, same ID", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	e.syncHolding(resized, "container app stays resized and running, same ID", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		expectResources(g, sameInstance(st), resizeAfter, "after the resize")
 	})
 }
@@ -162,7 +162,7 @@ func podResizeRestart(e *podEnv) {
 		expectResources(g, r, resizeMemory, "after its restart for the resize")
 		next = r
 	})
-	e.holdSync(resized, false, "the restarted container app keeps running, same ID", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	e.syncHolding(resized, "the restarted container app keeps running, same ID", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		r := runningOf(st, "app")
 		g.Expect(r).NotTo(gomega.BeNil(), "container app (%s) stopped running: %s", next.ID, describeStatus(st))
 		g.Expect(r.ID).To(gomega.Equal(next.ID), "container app was restarted again (%s, was %s): %s", r.ID, next.ID, describeStatus(st))
@@ -174,7 +174,7 @@ func podResizeAPIStatus(e *podEnv) {
 	e.step("syncing a pod whose container runs with " + describeResources(resizeBefore) + ", then the same pod with " + describeResources(resizeAfter))
 	e.syncUntilRunning(pod)
 	resized := withResources(pod, resizeAfter)
-	e.syncOnce(resized, false)
+	e.sync(resized)
 	e.syncUntilRunning(resized)
 	// RefreshPodStatus reads the provider's state now: the status it is
 	// handed is built from GetPodStatus of the same moment.

@@ -122,7 +122,7 @@ func podSidecarOrder(e *podEnv) {
 		ids[name] = runningOf(st, name).ID
 	}
 	e.step("syncing on: the sidecars keep running beside the app container, none started again")
-	e.holdSync(pod, false, "sidecars and app container running, not restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	e.syncHolding(pod, "sidecars and app container running, not restarted", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		check(st)
 		running(g, st)
 		for name, id := range ids {
@@ -197,7 +197,7 @@ func podSidecarStopsWithApp(e *podEnv) {
 		}
 	}
 	e.step("syncing on: nothing starts again")
-	e.holdSync(pod, false, "sidecar helper and app container stay exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
+	e.syncHolding(pod, "sidecar helper and app container stay exited", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 		done(g, st)
 		g.Expect(instancesOf(st, "helper")).To(gomega.HaveLen(helpers), "sidecar helper was started again: %s", describeStatus(st))
 		g.Expect(instancesOf(st, "app")).To(gomega.HaveLen(1), "app container was started again: %s", describeStatus(st))
