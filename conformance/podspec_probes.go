@@ -460,9 +460,9 @@ func podProbesStopOnKill(e *podEnv) {
 }
 
 // probeRun drives a pod of the probe specs as kuscia's agent does: each
-// round is one sync of the agent (sync) and the status the agent publishes from the
-// runtime status it ends with (the first step of the next sync: the
-// conversion, RefreshPodStatus, the Ready conditions).
+// round is one sync of the agent (sync) and the status the agent publishes
+// from the runtime status it ends with (the first step of the next sync:
+// the conversion, RefreshPodStatus, the Ready conditions).
 type probeRun struct {
 	e    *podEnv
 	pod  *v1.Pod
