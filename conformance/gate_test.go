@@ -10,9 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/onsi/ginkgo/v2/reporters"
 	v1 "k8s.io/api/core/v1"
@@ -212,32 +210,17 @@ func TestGateCombinations(t *testing.T) {
 			t.Fatalf("%s is a %s spec, the gate combinations need a %s one: pick another", id, got, want)
 		}
 	}
-	combos := gateCombinations()
-	type result struct {
-		run   *helperRun
-		junit *reporters.JUnitTestSuites
-	}
-	results := make([]result, len(combos))
-	var wg sync.WaitGroup
-	for i, c := range combos {
-		wg.Go(func() {
-			helperSlots <- struct{}{}
-			defer func() { <-helperSlots }()
+	for _, c := range gateCombinations() {
+		t.Run(c.name, func(t *testing.T) {
 			junitFile := filepath.Join(t.TempDir(), "junit.xml")
-			r := runHelper(t, helperGate+c.mode, 2*time.Minute, append([]string{"-ginkgo.junit-report=" + junitFile}, c.flags...)...)
-			results[i].run = r
+			r := runHelperSubtest(t, helperGate+c.mode, append([]string{"-ginkgo.junit-report=" + junitFile}, c.flags...)...)
+			var junit *reporters.JUnitTestSuites
 			if data, err := os.ReadFile(junitFile); err == nil {
 				var j reporters.JUnitTestSuites
 				if err := xml.Unmarshal(data, &j); err == nil {
-					results[i].junit = &j
+					junit = &j
 				}
 			}
-		})
-	}
-	wg.Wait()
-	for i, c := range combos {
-		t.Run(c.name, func(t *testing.T) {
-			r, junit := results[i].run, results[i].junit
 			if r.summary == "" || junit == nil {
 				t.Fatalf("no summary or no JUnit report; output:\n%s", tail(r.output))
 			}

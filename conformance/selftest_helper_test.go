@@ -305,7 +305,8 @@ func slotsFor(mode string) chan struct{} {
 // waits for it once its parent has started every subtest. So a parent that
 // runs one subtest per mutant or variant starts every run at once, the
 // first subtests first, and 'go test -run Parent/NAME' starts only NAME's.
-func runHelperSubtest(t *testing.T, mode string) *helperRun {
+// flags are the run's extra flags (runHelper).
+func runHelperSubtest(t *testing.T, mode string, flags ...string) *helperRun {
 	t.Helper()
 	slots, timeout := slotsFor(mode), 3*time.Minute
 	if slots == realTimeSlots {
@@ -313,7 +314,7 @@ func runHelperSubtest(t *testing.T, mode string) *helperRun {
 		// stretched a host run past 3m (load 15, make loaded).
 		timeout = 8 * time.Minute
 	}
-	run := prepareHelper(t, mode, timeout)
+	run := prepareHelper(t, mode, timeout, flags...)
 	done := make(chan *helperRun, 1)
 	go func() {
 		slots <- struct{}{}
