@@ -119,11 +119,7 @@ func checkBenignRun(t *testing.T, name, freedom string, r *helperRun, want []str
 		t.Fatalf("variant %s (%s): no Ginkgo report; output:\n%s", name, freedom, tail(r.output))
 	}
 	for _, id := range r.failedIDs() {
-		msg := ""
-		if sr, ok := r.specReport(id); ok {
-			msg = firstLine(sr.Failure.Message)
-		}
-		t.Errorf("variant %s (%s) fails %s, a false failure: %s", name, freedom, id, msg)
+		t.Errorf("variant %s (%s) fails %s, a false failure: %s", name, freedom, id, r.why(id))
 	}
 	if passed := r.idsIn(passedState); !slices.Equal(passed, want) {
 		t.Errorf("variant %s: specs passed %v\nwant every %s %v\nnot passed: %v", name, passed, wantWhat, want, minus(want, passed))

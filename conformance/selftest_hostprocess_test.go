@@ -152,15 +152,14 @@ func (m *mutant) hostConfig() conformance.Config {
 	cfg.Capabilities = slices.DeleteFunc(slices.Clone(cfg.Capabilities), func(c conformance.Capability) bool {
 		return c == conformance.CapGracePeriod
 	})
-	// Calls keep 6s, as the fake's mutants do: with the hook specs a
-	// KillPod of real processes runs a preStop hook and a grace period
-	// (about 2s for KRI-POD-065) beside 23 other suite runs.
-	// States get three times the fake's 6s: 48 host runs start real
-	// processes at once (the kit's httpd stand-in is this test binary),
-	// and beside four busy loops an httpd took over 11s to listen
-	// (host-poststart-failure-not-restarted then failed KRI-POD-105,
-	// whose startup probe allows the State timeout).
-	cfg.Timeouts = conformance.Timeouts{Call: 2 * conformance.DefaultTimeouts().Call, State: 3 * conformance.DefaultTimeouts().State}
+	// Calls get 9s and states 18s (the fake's mutants: 6s each): 48 host
+	// runs start real processes at once (the kit's httpd stand-in is this
+	// test binary). Beside four busy loops an httpd took over 11s to listen
+	// (host-poststart-failure-not-restarted then failed KRI-POD-105, whose
+	// startup probe allows the State timeout), and at load 23 (helper
+	// sessions' builds besides) 10 of 31 host mutants failed KRI-POD-028,
+	// whose 8 concurrent pod lifecycles of real processes had calls of 6s.
+	cfg.Timeouts = conformance.Timeouts{Call: 3 * conformance.DefaultTimeouts().Call, State: 3 * conformance.DefaultTimeouts().State}
 	cfg.TimeoutScale = mutantScale
 	if m.timeouts != nil {
 		cfg.Timeouts, cfg.TimeoutScale = *m.timeouts, 1

@@ -159,9 +159,7 @@ func TestMutantsAreCaught(t *testing.T) {
 				t.Errorf("mutant %s (%s):\nfailed specs %v\nwant exactly %v\nmissed (spec too weak?): %v\nextra (failing for another reason?): %v",
 					m.name, m.violation, got, want, minus(want, got), minus(got, want))
 				for _, id := range minus(got, want) {
-					if sr, ok := r.specReport(id); ok {
-						t.Logf("%s: %s", id, firstLine(sr.Failure.Message))
-					}
+					t.Logf("%s: %s", id, r.why(id))
 				}
 			}
 			if r.err == nil {
