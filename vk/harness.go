@@ -129,8 +129,8 @@ type eventLog struct {
 }
 
 type event struct {
-	At                   time.Time
-	Object               string // namespace/name
+	At                    time.Time
+	Object                string // namespace/name
 	Type, Reason, Message string
 }
 

@@ -84,3 +84,15 @@ func TestCatalogueIDs(t *testing.T) {
 		seen[s.ID] = true
 	}
 }
+
+func TestMutantsFailExactlyTheirSpecs(t *testing.T) {
+	for _, v := range mutants {
+		t.Run(v.name, func(t *testing.T) { check(t, v) })
+	}
+}
+
+func TestBenignVariantsPass(t *testing.T) {
+	for _, v := range benign {
+		t.Run(v.name, func(t *testing.T) { check(t, v) })
+	}
+}

@@ -290,7 +290,7 @@ func describeStatus(p *corev1.Pod) string {
 	}
 	s := fmt.Sprintf("phase %q", p.Status.Phase)
 	if p.Status.Reason != "" {
-		s += fmt.Sprintf(" reason %q", p.Status.Reason)
+		s += fmt.Sprintf(" reason %q message %q", p.Status.Reason, p.Status.Message)
 	}
 	var cs []string
 	for _, c := range p.Status.ContainerStatuses {
