@@ -53,7 +53,7 @@ func Run(t *testing.T, cfg Config) {
 	cfg.Strict = cfg.Strict || *strictFlag
 	gomega.RegisterFailHandler(ginkgo.Fail)
 	res := &results{byID: map[string]outcome{}}
-	for _, s := range specs {
+	for _, s := range sortedSpecs() {
 		level := strings.ToLower(string(s.Level))
 		group := "pod"
 		if s.node {
@@ -62,7 +62,7 @@ func Run(t *testing.T, cfg Config) {
 		ginkgo.It(fmt.Sprintf("[%s] %s", s.ID, s.Title), ginkgo.Label(group, level), func() {
 			o := runSpec(t, s, cfg)
 			res.set(s.ID, o)
-			ginkgo.AddReportEntry("vk:code", s.VK)
+			ginkgo.AddReportEntry("vk:code", s.VK, ginkgo.ReportEntryVisibilityFailureOrVerbose)
 			switch {
 			case o.Skipped:
 				ginkgo.Skip(o.Message)

@@ -38,7 +38,7 @@ func check(t *testing.T, v variant) {
 	t.Helper()
 	cfg := v.config()
 	var failed []string
-	for _, s := range specs {
+	for _, s := range sortedSpecs() {
 		if (s.node && v.nodes == nil) || (!s.node && v.pods == nil) {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -43,13 +44,22 @@ type spec struct {
 	run  func(e *env)
 }
 
+// specs is filled by the init functions of the spec files; use
+// sortedSpecs.
 var specs []spec
 
-// Catalogue returns every spec of the suite, in order.
+// sortedSpecs returns the specs ordered by ID.
+func sortedSpecs() []spec {
+	out := slices.Clone(specs)
+	slices.SortFunc(out, func(a, b spec) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// Catalogue returns every spec of the suite, ordered by ID.
 func Catalogue() []SpecInfo {
-	out := make([]SpecInfo, len(specs))
-	for i, s := range specs {
-		out[i] = s.SpecInfo
+	var out []SpecInfo
+	for _, s := range sortedSpecs() {
+		out = append(out, s.SpecInfo)
 	}
 	return out
 }
