@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -126,7 +127,11 @@ func (r *results) summary(strict bool) string {
 		default:
 			passed++
 		}
-		fmt.Fprintf(&b, "  %-13s %-6s %s (%v)\n", id, levels[id], state, o.Took.Round(1e6))
+		took := o.Took.Round(time.Millisecond).String()
+		if o.Virtual {
+			took += fmt.Sprintf(" virtual, %v real", o.Real.Round(time.Millisecond))
+		}
+		fmt.Fprintf(&b, "  %-13s %-6s %s (%s)\n", id, levels[id], state, took)
 	}
 	conformant := len(mustFailed) == 0 && (!strict || len(shouldFailed) == 0)
 	verdict := "CONFORMANT"

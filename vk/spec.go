@@ -98,13 +98,16 @@ type outcome struct {
 	Failed  bool
 	Skipped bool
 	Message string // the failure or the skip reason
-	Took    time.Duration
+	Took    time.Duration // on the spec's clock: virtual with Config.VirtualTime
+	Real    time.Duration // on the real clock
+	Virtual bool          // Took is virtual time
 }
 
 // runSpec runs s once against the providers cfg builds: inside a
 // testing/synctest bubble of its own when cfg.VirtualTime (t is the test
 // that owns it), on the real clock otherwise.
 func runSpec(t *testing.T, s spec, cfg Config) outcome {
+	start := time.Now()
 	if cfg.VirtualTime {
 		var o outcome
 		var leaked any
@@ -118,9 +121,12 @@ func runSpec(t *testing.T, s spec, cfg Config) outcome {
 		if leaked != nil && !o.Failed {
 			o = outcome{Failed: true, Message: fmt.Sprintf("goroutines of the provider or of VK outlived the spec: %v", leaked)}
 		}
+		o.Real, o.Virtual = time.Since(start), true
 		return o
 	}
-	return execute(s, cfg)
+	o := execute(s, cfg)
+	o.Real = time.Since(start)
+	return o
 }
 
 // execute builds the spec's providers and VK, runs its body and stops
