@@ -97,7 +97,7 @@ func (e *env) notef(format string, args ...any) {
 type outcome struct {
 	Failed  bool
 	Skipped bool
-	Message string // the failure or the skip reason
+	Message string        // the failure or the skip reason
 	Took    time.Duration // on the spec's clock: virtual with Config.VirtualTime
 	Real    time.Duration // on the real clock
 	Virtual bool          // Took is virtual time
