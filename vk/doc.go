@@ -71,8 +71,9 @@
 // way: a module importing a package of the main module that is itself free
 // of kubelet imports builds, tests and tidies without the replace block
 // (the v0.0.0 requirements stay in the graph but no package is loaded from
-// them), yet 'go list -m all', 'go mod download' and the tools built on
-// them fail on those v0.0.0 versions. And no package the suite would want
+// them, and 'go mod graph', 'go mod download' and 'go mod verify' pass),
+// yet 'go list -m all', and every tool that lists the build list that way,
+// fails on those v0.0.0 versions, which no proxy serves. And no package the suite would want
 // is kubelet-free: package workload (the pod simulation and the container
 // command vocabulary) imports k8s.io/kubernetes/pkg/kubelet/container
 // (ErrCrashLoopBackOff, ErrRunContainer, the termination-message limits),
