@@ -54,6 +54,10 @@ func init() {
 			Title: "after DeletePod VK publishes a terminal status with every container terminated",
 			VK:    "node/podcontroller.go PodLifecycleHandler.DeletePod (doc: notify a terminal status); node/sync.go syncProviderWrapper.DeletePod (does it for sync providers); node/pod.go updatePodStatus"},
 			run: deletedPodEndsTerminal},
+		spec{SpecInfo: SpecInfo{ID: "KVK-POD-011", Level: Must,
+			Title: "a pod the provider runs that the API server does not have is listed by GetPods when VK starts, and deleted",
+			VK:    "node/podcontroller.go PodController.Run, deleteDanglingPods (GetPods once at start; DeletePod of each pod missing from the API server, not retried)"},
+			prepare: runLeftoverPod, run: leftoverPodIsDeleted},
 	)
 }
 
@@ -344,5 +348,48 @@ func deletedPodEndsTerminal(e *env) {
 			"PodLifecycleHandler) asks the provider to notify, once the pod is deleted, a terminal status with every container terminated "+
 			"(VK's syncProviderWrapper.DeletePod, node/sync.go, does it for sync providers); %s",
 			key, describeStatus(&corev1.Pod{Status: last}), e.providerCallsOf(key))
+	}
+}
+
+// runLeftoverPod gives the provider, before VK starts, a pod the API server
+// does not have: one a previous VK left running (its API pod deleted while
+// VK was down).
+func runLeftoverPod(e *env) {
+	p := newPod("leftover")
+	p.UID = types.UID(uuid.NewUUID())
+	p.CreationTimestamp = metav1.Now()
+	if err := e.pods.CreatePod(e.ctx, p); err != nil {
+		e.failf("precondition: CreatePod of pod %s before VK started answered %v", podKey(p), err)
+	}
+	e.prepared = p
+}
+
+func leftoverPodIsDeleted(e *env) {
+	p := e.prepared
+	key := podKey(p)
+	// deleteDanglingPods runs in PodController.Run before it is ready.
+	deletes := e.calls.of("DeletePod", key)
+	if len(deletes) == 0 {
+		var listed []string
+		for _, c := range e.calls.of("GetPods", "") {
+			listed = append(listed, fmt.Sprintf("error %v", c.Err))
+		}
+		e.failf("VK never deleted pod %s, which the provider ran when VK started and the API server does not have: "+
+			"VK's deleteDanglingPods (node/podcontroller.go) deletes, once at start, the pods GetPods lists that the API server lacks "+
+			"(GetPods calls: %v); its containers keep running with no pod in the API server", key, listed)
+	}
+	if err := deletes[0].Err; err != nil && !errdefs.IsNotFound(err) {
+		e.failf("DeletePod of leftover pod %s (the provider's own pod object, as GetPods listed it) answered %q: "+
+			"VK's deleteDanglingPods (node/podcontroller.go) logs it and never tries again", key, err)
+	}
+	pods, err := e.pods.GetPods(e.ctx)
+	if err != nil {
+		e.failf("GetPods answered %v", err)
+	}
+	for _, q := range pods {
+		if podKey(q) == key {
+			e.failf("after DeletePod of leftover pod %s GetPods still lists it: VK will not delete it again until it restarts "+
+				"(node/podcontroller.go deleteDanglingPods)", key)
+		}
 	}
 }

@@ -41,7 +41,9 @@ type SpecInfo struct {
 type spec struct {
 	SpecInfo
 	node bool // a node-provider spec (else a pod-provider one)
-	run  func(e *env)
+	// prepare, if set, runs before VK starts (on the provider VK will get).
+	prepare func(e *env)
+	run     func(e *env)
 }
 
 // specs is filled by the init functions of the spec files; use
@@ -75,6 +77,8 @@ type env struct {
 	async bool                     // pods implements node.PodNotifier
 	nodes *recordedNode            // nil for a pod spec
 	notes []string                 // diagnostics, shown with a failure
+	// prepared is the pod prepare gave the provider, if any.
+	prepared *corev1.Pod
 }
 
 // specFailure and specSkip end a spec body (panics caught by runSpec).
@@ -174,6 +178,9 @@ func execute(s spec, cfg Config) (o outcome) {
 		}
 		e.pods = recordPods(pp, e.calls)
 		_, e.async = pp.(node.PodNotifier)
+		if s.prepare != nil {
+			s.prepare(e)
+		}
 		if err := e.judge.startPods(ctx, e.pods); err != nil {
 			e.failf("%v", err)
 		}

@@ -23,6 +23,7 @@ type altered struct {
 	deletePod    func(ctx context.Context, base node.PodLifecycleHandler, pod *corev1.Pod) error
 	getPod       func(ctx context.Context, base node.PodLifecycleHandler, namespace, name string) (*corev1.Pod, error)
 	getPodStatus func(ctx context.Context, base node.PodLifecycleHandler, namespace, name string) (*corev1.PodStatus, error)
+	getPods      func(ctx context.Context, base node.PodLifecycleHandler) ([]*corev1.Pod, error)
 }
 
 func (a *altered) CreatePod(ctx context.Context, pod *corev1.Pod) error {
@@ -57,7 +58,12 @@ func (a *altered) GetPodStatus(ctx context.Context, namespace, name string) (*co
 	return a.base.GetPodStatus(ctx, namespace, name)
 }
 
-func (a *altered) GetPods(ctx context.Context) ([]*corev1.Pod, error) { return a.base.GetPods(ctx) }
+func (a *altered) GetPods(ctx context.Context) ([]*corev1.Pod, error) {
+	if a.getPods != nil {
+		return a.getPods(ctx, a.base)
+	}
+	return a.base.GetPods(ctx)
+}
 
 type alteredAsync struct {
 	*altered
@@ -172,7 +178,7 @@ var mutants = []variant{
 			}
 			return b.CreatePod(ctx, pod)
 		}}, nil)},
-	{name: "deletepod-fails", want: []string{"KVK-POD-005", "KVK-POD-007", "KVK-POD-010"},
+	{name: "deletepod-fails", want: []string{"KVK-POD-005", "KVK-POD-007", "KVK-POD-010", "KVK-POD-011"},
 		pods: asyncAltered(altered{deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
 			if p, _ := b.GetPod(ctx, pod.Namespace, pod.Name); p != nil {
 				return errors.New("backend busy, try again later")
@@ -235,6 +241,8 @@ var mutants = []variant{
 				cb(p)
 			}
 		})},
+	{name: "getpods-lists-nothing", want: []string{"KVK-POD-011"},
+		pods: asyncAltered(altered{getPods: func(context.Context, node.PodLifecycleHandler) ([]*corev1.Pod, error) { return nil, nil }}, nil)},
 	{name: "ping-fails", want: []string{"KVK-NODE-001"},
 		nodes: nodeAltered(alteredNode{ping: func(context.Context) error { return errors.New("backend unreachable") }})},
 	{name: "notifynodestatus-blocks", want: []string{"KVK-NODE-001", "KVK-NODE-002"},
