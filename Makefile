@@ -144,6 +144,8 @@ lint:
 ## tidy-check: fail if go.mod/go.sum are not tidy.
 tidy-check:
 	$(GO) mod tidy -diff
+	cd vk && $(GO) mod tidy -diff
+	cd testdata/vkconsumer && $(GO) mod tidy -diff
 
 ## kuscia-cite: check every kuscia citation of testdata/contract.yaml against
 ## a kuscia checkout: KUSCIA is a work tree (a directory holding pkg/agent)

@@ -85,8 +85,8 @@ func (j *judge) startPods(ctx context.Context, provider node.PodLifecycleHandler
 }
 
 // startNode runs a NodeController for provider with a v1 lease of 40s (VK's
-// default, renewed every 10s) until stop, and returns its Done channel and
-// error. It does not wait for the node to be registered.
+// default, renewed every 10s) until stop, and returns the controller. It
+// does not wait for the node to be registered.
 func (j *judge) startNode(ctx context.Context, provider node.NodeProvider) (*node.NodeController, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	n := &corev1.Node{
