@@ -11,7 +11,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/onsi/gomega"
 	"github.com/virtual-kubelet/virtual-kubelet/node"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,11 +65,10 @@ func Catalogue() []SpecInfo {
 	return out
 }
 
-// env is what a spec body gets: its VK, its provider as VK sees it, the
-// calls the provider got and a Gomega whose failures end the spec.
+// env is what a spec body gets: its VK, its provider as VK sees it and the
+// calls the provider got. A body ends the spec with failf or skipf.
 type env struct {
 	ctx   context.Context
-	g     gomega.Gomega
 	judge *judge
 	calls *callLog
 	pods  node.PodLifecycleHandler // recorded; nil for a node spec
@@ -139,7 +137,6 @@ func execute(s spec, cfg Config) (o outcome) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &env{ctx: ctx, judge: newJudge(), calls: &callLog{}}
-	e.g = gomega.NewGomega(func(message string, _ ...int) { panic(specFailure{message}) })
 	defer func() {
 		e.judge.stop()
 		cancel()
