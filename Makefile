@@ -6,7 +6,7 @@ GO      ?= go
 OUTPUT  ?= _output
 PKGS    ?= ./...
 
-.PHONY: all test test-kit test-consumer test-examples test-k8s test-k8s-all e2e conformance soak loaded bench cover lint tidy-check replace-block suite-times kuscia-cite
+.PHONY: all test test-kit test-consumer test-examples test-vk test-k8s test-k8s-all e2e conformance soak loaded bench cover lint tidy-check replace-block suite-times kuscia-cite
 
 all: lint test
 
@@ -24,7 +24,7 @@ all: lint test
 # dependencies as the tests: a cold machine then builds k8s.io/kubernetes
 # once, not twice.
 RACE ?= -race
-test: test-kit test-consumer test-examples
+test: test-kit test-consumer test-examples test-vk
 
 # Ginkgo colours its output only where a recipe's standard output is a
 # terminal: a file or a CI log gets GINKGO_NO_COLOR, which its formatter
@@ -43,6 +43,18 @@ test-consumer:
 test-examples:
 	$(COLOR) cd examples/kubeletruntime && $(GO) vet $(RACE) ./... && KRI_E2E_CRI_ENDPOINT= $(GO) test $(RACE) ./...
 	cd hack/e2e/apiserver && $(GO) vet $(RACE) . ./e2ectl && KRI_E2E_KUBECONFIG= $(GO) test $(RACE) . ./e2ectl
+
+## test-vk: the virtual-kubelet provider suite, vk/, a module of its own
+## (virtual-kubelet v1.13.0, no k8s.io/kubernetes): its self-tests (the
+## reference provider passes, every mutant fails exactly its specs, every
+## benign variant passes; virtual time, seconds), then testdata/vkconsumer,
+## a provider's module that runs the suite with no replace block, and a
+## check that its build list has no k8s.io/kubernetes.
+test-vk:
+	$(COLOR) cd vk && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) ./...
+	$(COLOR) cd testdata/vkconsumer && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) ./...
+	cd testdata/vkconsumer && mods="$$($(GO) list -m all)" && if grep -E '^(k8s.io/kubernetes|github.com/kri-kit/testkit) ' <<<"$$mods"; then \
+	  echo "testdata/vkconsumer needs the module(s) above: a VK provider's module must not" >&2; exit 1; fi
 
 ## test-k8s: run make test-kit and test-consumer (K8S_TARGETS) against
 ## another Kubernetes release, K8S_VERSION=v1.x.y, on a copy of the
@@ -132,6 +144,8 @@ lint:
 ## tidy-check: fail if go.mod/go.sum are not tidy.
 tidy-check:
 	$(GO) mod tidy -diff
+	cd vk && $(GO) mod tidy -diff
+	cd testdata/vkconsumer && $(GO) mod tidy -diff
 
 ## kuscia-cite: check every kuscia citation of testdata/contract.yaml against
 ## a kuscia checkout: KUSCIA is a work tree (a directory holding pkg/agent)

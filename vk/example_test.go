@@ -1,0 +1,38 @@
+package vk_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/virtual-kubelet/virtual-kubelet/node"
+
+	"github.com/kri-kit/testkit/vk"
+	"github.com/kri-kit/testkit/vk/simprovider"
+)
+
+// A provider's module runs the suite from one test; 'go test' then gives
+// the verdict (its exit status), -ginkgo.junit-report=FILE a JUnit report
+// and -vk.summary=FILE the summary.
+func ExampleRun() {
+	_ = func(t *testing.T) {
+		vk.Run(t, vk.Config{
+			// A fresh provider per spec: here the kit's reference provider.
+			NewPodProvider:  func(context.Context) (node.PodLifecycleHandler, error) { return simprovider.NewAsync(), nil },
+			NewNodeProvider: func(context.Context) (node.NodeProvider, error) { return simprovider.NewNode(), nil },
+			// The reference provider does no real I/O: each spec runs in
+			// virtual time.
+			VirtualTime: true,
+		})
+	}
+}
+
+// Catalogue lists the specs, each with the VK code it rests on.
+func ExampleCatalogue() {
+	for _, s := range vk.Catalogue()[:2] {
+		fmt.Println(s.ID, s.Level)
+	}
+	// Output:
+	// KVK-NODE-001 MUST
+	// KVK-NODE-002 MUST
+}

@@ -1,0 +1,79 @@
+package vk
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func init() {
+	specs = append(specs,
+		spec{SpecInfo: SpecInfo{ID: "KVK-NODE-001", Level: Must,
+			Title: "with a provider whose Ping answers nil, VK registers the node and creates and renews its lease",
+			VK:    "node/node.go NodeController.Run, ensureNode, updateStatus (nothing is published while Ping fails); node/lease_controller_v1.go leaseController.sync"},
+			node: true, run: nodeRegisteredAndLeaseRenewed},
+		spec{SpecInfo: SpecInfo{ID: "KVK-NODE-002", Level: Must,
+			Title: "NotifyNodeStatus returns without blocking",
+			VK:    "node/node.go NodeProvider.NotifyNodeStatus (doc: should not block callers), NodeController.Run (calls it before it registers the node)"},
+			node: true, run: notifyNodeStatusReturns},
+	)
+}
+
+func nodeRegisteredAndLeaseRenewed(e *env) {
+	nc, err := e.judge.startNode(e.ctx, e.nodes)
+	if err != nil {
+		e.failf("%v", err)
+	}
+	const bound = 30 * time.Second
+	var n *corev1.Node
+	if !e.await(bound, func() bool {
+		n, _ = e.judge.api.CoreV1().Nodes().Get(e.ctx, NodeName, metav1.GetOptions{})
+		return n != nil
+	}) {
+		select {
+		case <-nc.Done():
+			e.failf("VK's NodeController.Run ended without registering node %s: %v; ensureNode (node/node.go) registers it only "+
+				"through updateStatus, which publishes nothing while Ping fails (Ping last answered %v)", NodeName, nc.Err(), lastErr(e.calls.of("Ping", "")))
+		default:
+		}
+		e.failf("VK did not register node %s within %v: ensureNode (node/node.go) registers it only through updateStatus, "+
+			"which publishes nothing while Ping fails (Ping was called %d times, last answered %v)",
+			NodeName, bound, len(e.calls.of("Ping", "")), lastErr(e.calls.of("Ping", "")))
+	}
+	leases := e.judge.api.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	renewed := func() *metav1.MicroTime {
+		l, err := leases.Get(e.ctx, NodeName, metav1.GetOptions{})
+		if err != nil || l.Spec.RenewTime == nil {
+			return nil
+		}
+		return l.Spec.RenewTime
+	}
+	var first *metav1.MicroTime
+	if !e.await(bound, func() bool { first = renewed(); return first != nil }) {
+		e.failf("VK registered node %s but created no lease within %v: leaseController.sync (node/lease_controller_v1.go) "+
+			"renews it only after a Ping that answered nil (Ping last answered %v)", NodeName, bound, lastErr(e.calls.of("Ping", "")))
+	}
+	// VK renews every 10s (a quarter of the 40s lease): 3 renewals at least.
+	const renewals = 35 * time.Second
+	if !e.await(renewals, func() bool {
+		r := renewed()
+		return r != nil && r.Sub(first.Time) >= 30*time.Second
+	}) {
+		e.failf("VK did not keep renewing the lease of node %s (renewed at %v, then not 30s later within %v): "+
+			"leaseController.sync (node/lease_controller_v1.go) stops renewing while Ping fails (Ping last answered %v); "+
+			"the node controller then marks the node NotReady and evicts its pods", NodeName, first.Time, renewals, lastErr(e.calls.of("Ping", "")))
+	}
+}
+
+func notifyNodeStatusReturns(e *env) {
+	if _, err := e.judge.startNode(e.ctx, e.nodes); err != nil {
+		e.failf("%v", err)
+	}
+	select {
+	case <-e.nodes.returned:
+	case <-time.After(time.Second):
+		e.failf("NotifyNodeStatus did not return within 1s: VK's NodeController.Run (node/node.go) calls it before it registers the node, " +
+			"so the node would never be registered (NodeProvider's doc: NotifyNodeStatus should not block callers)")
+	}
+}

@@ -1,0 +1,151 @@
+package vk
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	"github.com/virtual-kubelet/virtual-kubelet/node"
+)
+
+// Config says what the suite runs against and how.
+type Config struct {
+	// NewPodProvider returns a fresh pod provider for one spec; ctx is
+	// cancelled once the spec is over. A provider that implements
+	// node.PodNotifier is async (VK never polls GetPodStatus), otherwise VK
+	// polls its GetPodStatus every 5s. Nil skips the pod specs.
+	NewPodProvider func(ctx context.Context) (node.PodLifecycleHandler, error)
+	// NewNodeProvider returns a fresh node provider for one spec. Nil skips
+	// the node specs.
+	NewNodeProvider func(ctx context.Context) (node.NodeProvider, error)
+	// VirtualTime runs each spec — the provider's construction, VK's
+	// controllers, the fake API server and every wait — in a testing/synctest
+	// bubble of its own, whose clock jumps ahead whenever all of them wait:
+	// for providers whose only clock is Go's time and that do no real I/O.
+	// A goroutine of the provider still blocked once the spec has stopped VK
+	// and cancelled its context fails the spec.
+	VirtualTime bool
+	// Strict fails the run on a SHOULD spec not met too (-vk.strict).
+	Strict bool
+}
+
+var (
+	summaryFlag = flag.String("vk.summary", "", "write the suite's summary and verdict to this file too")
+	strictFlag  = flag.Bool("vk.strict", false, "fail the run on SHOULD specs not met too")
+)
+
+// Run runs the suite from a plain 'go test': it registers one Ginkgo spec
+// per entry of Catalogue and calls ginkgo.RunSpecs, once per test binary.
+// The -ginkgo.* flags keep working (-ginkgo.focus=KVK-POD-005,
+// -ginkgo.label-filter=must, -ginkgo.junit-report=FILE, -ginkgo.v). A MUST
+// spec not met fails the run, and so the test; a SHOULD spec not met is
+// reported, in the Ginkgo report and the summary, and fails the run only with
+// Config.Strict or -vk.strict. The summary ends with the verdict line.
+func Run(t *testing.T, cfg Config) {
+	t.Helper()
+	cfg.Strict = cfg.Strict || *strictFlag
+	gomega.RegisterFailHandler(ginkgo.Fail)
+	res := &results{byID: map[string]outcome{}}
+	for _, s := range sortedSpecs() {
+		level := strings.ToLower(string(s.Level))
+		group := "pod"
+		if s.node {
+			group = "node"
+		}
+		ginkgo.It(fmt.Sprintf("[%s] %s", s.ID, s.Title), ginkgo.Label(group, level), func() {
+			o := runSpec(t, s, cfg)
+			res.set(s.ID, o)
+			ginkgo.AddReportEntry("vk:code", s.VK, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+			switch {
+			case o.Skipped:
+				ginkgo.Skip(o.Message)
+			case o.Failed && s.Level == Should && !cfg.Strict:
+				ginkgo.AddReportEntry("vk:should-not-met", o.Message)
+			case o.Failed:
+				ginkgo.Fail(fmt.Sprintf("[%s %s] %s", s.ID, s.Level, o.Message))
+			}
+		})
+	}
+	ginkgo.ReportAfterSuite("vk summary", func(ginkgo.Report) {
+		text := res.summary(cfg.Strict)
+		fmt.Fprint(os.Stdout, text)
+		if *summaryFlag != "" {
+			if err := os.WriteFile(*summaryFlag, []byte(text), 0o644); err != nil {
+				ginkgo.Fail(fmt.Sprintf("writing -vk.summary: %v", err))
+			}
+		}
+	})
+	ginkgo.RunSpecs(t, "virtual-kubelet provider conformance")
+}
+
+type results struct {
+	mu   sync.Mutex
+	byID map[string]outcome
+}
+
+func (r *results) set(id string, o outcome) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.byID[id] = o
+}
+
+// summary lists each spec run with its outcome and ends with the verdict.
+func (r *results) summary(strict bool) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]string, 0, len(r.byID))
+	for id := range r.byID {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var b strings.Builder
+	var mustFailed, shouldFailed []string
+	passed, skipped := 0, 0
+	levels := map[string]Level{}
+	for _, s := range specs {
+		levels[s.ID] = s.Level
+	}
+	fmt.Fprintf(&b, "virtual-kubelet provider conformance (github.com/kri-kit/testkit/vk)\n")
+	for _, id := range ids {
+		o := r.byID[id]
+		state := "passed"
+		switch {
+		case o.Skipped:
+			state, skipped = "skipped: "+firstLine(o.Message), skipped+1
+		case o.Failed && levels[id] == Must:
+			state, mustFailed = "FAILED", append(mustFailed, id)
+		case o.Failed:
+			state, shouldFailed = "not met", append(shouldFailed, id)
+		default:
+			passed++
+		}
+		took := o.Took.Round(time.Millisecond).String()
+		if o.Virtual {
+			took += fmt.Sprintf(" virtual, %v real", o.Real.Round(time.Millisecond))
+		}
+		fmt.Fprintf(&b, "  %-13s %-6s %s (%s)\n", id, levels[id], state, took)
+	}
+	conformant := len(mustFailed) == 0 && (!strict || len(shouldFailed) == 0)
+	verdict := "CONFORMANT"
+	if !conformant {
+		verdict = "NOT CONFORMANT"
+	}
+	fmt.Fprintf(&b, "verdict: %s (%d passed, %d MUST failed %v, %d SHOULD not met %v, %d skipped)\n",
+		verdict, passed, len(mustFailed), mustFailed, len(shouldFailed), shouldFailed, skipped)
+	return b.String()
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

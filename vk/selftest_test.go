@@ -1,0 +1,98 @@
+package vk
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/virtual-kubelet/virtual-kubelet/node"
+
+	"github.com/kri-kit/testkit/vk/simprovider"
+)
+
+// variant is a provider the self-tests run every spec against: the
+// reference, a mutant (want: the specs it must fail, exactly) or a benign
+// variant (want empty: it must pass everything).
+type variant struct {
+	name  string
+	pods  func() node.PodLifecycleHandler
+	nodes func() node.NodeProvider
+	want  []string
+}
+
+func (v variant) config() Config {
+	cfg := Config{VirtualTime: true}
+	if v.pods != nil {
+		cfg.NewPodProvider = func(context.Context) (node.PodLifecycleHandler, error) { return v.pods(), nil }
+	}
+	if v.nodes != nil {
+		cfg.NewNodeProvider = func(context.Context) (node.NodeProvider, error) { return v.nodes(), nil }
+	}
+	return cfg
+}
+
+// check runs every spec of v's kind against v and fails t unless exactly
+// the specs of v.want fail.
+func check(t *testing.T, v variant) {
+	t.Helper()
+	cfg := v.config()
+	var failed []string
+	for _, s := range sortedSpecs() {
+		if (s.node && v.nodes == nil) || (!s.node && v.pods == nil) {
+			continue
+		}
+		o := runSpec(t, s, cfg)
+		switch {
+		case o.Skipped:
+			t.Errorf("%s skipped: %s", s.ID, o.Message)
+		case o.Failed:
+			failed = append(failed, s.ID)
+			if slices.Contains(v.want, s.ID) {
+				t.Logf("%s failed as it must (%v): %s", s.ID, o.Took, o.Message)
+			} else {
+				t.Errorf("%s failed, not in want %v: %s", s.ID, v.want, o.Message)
+			}
+		default:
+			t.Logf("%s passed (%v)", s.ID, o.Took)
+		}
+	}
+	for _, id := range v.want {
+		if !slices.Contains(failed, id) {
+			t.Errorf("%s passed, but %s must fail it", id, v.name)
+		}
+	}
+}
+
+var references = []variant{
+	{name: "sync", pods: func() node.PodLifecycleHandler { return simprovider.New() }, nodes: func() node.NodeProvider { return simprovider.NewNode() }},
+	{name: "async", pods: func() node.PodLifecycleHandler { return simprovider.NewAsync() }},
+}
+
+func TestReferenceProviderPassesEverySpec(t *testing.T) {
+	for _, v := range references {
+		t.Run(v.name, func(t *testing.T) { check(t, v) })
+	}
+}
+
+func TestCatalogueIDs(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range Catalogue() {
+		if seen[s.ID] || !(strings.HasPrefix(s.ID, "KVK-POD-") || strings.HasPrefix(s.ID, "KVK-NODE-")) || s.VK == "" || s.Title == "" {
+			t.Errorf("catalogue entry %+v: duplicate ID, wrong prefix, or no VK code cited", s)
+		}
+		seen[s.ID] = true
+	}
+}
+
+func TestMutantsFailExactlyTheirSpecs(t *testing.T) {
+	for _, v := range mutants {
+		t.Run(v.name, func(t *testing.T) { check(t, v) })
+	}
+}
+
+func TestBenignVariantsPass(t *testing.T) {
+	for _, v := range benign {
+		t.Run(v.name, func(t *testing.T) { check(t, v) })
+	}
+}

@@ -1,0 +1,343 @@
+package vk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/virtual-kubelet/virtual-kubelet/node"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+)
+
+// Level is how much a spec weighs in the verdict.
+type Level string
+
+const (
+	// Must: what VK publishes or decides goes wrong when the spec fails.
+	Must Level = "MUST"
+	// Should: VK's result stays right, at a cost (retries, extra calls).
+	Should Level = "SHOULD"
+)
+
+// SpecInfo describes a spec of the catalogue.
+type SpecInfo struct {
+	ID    string // KVK-POD-001, KVK-NODE-001, ...
+	Title string
+	Level Level
+	// VK names the code of virtual-kubelet the spec rests on (file and
+	// function, in github.com/virtual-kubelet/virtual-kubelet).
+	VK string
+}
+
+type spec struct {
+	SpecInfo
+	node bool // a node-provider spec (else a pod-provider one)
+	// prepare, if set, runs before VK starts (on the provider VK will get).
+	prepare func(e *env)
+	run     func(e *env)
+}
+
+// specs is filled by the init functions of the spec files; use
+// sortedSpecs.
+var specs []spec
+
+// sortedSpecs returns the specs ordered by ID.
+func sortedSpecs() []spec {
+	out := slices.Clone(specs)
+	slices.SortFunc(out, func(a, b spec) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// Catalogue returns every spec of the suite, ordered by ID.
+func Catalogue() []SpecInfo {
+	var out []SpecInfo
+	for _, s := range sortedSpecs() {
+		out = append(out, s.SpecInfo)
+	}
+	return out
+}
+
+// env is what a spec body gets: its VK, its provider as VK sees it and the
+// calls the provider got. A body ends the spec with failf or skipf.
+type env struct {
+	ctx   context.Context
+	judge *judge
+	calls *callLog
+	pods  node.PodLifecycleHandler // recorded; nil for a node spec
+	async bool                     // pods implements node.PodNotifier
+	nodes *recordedNode            // nil for a pod spec
+	notes []string                 // diagnostics, shown with a failure
+	// prepared is the pod prepare gave the provider, if any.
+	prepared *corev1.Pod
+}
+
+// specFailure and specSkip end a spec body (panics caught by runSpec).
+type specFailure struct{ msg string }
+type specSkip struct{ reason string }
+
+func (e *env) failf(format string, args ...any) {
+	panic(specFailure{fmt.Sprintf(format, args...)})
+}
+
+func (e *env) skipf(format string, args ...any) {
+	panic(specSkip{fmt.Sprintf(format, args...)})
+}
+
+func (e *env) notef(format string, args ...any) {
+	e.notes = append(e.notes, fmt.Sprintf(format, args...))
+}
+
+// outcome is how a spec ended.
+type outcome struct {
+	Failed  bool
+	Skipped bool
+	Message string        // the failure or the skip reason
+	Took    time.Duration // on the spec's clock: virtual with Config.VirtualTime
+	Real    time.Duration // on the real clock
+	Virtual bool          // Took is virtual time
+}
+
+// runSpec runs s once against the providers cfg builds: inside a
+// testing/synctest bubble of its own when cfg.VirtualTime (t is the test
+// that owns it), on the real clock otherwise.
+func runSpec(t *testing.T, s spec, cfg Config) outcome {
+	start := time.Now()
+	if cfg.VirtualTime {
+		var o outcome
+		var leaked any
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer func() { leaked = recover() }()
+			synctest.Test(t, func(*testing.T) { o = execute(s, cfg) })
+		}()
+		<-done
+		if leaked != nil && !o.Failed {
+			o = outcome{Failed: true, Message: fmt.Sprintf("goroutines of the provider or of VK outlived the spec: %v", leaked)}
+		}
+		o.Real, o.Virtual = time.Since(start), true
+		return o
+	}
+	o := execute(s, cfg)
+	o.Real = time.Since(start)
+	return o
+}
+
+// execute builds the spec's providers and VK, runs its body and stops
+// everything it started.
+func execute(s spec, cfg Config) (o outcome) {
+	start := time.Now()
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &env{ctx: ctx, judge: newJudge(), calls: &callLog{}}
+	defer func() {
+		e.judge.stop()
+		cancel()
+		o.Took = time.Since(start)
+	}()
+	defer func() {
+		switch r := recover().(type) {
+		case nil:
+		case specFailure:
+			o.Failed, o.Message = true, r.msg
+			if len(e.notes) > 0 {
+				o.Message += "\n" + strings.Join(e.notes, "\n")
+			}
+		case specSkip:
+			o.Skipped, o.Message = true, r.reason
+		default:
+			o.Failed, o.Message = true, fmt.Sprintf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	if s.node {
+		if cfg.NewNodeProvider == nil {
+			e.skipf("no node provider: Config.NewNodeProvider is nil")
+		}
+		np, err := cfg.NewNodeProvider(ctx)
+		if err != nil {
+			e.failf("NewNodeProvider: %v", err)
+		}
+		e.nodes = &recordedNode{p: np, log: e.calls, returned: make(chan struct{})}
+	} else {
+		if cfg.NewPodProvider == nil {
+			e.skipf("no pod provider: Config.NewPodProvider is nil")
+		}
+		pp, err := cfg.NewPodProvider(ctx)
+		if err != nil {
+			e.failf("NewPodProvider: %v", err)
+		}
+		e.pods = recordPods(pp, e.calls)
+		_, e.async = pp.(node.PodNotifier)
+		if s.prepare != nil {
+			s.prepare(e)
+		}
+		if err := e.judge.startPods(ctx, e.pods); err != nil {
+			e.failf("%v", err)
+		}
+	}
+	s.run(e)
+	return o
+}
+
+// newPod returns a pod of the spec's namespace bound to the suite's node,
+// with one container that runs until it is stopped, and a grace period of
+// 30s.
+func newPod(prefix string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        prefix + "-" + rand.String(5),
+			Namespace:   Namespace,
+			Labels:      map[string]string{"app": prefix},
+			Annotations: map[string]string{"kri-kit.io/spec": prefix},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:                      NodeName,
+			RestartPolicy:                 corev1.RestartPolicyAlways,
+			TerminationGracePeriodSeconds: new(int64(30)),
+			Containers: []corev1.Container{{
+				Name:    "app",
+				Image:   "registry.k8s.io/pause:3.10",
+				Command: []string{"/pause"},
+				Env:     []corev1.EnvVar{{Name: "MODE", Value: "conformance"}},
+			}},
+			Tolerations: []corev1.Toleration{{Key: "virtual-kubelet.io/provider", Operator: corev1.TolerationOpExists}},
+		},
+	}
+}
+
+// createPod creates pod in the API server (VK then sees it).
+func (e *env) createPod(pod *corev1.Pod) *corev1.Pod {
+	created, err := e.judge.api.CoreV1().Pods(pod.Namespace).Create(e.ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		e.failf("creating pod %s in the API server: %v", podKey(pod), err)
+	}
+	return created
+}
+
+// apiPod returns the pod as the API server has it, nil once it is gone.
+func (e *env) apiPod(namespace, name string) *corev1.Pod {
+	p, err := e.judge.api.CoreV1().Pods(namespace).Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
+// await polls cond every 100ms until it is true or bound has passed; it
+// answers whether cond became true.
+func (e *env) await(bound time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(bound)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-e.ctx.Done():
+			return false
+		}
+	}
+}
+
+// sleep lets d pass.
+func (e *env) sleep(d time.Duration) {
+	select {
+	case <-time.After(d):
+	case <-e.ctx.Done():
+	}
+}
+
+// running reports whether VK published pod Running with every container
+// running.
+func running(p *corev1.Pod) bool {
+	if p == nil || p.Status.Phase != corev1.PodRunning || len(p.Status.ContainerStatuses) != len(p.Spec.Containers) {
+		return false
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Running == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// statusBound is how long VK may take to publish a status the provider has:
+// a sync provider is polled every 5s (node/sync.go, syncProviderWrapper.run),
+// and VK retries a failed write with back-off.
+const statusBound = 30 * time.Second
+
+// runPod creates a pod and waits until VK has published it running; a
+// spec that needs a running pod fails here, saying so, when it does not get
+// one.
+func (e *env) runPod(prefix string) *corev1.Pod {
+	p := e.createPod(newPod(prefix))
+	var last *corev1.Pod
+	if !e.await(statusBound, func() bool { last = e.apiPod(p.Namespace, p.Name); return running(last) }) {
+		e.failf("precondition: VK did not publish pod %s Running with its containers running within %v (it published %s); %s",
+			podKey(p), statusBound, describeStatus(last), e.providerCallsOf(podKey(p)))
+	}
+	return last
+}
+
+// providerCallsOf sums up the lifecycle calls the pod got.
+func (e *env) providerCallsOf(key string) string {
+	var parts []string
+	for _, m := range []string{"CreatePod", "UpdatePod", "DeletePod"} {
+		cs := e.calls.of(m, key)
+		s := fmt.Sprintf("%s ×%d", m, len(cs))
+		if len(cs) > 0 && cs[len(cs)-1].Err != nil {
+			s += fmt.Sprintf(" (last error: %v)", cs[len(cs)-1].Err)
+		}
+		parts = append(parts, s)
+	}
+	return "the provider got " + strings.Join(parts, ", ")
+}
+
+// describeStatus says what a pod's status shows, for messages.
+func describeStatus(p *corev1.Pod) string {
+	if p == nil {
+		return "no pod (gone from the API server)"
+	}
+	s := fmt.Sprintf("phase %q", p.Status.Phase)
+	if p.Status.Reason != "" {
+		s += fmt.Sprintf(" reason %q message %q", p.Status.Reason, p.Status.Message)
+	}
+	var cs []string
+	for _, c := range p.Status.ContainerStatuses {
+		st := "unknown"
+		switch {
+		case c.State.Running != nil:
+			st = "running"
+		case c.State.Waiting != nil:
+			st = "waiting (" + c.State.Waiting.Reason + ")"
+		case c.State.Terminated != nil:
+			st = fmt.Sprintf("terminated (exit %d, %s)", c.State.Terminated.ExitCode, c.State.Terminated.Reason)
+		}
+		cs = append(cs, fmt.Sprintf("%s %s ready=%t restarts=%d", c.Name, st, c.Ready, c.RestartCount))
+	}
+	if len(cs) > 0 {
+		s += ", containers: " + strings.Join(cs, "; ")
+	}
+	if p.DeletionTimestamp != nil {
+		s += ", Terminating"
+	}
+	return s
+}
+
+// wrapsNotFound reports whether err holds an error that says NotFound when
+// followed with Unwrap (errors.As), as fmt.Errorf's %w wraps it: VK's
+// errdefs.IsNotFound follows only Cause() (github.com/pkg/errors).
+func wrapsNotFound(err error) bool {
+	var nf interface{ NotFound() bool }
+	return err != nil && errors.As(err, &nf) && nf.NotFound()
+}

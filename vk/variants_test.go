@@ -1,0 +1,319 @@
+package vk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	pkgerrors "github.com/pkg/errors"
+	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
+	"github.com/virtual-kubelet/virtual-kubelet/node"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kri-kit/testkit/vk/simprovider"
+)
+
+// altered is a provider with some of its methods replaced; a nil field
+// keeps the base's method. alteredAsync adds NotifyPods, whose callback
+// notify may change (nil keeps it).
+type altered struct {
+	base         node.PodLifecycleHandler
+	createPod    func(ctx context.Context, base node.PodLifecycleHandler, pod *corev1.Pod) error
+	deletePod    func(ctx context.Context, base node.PodLifecycleHandler, pod *corev1.Pod) error
+	getPod       func(ctx context.Context, base node.PodLifecycleHandler, namespace, name string) (*corev1.Pod, error)
+	getPodStatus func(ctx context.Context, base node.PodLifecycleHandler, namespace, name string) (*corev1.PodStatus, error)
+	getPods      func(ctx context.Context, base node.PodLifecycleHandler) ([]*corev1.Pod, error)
+}
+
+func (a *altered) CreatePod(ctx context.Context, pod *corev1.Pod) error {
+	if a.createPod != nil {
+		return a.createPod(ctx, a.base, pod)
+	}
+	return a.base.CreatePod(ctx, pod)
+}
+
+func (a *altered) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
+	return a.base.UpdatePod(ctx, pod)
+}
+
+func (a *altered) DeletePod(ctx context.Context, pod *corev1.Pod) error {
+	if a.deletePod != nil {
+		return a.deletePod(ctx, a.base, pod)
+	}
+	return a.base.DeletePod(ctx, pod)
+}
+
+func (a *altered) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	if a.getPod != nil {
+		return a.getPod(ctx, a.base, namespace, name)
+	}
+	return a.base.GetPod(ctx, namespace, name)
+}
+
+func (a *altered) GetPodStatus(ctx context.Context, namespace, name string) (*corev1.PodStatus, error) {
+	if a.getPodStatus != nil {
+		return a.getPodStatus(ctx, a.base, namespace, name)
+	}
+	return a.base.GetPodStatus(ctx, namespace, name)
+}
+
+func (a *altered) GetPods(ctx context.Context) ([]*corev1.Pod, error) {
+	if a.getPods != nil {
+		return a.getPods(ctx, a.base)
+	}
+	return a.base.GetPods(ctx)
+}
+
+type alteredAsync struct {
+	*altered
+	notify func(ctx context.Context, cb func(*corev1.Pod)) func(*corev1.Pod)
+}
+
+func (a alteredAsync) NotifyPods(ctx context.Context, cb func(*corev1.Pod)) {
+	if a.notify != nil {
+		cb = a.notify(ctx, cb)
+	}
+	a.base.(node.PodNotifier).NotifyPods(ctx, cb)
+}
+
+func syncAltered(a altered) func() node.PodLifecycleHandler {
+	return func() node.PodLifecycleHandler { a := a; a.base = simprovider.New(); return &a }
+}
+
+func asyncAltered(a altered, notify func(context.Context, func(*corev1.Pod)) func(*corev1.Pod)) func() node.PodLifecycleHandler {
+	return func() node.PodLifecycleHandler {
+		a := a
+		a.base = simprovider.NewAsync()
+		return alteredAsync{&a, notify}
+	}
+}
+
+// node provider variants
+
+type alteredNode struct {
+	ping   func(ctx context.Context) error
+	notify func(ctx context.Context, cb func(*corev1.Node))
+	base   *simprovider.Node
+}
+
+func (n *alteredNode) Ping(ctx context.Context) error {
+	if n.ping != nil {
+		return n.ping(ctx)
+	}
+	return n.base.Ping(ctx)
+}
+
+func (n *alteredNode) NotifyNodeStatus(ctx context.Context, cb func(*corev1.Node)) {
+	if n.notify != nil {
+		n.notify(ctx, cb)
+		return
+	}
+	n.base.NotifyNodeStatus(ctx, cb)
+}
+
+func nodeAltered(n alteredNode) func() node.NodeProvider {
+	return func() node.NodeProvider { n := n; n.base = simprovider.NewNode(); return &n }
+}
+
+func notReady(st *corev1.PodStatus) {
+	for i := range st.ContainerStatuses {
+		st.ContainerStatuses[i].Ready = false
+	}
+	for i := range st.Conditions {
+		if c := &st.Conditions[i]; c.Type == corev1.PodReady || c.Type == corev1.ContainersReady {
+			c.Status = corev1.ConditionFalse
+		}
+	}
+}
+
+// mutants: each must fail exactly the specs of its want.
+var mutants = []variant{
+	{name: "containers-never-ready", want: []string{"KVK-POD-001"},
+		pods: syncAltered(altered{getPodStatus: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.PodStatus, error) {
+			st, err := b.GetPodStatus(ctx, ns, name)
+			if st != nil {
+				notReady(st)
+			}
+			return st, err
+		}})},
+	// VK takes the empty pod for one the provider runs and calls UpdatePod
+	// instead of CreatePod: no pod ever runs.
+	{name: "getpod-answers-an-empty-pod-for-unknown-pods",
+		want: []string{"KVK-POD-001", "KVK-POD-002", "KVK-POD-004", "KVK-POD-005", "KVK-POD-007", "KVK-POD-008", "KVK-POD-009", "KVK-POD-010"},
+		pods: syncAltered(altered{getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+			p, err := b.GetPod(ctx, ns, name)
+			if p == nil {
+				return &corev1.Pod{}, err
+			}
+			return p, err
+		}})},
+	{name: "notfound-wrapped-with-percent-w", want: []string{"KVK-POD-003"},
+		pods: syncAltered(altered{
+			getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+				p, err := b.GetPod(ctx, ns, name)
+				if err != nil {
+					err = fmt.Errorf("backend lookup: %w", err)
+				}
+				return p, err
+			},
+			getPodStatus: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.PodStatus, error) {
+				st, err := b.GetPodStatus(ctx, ns, name)
+				if err != nil {
+					err = fmt.Errorf("backend lookup: %w", err)
+				}
+				return st, err
+			}})},
+	{name: "createpod-of-a-running-pod-answers-already-exists", want: []string{"KVK-POD-004"},
+		pods: syncAltered(altered{createPod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+			if p, _ := b.GetPod(ctx, pod.Namespace, pod.Name); p != nil {
+				return fmt.Errorf("pod %s/%s already exists", pod.Namespace, pod.Name)
+			}
+			return b.CreatePod(ctx, pod)
+		}})},
+	{name: "createpod-of-a-running-pod-starts-it-again", want: []string{"KVK-POD-004"},
+		pods: asyncAltered(altered{createPod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+			if p, _ := b.GetPod(ctx, pod.Namespace, pod.Name); p != nil {
+				_ = b.DeletePod(ctx, p)
+			}
+			return b.CreatePod(ctx, pod)
+		}}, nil)},
+	{name: "deletepod-fails", want: []string{"KVK-POD-005", "KVK-POD-007", "KVK-POD-010", "KVK-POD-011"},
+		pods: asyncAltered(altered{deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+			if p, _ := b.GetPod(ctx, pod.Namespace, pod.Name); p != nil {
+				return errors.New("backend busy, try again later")
+			}
+			return b.DeletePod(ctx, pod)
+		}}, nil)},
+	{name: "deletepod-of-an-unknown-pod-answers-a-plain-error", want: []string{"KVK-POD-006"},
+		pods: syncAltered(altered{deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+			if err := b.DeletePod(ctx, pod); errdefs.IsNotFound(err) {
+				return fmt.Errorf("pod %s/%s: no such pod", pod.Namespace, pod.Name)
+			} else {
+				return err
+			}
+		}})},
+	{name: "keeps-deleted-pods-in-getpod", want: []string{"KVK-POD-007"},
+		pods: func() node.PodLifecycleHandler {
+			deleted := map[string]*corev1.Pod{}
+			return asyncAltered(altered{
+				deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+					p, _ := b.GetPod(ctx, pod.Namespace, pod.Name)
+					err := b.DeletePod(ctx, pod)
+					if p != nil && err == nil {
+						simprovider.Terminate(&p.Status, 0, "Completed")
+						deleted[podKey(p)] = p
+					}
+					return err
+				},
+				getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+					if p, err := b.GetPod(ctx, ns, name); p != nil {
+						return p, err
+					}
+					if p := deleted[ns+"/"+name]; p != nil {
+						return p.DeepCopy(), nil
+					}
+					return b.GetPod(ctx, ns, name)
+				}}, nil)()
+		}},
+	{name: "getpodstatus-forgets-pods-after-a-minute", want: []string{"KVK-POD-008"},
+		pods: syncAltered(altered{getPodStatus: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.PodStatus, error) {
+			st, err := b.GetPodStatus(ctx, ns, name)
+			if st != nil && st.StartTime != nil && time.Since(st.StartTime.Time) > time.Minute {
+				return nil, errdefs.NotFoundf("pod %s/%s is not in the status cache", ns, name)
+			}
+			return st, err
+		}})},
+	{name: "getpod-drops-annotations", want: []string{"KVK-POD-009"},
+		pods: asyncAltered(altered{getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+			p, err := b.GetPod(ctx, ns, name)
+			if p != nil {
+				p.Annotations = nil
+			}
+			return p, err
+		}}, nil)},
+	{name: "deletepod-notifies-no-terminal-status", want: []string{"KVK-POD-010"},
+		pods: asyncAltered(altered{}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
+			return func(p *corev1.Pod) {
+				if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+					return
+				}
+				cb(p)
+			}
+		})},
+	{name: "getpods-lists-nothing", want: []string{"KVK-POD-011"},
+		pods: asyncAltered(altered{getPods: func(context.Context, node.PodLifecycleHandler) ([]*corev1.Pod, error) { return nil, nil }}, nil)},
+	{name: "ping-fails", want: []string{"KVK-NODE-001"},
+		nodes: nodeAltered(alteredNode{ping: func(context.Context) error { return errors.New("backend unreachable") }})},
+	{name: "notifynodestatus-blocks", want: []string{"KVK-NODE-001", "KVK-NODE-002"},
+		nodes: nodeAltered(alteredNode{notify: func(ctx context.Context, _ func(*corev1.Node)) { <-ctx.Done() }})},
+}
+
+// benign variants: each takes a freedom the contract grants and must pass.
+var benign = []variant{
+	{name: "unknown-pod-answers-nil-nil",
+		pods: syncAltered(altered{
+			getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+				p, err := b.GetPod(ctx, ns, name)
+				if errdefs.IsNotFound(err) {
+					err = nil
+				}
+				return p, err
+			},
+			getPodStatus: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.PodStatus, error) {
+				st, err := b.GetPodStatus(ctx, ns, name)
+				if errdefs.IsNotFound(err) {
+					err = nil
+				}
+				return st, err
+			}})},
+	{name: "deletepod-of-an-unknown-pod-answers-nil",
+		pods: syncAltered(altered{deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+			if err := b.DeletePod(ctx, pod); !errdefs.IsNotFound(err) {
+				return err
+			}
+			return nil
+		}})},
+	{name: "notfound-wrapped-with-pkg-errors",
+		pods: asyncAltered(altered{
+			getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+				p, err := b.GetPod(ctx, ns, name)
+				return p, pkgerrors.Wrap(err, "backend lookup")
+			},
+			getPodStatus: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.PodStatus, error) {
+				st, err := b.GetPodStatus(ctx, ns, name)
+				return st, pkgerrors.Wrap(err, "backend lookup")
+			},
+			deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+				return pkgerrors.Wrap(b.DeletePod(ctx, pod), "backend delete")
+			}}, nil)},
+	{name: "notifies-from-a-goroutine-of-its-own",
+		pods: asyncAltered(altered{}, func(ctx context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
+			queue := make(chan *corev1.Pod, 64)
+			go func() {
+				for {
+					select {
+					case p := <-queue:
+						cb(p)
+					case <-ctx.Done():
+						return
+					}
+				}
+			}()
+			return func(p *corev1.Pod) {
+				select {
+				case queue <- p:
+				case <-ctx.Done():
+				}
+			}
+		})},
+	{name: "ping-takes-two-seconds",
+		nodes: nodeAltered(alteredNode{ping: func(ctx context.Context) error {
+			select {
+			case <-time.After(2 * time.Second):
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}})},
+}
