@@ -71,7 +71,7 @@ func (p *PodProvider) newProbeState(ps *podState, in *instance, c *v1.Container)
 		}
 		if probe.HTTPGet != nil {
 			if g, gerr := workload.HTTPGetOf(spec, probe.HTTPGet); gerr == nil {
-				in.serve(g, at) // the server logs the probe's request
+				in.sim.Serve(g, at) // the server logs the probe's request
 			}
 		}
 		return ok && err == nil

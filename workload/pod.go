@@ -150,9 +150,9 @@ type Run struct {
 	stopping bool
 	// postStartFail: its postStart hook fails at postStartEnd, when the
 	// run is killed.
-	postStartFail   bool
-	postStartEnd    time.Time
-	postStartDetail string
+	postStartFail    bool
+	postStartEnd     time.Time
+	postStartMessage string
 	// preStopRan: its preStop hook ran (once per run), until preStopEnd.
 	preStopRan bool
 	preStopEnd time.Time

@@ -2,6 +2,7 @@ package workload_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,5 +124,19 @@ func TestPodPreStopHook(t *testing.T) {
 		if msg := r.TerminationMessage(p.Container("app").Spec); msg != tt.wantMsg {
 			t.Errorf("%s: termination message %q, want %q", tt.name, msg, tt.wantMsg)
 		}
+	}
+}
+
+// The GET of an HTTP postStart hook reaches the container's server, which
+// logs it as it logs any request (httpd -vv): the hook's request is in the
+// container's output, as a probe's is.
+func TestPodHTTPHookRequestIsInTheServersLog(t *testing.T) {
+	web := shc("web", "httpd -f -vv -p 8080 -h /www")
+	web.Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: "/started", Port: intstr.FromInt32(8080)}}}
+	p := newSimPod(v1.RestartPolicyNever, nil, []v1.Container{web})
+	r := p.Container("web").Current
+	out, _ := r.FilesAt(sec(1))(workload.Stdout)
+	if want := workload.ProberAddr + ": url:/started\n" + workload.ProberAddr + ": response:404\n"; !strings.Contains(out, want) {
+		t.Errorf("web's output after its HTTP postStart hook: %q, want it to hold the server's log of the GET, %q", out, want)
 	}
 }
