@@ -19,10 +19,12 @@ import (
 //     command says (workload.OfHandler; a sleep action for its seconds).
 //     The containers SyncPod starts after it in the same call run only once
 //     it has ended, as the kubelet starts them one after another. When it
-//     fails, the container gets SIGTERM at its end (SIGKILL after the pod's
-//     grace period if it ignores SIGTERM) and the start is reported to the
-//     ReasonCache as workload.ErrPostStartHook: by the SyncPod that started
-//     it when the hook fails at once, else by the first SyncPod after its end.
+//     fails, the container is killed at its end as KillPod kills it, with
+//     the pod's grace period: its preStop hook first, then SIGTERM (SIGKILL
+//     when the grace period is over if it ignores SIGTERM); the start is
+//     reported to the ReasonCache as workload.ErrPostStartHook: by the
+//     SyncPod that started it when the hook fails at once, else by the
+//     first SyncPod after its end.
 //   - preStop runs when KillPod (or CleanupPods) stops a running container
 //     with a grace period above 0, for as long as its command says but at
 //     most the grace period; SIGTERM comes when it ends, and the container
@@ -110,13 +112,15 @@ func (s *syncer) postStart(c *v1.Container, in *instance, script *containerScrip
 		return true
 	}
 	// killContainer with the pod's grace period (setTerminationGracePeriod).
+	// Its preStop hook runs first, its time taken from grace.
 	grace := s.p.gracePeriod(nil, s.ps.pod, nil)
 	in.termAt = end
-	in.sim.SIGTERMAt(end, grace)
-	s.p.schedule(in, end)
-	s.p.schedule(in, end.Add(grace))
-	if d := in.sim.Shutdown().Delay; d > 0 && d < grace {
-		s.p.schedule(in, end.Add(d)) // a handler that takes a while
+	term, left := s.p.preStop(s.ps, in, s.now, end, grace)
+	in.sim.SIGTERMAt(term, left)
+	s.p.schedule(in, term)
+	s.p.schedule(in, term.Add(left))
+	if d := in.sim.Shutdown().Delay; d > 0 && d < left {
+		s.p.schedule(in, term.Add(d)) // a handler that takes a while
 	}
 	in.hookFailure = run.PostStartFailure(c.Name)
 	if end.After(s.now) {
@@ -150,41 +154,26 @@ func (s *syncer) reportHookFailure(c *v1.Container) bool {
 
 // preStop runs the preStop hook of the running instance in (as the spec
 // last synced says: a container's hooks cannot change) when KillPod sends
-// it SIGTERM at at with grace before SIGKILL, and returns when SIGTERM
-// comes instead (once the hook has ended, at most grace later) and what is
-// left of grace then (at least 2s under WithMinimumGracePeriod). A hook
-// runs once per instance: a later kill keeps its SIGTERM after the hook's
-// end. The caller holds p.mu.
+// it SIGTERM at at with grace before SIGKILL (workload.Instance.PreStop),
+// and returns when SIGTERM comes instead (once the hook has ended, at most
+// grace later) and what is left of grace then (at least 2s under
+// WithMinimumGracePeriod when the hook ran). The caller holds p.mu.
 func (p *PodProvider) preStop(ps *podState, in *instance, now, at time.Time, grace time.Duration) (time.Time, time.Duration) {
-	if grace <= 0 {
-		return at, grace
+	var run workload.Hook
+	term, left, ran := in.sim.PreStop(at, grace, func() (workload.Hook, bool) {
+		var ok bool
+		run, ok = hookOf(p.scripts.containers[containerKey{pod: ps.key, name: in.name}], specOf(ps.pod, in.name), false, in, at)
+		return run, ok
+	})
+	if !ran {
+		return term, left
 	}
-	if in.preStopRan {
-		if in.preStopEnd.After(at) {
-			grace = max(grace-in.preStopEnd.Sub(at), 0)
-			at = in.preStopEnd
-		}
-		return at, grace
-	}
-	script := p.scripts.containers[containerKey{pod: ps.key, name: in.name}]
-	run, ok := hookOf(script, specOf(ps.pod, in.name), false, in, at)
-	if !ok {
-		return at, grace
-	}
-	d := run.Takes
-	if run.Forever {
-		d = grace
-	}
-	d = min(d, grace)
-	left := grace - d
 	if p.minimumGracePeriod {
 		left = max(left, minimumGracePeriod)
 	}
-	in.preStopRan, in.preStopEnd = true, at.Add(d)
-	in.sim.RecordHook(run, at, in.preStopEnd)
 	p.publish(Event{At: now, Type: EventPreStopHook, Pod: ps.ref, Container: in.name, ContainerID: in.id,
-		Message: fmt.Sprintf("%s hook runs %s of the grace period %s from %s", run.Action, d, grace, at.Format(time.RFC3339Nano))})
-	return in.preStopEnd, left
+		Message: fmt.Sprintf("%s hook runs %s of the grace period %s from %s", run.Action, term.Sub(at), grace, at.Format(time.RFC3339Nano))})
+	return term, left
 }
 
 // specOf returns the container of pod named name, or nil.

@@ -113,3 +113,59 @@ func (in *Instance) Serve(g HTTPGet, at time.Time) (code int, connected bool) {
 	}
 	return code, connected
 }
+
+// PreStop runs the container's preStop hook when its running instance is
+// killed at at with grace before SIGKILL, as the kubelet's killContainer
+// does (kuberuntime_container.go, executePreStopHook), and returns when
+// SIGTERM comes instead and what is left of grace then. hook returns what
+// the hook does (RunHook, or a simulator's own), false when the container
+// has none; it is called only when the hook is to run now. The hook takes
+// its time but at most grace (all of it when it runs Forever); its writes
+// until then go to the instance's files. A grace of 0 runs no hook. A hook
+// runs once per instance: a later kill sends SIGTERM once it has ended,
+// with grace less what the wait took. ran reports whether the hook ran in
+// this call.
+func (in *Instance) PreStop(at time.Time, grace time.Duration, hook func() (Hook, bool)) (sigterm time.Time, left time.Duration, ran bool) {
+	switch {
+	case grace <= 0:
+		return at, grace, false
+	case in.preStopRan:
+		if in.preStopEnd.After(at) {
+			return in.preStopEnd, max(grace-in.preStopEnd.Sub(at), 0), false
+		}
+		return at, grace, false
+	}
+	h, ok := hook()
+	if !ok {
+		return at, grace, false
+	}
+	d := h.Takes
+	if h.Forever {
+		d = grace
+	}
+	d = min(d, grace)
+	in.preStopRan, in.preStopEnd = true, at.Add(d)
+	in.RecordHook(h, at, in.preStopEnd)
+	return in.preStopEnd, grace - d, true
+}
+
+// GracePeriod returns the grace period of a kill of pod, in the order of
+// the kubelet's runtime (kuberuntime_container.go,
+// setTerminationGracePeriod): override, else the pod's
+// DeletionGracePeriodSeconds, else its TerminationGracePeriodSeconds, else
+// the API's default of 30 seconds (v1.DefaultTerminationGracePeriodSeconds,
+// what the API server sets). Negative seconds count as 0. A nil pod has
+// neither. The kubelet's floor of kri.RuntimeMinimumGracePeriodSeconds is
+// the caller's to apply, after the preStop hook.
+func GracePeriod(pod *v1.Pod, override *int64) time.Duration {
+	secs := func(s int64) time.Duration { return time.Duration(max(s, 0)) * time.Second }
+	switch {
+	case override != nil:
+		return secs(*override)
+	case pod != nil && pod.DeletionGracePeriodSeconds != nil:
+		return secs(*pod.DeletionGracePeriodSeconds)
+	case pod != nil && pod.Spec.TerminationGracePeriodSeconds != nil:
+		return secs(*pod.Spec.TerminationGracePeriodSeconds)
+	}
+	return secs(v1.DefaultTerminationGracePeriodSeconds)
+}

@@ -42,3 +42,26 @@ func ExampleRunHook() {
 	// tcpSocket: takes 0s, failed true (the handler has no exec, httpGet or sleep action)
 	// server log: "127.0.0.1:40000: url:/started\n127.0.0.1:40000: response:404\n"
 }
+
+// A simulator that kills a running instance runs the container's preStop
+// hook first: SIGTERM comes when the hook ends, with what is left of the
+// grace period. A second kill does not run the hook again.
+func ExampleInstance_PreStop() {
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	app := v1.Container{Name: "app", Command: []string{"sh", "-c", "sleep infinity"},
+		Lifecycle: &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", "sleep 3"}}}}}
+	run := workload.NewInstance(workload.OfEnv(&app), t0, workload.InstanceOptions{})
+	run.Advance(t0)
+	preStop := func() (workload.Hook, bool) {
+		return workload.RunHook(&app, app.Lifecycle.PreStop, run, t0), true
+	}
+
+	grace := workload.GracePeriod(&v1.Pod{}, nil) // 30s: the pod sets none
+	sigterm, left, ran := run.PreStop(t0, grace, preStop)
+	fmt.Println(sigterm.Sub(t0), left, ran)
+	sigterm, left, ran = run.PreStop(t0.Add(time.Second), 5*time.Second, preStop)
+	fmt.Println(sigterm.Sub(t0), left, ran)
+	// Output:
+	// 3s 27s true
+	// 3s 3s false
+}

@@ -60,8 +60,9 @@ type Pod struct {
 	// GracePeriod is the grace period of the kills the pod decides on its
 	// own: a failed liveness or startup probe (unless the probe has a
 	// terminationGracePeriodSeconds of its own), a failed postStart hook,
-	// the sidecars once the app containers are done. NewPod sets the
-	// pod's terminationGracePeriodSeconds (30s when unset).
+	// the sidecars once the app containers are done. NewPod sets
+	// GracePeriod(pod, nil): the pod's deletionGracePeriodSeconds, else
+	// its terminationGracePeriodSeconds, else 30s.
 	GracePeriod time.Duration
 	// Init and App are the pod's init and app containers, in spec order.
 	Init, App []*PodContainer
@@ -153,9 +154,6 @@ type Run struct {
 	postStartFail    bool
 	postStartEnd     time.Time
 	postStartMessage string
-	// preStopRan: its preStop hook ran (once per run), until preStopEnd.
-	preStopRan bool
-	preStopEnd time.Time
 	// turn is set while a stopped sidecar waits for its turn to get
 	// SIGTERM (pod_sidecars.go).
 	turn *stopTurn
@@ -177,10 +175,7 @@ type Waiting struct {
 // caller may change pod afterwards.
 func NewPod(pod *v1.Pod) *Pod {
 	p := &Pod{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, RestartPolicy: pod.Spec.RestartPolicy,
-		GracePeriod: v1.DefaultTerminationGracePeriodSeconds * time.Second}
-	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
-		p.GracePeriod = time.Duration(max(*g, 0)) * time.Second
-	}
+		GracePeriod: GracePeriod(pod, nil)}
 	for i := range pod.Spec.InitContainers {
 		p.Init = append(p.Init, newPodContainer(&pod.Spec.InitContainers[i], true))
 	}

@@ -59,31 +59,16 @@ func (p *Pod) postStartFailed(c *PodContainer, at time.Time) {
 }
 
 // preStop runs the preStop hook of running container c when the pod kills
-// it at now with grace, and returns when SIGTERM comes (once the hook has
-// ended, at most grace later) and what is left of grace then. A grace of
-// 0 runs no hook, and a hook runs once per run: a later kill sends SIGTERM
-// once the hook has ended.
+// it at now with grace (Instance.PreStop), and returns when SIGTERM comes
+// and what is left of grace then.
 func (p *Pod) preStop(c *PodContainer, now time.Time, grace time.Duration) (time.Time, time.Duration) {
 	r := c.Current
-	lc := c.Spec.Lifecycle
-	switch {
-	case grace <= 0:
-		return now, grace
-	case r.preStopRan:
-		if r.preStopEnd.After(now) {
-			return r.preStopEnd, max(grace-r.preStopEnd.Sub(now), 0)
+	at, left, _ := r.PreStop(now, grace, func() (Hook, bool) {
+		lc := c.Spec.Lifecycle
+		if lc == nil || lc.PreStop == nil {
+			return Hook{}, false
 		}
-		return now, grace
-	case lc == nil || lc.PreStop == nil:
-		return now, grace
-	}
-	run := RunHook(c.Spec, lc.PreStop, r.Instance, now)
-	d := run.Takes
-	if run.Forever {
-		d = grace
-	}
-	d = min(d, grace)
-	r.preStopRan, r.preStopEnd = true, now.Add(d)
-	r.RecordHook(run, now, r.preStopEnd)
-	return r.preStopEnd, grace - d
+		return RunHook(c.Spec, lc.PreStop, r.Instance, now), true
+	})
+	return at, left
 }

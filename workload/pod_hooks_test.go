@@ -140,3 +140,31 @@ func TestPodHTTPHookRequestIsInTheServersLog(t *testing.T) {
 		t.Errorf("web's output after its HTTP postStart hook: %q, want it to hold the server's log of the GET, %q", out, want)
 	}
 }
+
+// GracePeriod takes the override, else the pod's deletion grace period,
+// else its terminationGracePeriodSeconds, else 30s; negative counts as 0.
+func TestGracePeriodOrder(t *testing.T) {
+	n := func(s int64) *int64 { return &s }
+	pod := func(deletion, termination *int64) *v1.Pod {
+		p := &v1.Pod{}
+		p.DeletionGracePeriodSeconds, p.Spec.TerminationGracePeriodSeconds = deletion, termination
+		return p
+	}
+	for _, tt := range []struct {
+		name     string
+		pod      *v1.Pod
+		override *int64
+		want     time.Duration
+	}{
+		{"override first", pod(n(5), n(7)), n(1), time.Second},
+		{"then deletion", pod(n(5), n(7)), nil, 5 * time.Second},
+		{"then termination", pod(nil, n(7)), nil, 7 * time.Second},
+		{"else 30s", pod(nil, nil), nil, 30 * time.Second},
+		{"nil pod", nil, nil, 30 * time.Second},
+		{"negative is 0", pod(nil, n(-3)), nil, 0},
+	} {
+		if got := workload.GracePeriod(tt.pod, tt.override); got != tt.want {
+			t.Errorf("%s: GracePeriod = %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
