@@ -496,19 +496,28 @@ func (p *Pod) ensureStart(c *PodContainer, now time.Time) {
 	}
 }
 
-// restarts reports whether the restart policy restarts c, which has exited:
-// a sidecar always; an init container only when it failed, unless the
-// policy is Never; an app container always under Always (or no policy), on
-// failure under OnFailure, never under Never.
+// restarts reports whether the restart policy restarts c, which has
+// exited (Restarts).
 func (p *Pod) restarts(c *PodContainer) bool {
-	failed := c.Current.ExitCode() != 0
+	return Restarts(p.RestartPolicy, c.IsInit, c.Restartable, c.Current.ExitCode())
+}
+
+// Restarts reports whether a container that exited with exitCode is
+// started again under the pod's restart policy, as the kubelet's runtime
+// decides it (kuberuntime_container.go computeInitContainerActions,
+// pkgcontainer.ShouldContainerBeRestarted): a restartable init container
+// (sidecar) always; a plain init container only when it failed, unless
+// the policy is Never; an app container always under Always (or no
+// policy), on failure under OnFailure, never under Never.
+func Restarts(policy v1.RestartPolicy, isInit, restartable bool, exitCode int) bool {
+	failed := exitCode != 0
 	switch {
-	case c.Restartable:
+	case restartable:
 		return true
-	case c.IsInit:
-		return failed && p.RestartPolicy != v1.RestartPolicyNever
+	case isInit:
+		return failed && policy != v1.RestartPolicyNever
 	}
-	switch p.RestartPolicy {
+	switch policy {
 	case v1.RestartPolicyNever:
 		return false
 	case v1.RestartPolicyOnFailure:

@@ -88,3 +88,27 @@ func TestPodRestartPolicy(t *testing.T) {
 		}
 	}
 }
+
+// Restarts: a sidecar always, a plain init container on failure unless
+// Never, an app container as the pod's policy says.
+func TestRestartsFollowsThePolicy(t *testing.T) {
+	type kind struct{ init, restartable bool }
+	app, initC, sidecar := kind{}, kind{init: true}, kind{init: true, restartable: true}
+	for _, tt := range []struct {
+		policy v1.RestartPolicy
+		k      kind
+		code   int
+		want   bool
+	}{
+		{v1.RestartPolicyAlways, app, 0, true}, {"", app, 0, true},
+		{v1.RestartPolicyOnFailure, app, 0, false}, {v1.RestartPolicyOnFailure, app, 1, true},
+		{v1.RestartPolicyNever, app, 1, false},
+		{v1.RestartPolicyAlways, initC, 0, false}, {v1.RestartPolicyAlways, initC, 1, true},
+		{v1.RestartPolicyOnFailure, initC, 1, true}, {v1.RestartPolicyNever, initC, 1, false},
+		{v1.RestartPolicyNever, sidecar, 0, true}, {v1.RestartPolicyOnFailure, sidecar, 0, true},
+	} {
+		if got := workload.Restarts(tt.policy, tt.k.init, tt.k.restartable, tt.code); got != tt.want {
+			t.Errorf("Restarts(%q, init %v, restartable %v, exit %d) = %v, want %v", tt.policy, tt.k.init, tt.k.restartable, tt.code, got, tt.want)
+		}
+	}
+}
