@@ -101,8 +101,9 @@
 //     every app container has exited for good the pod is stopped (sidecars
 //     get SIGTERM, the sandbox stops) and nothing starts again; KillPod
 //     (and CleanupPods) stops the sidecars after every other container, the
-//     last first, each waiting for its turn within the grace period, as the
-//     kubelet's terminationOrdering does. A running sidecar is started and
+//     last first, each running its preStop hook at once and then waiting
+//     for its turn within the grace period, as the kubelet's
+//     terminationOrdering does. A running sidecar is started and
 //     ready in RefreshPodStatus;
 //   - lifecycle hooks (hooks.go, run as workload.RunHook says): a
 //     postStart hook runs for as long as its action takes once its
