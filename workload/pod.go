@@ -22,6 +22,12 @@ type BackOff struct {
 	Max     time.Duration
 }
 
+// KubeletBackOff is the kubelet's crash-loop back-off
+// (k8s.io/kubernetes/pkg/kubelet/kubelet.go: backOffPeriod, 10s, and
+// MaxContainerBackOff, 300s), which the fake's WithCrashLoopBackOff runs
+// on a flowcontrol.Backoff, whose reset after 2×Max is a Pod's.
+var KubeletBackOff = BackOff{Initial: 10 * time.Second, Max: 300 * time.Second}
+
 // Pod simulates the containers of one pod on a clock the caller keeps, the
 // way a node agent (a kubelet, a remote container service) runs them on its
 // own: the init containers one at a time in spec order, each to success
