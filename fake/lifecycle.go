@@ -214,16 +214,8 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 		s.failStart(res, c, init, sb, fault.err, fault.message)
 		return false
 	}
-	if workload.ImageMissing(c.Image) && c.ImagePullPolicy == v1.PullNever {
-		s.failStart(res, c, init, sb, ErrImageNeverPull, neverPullMessage(c.Image))
-		return false
-	}
-	if workload.ImageMissing(c.Image) {
-		s.failStart(res, c, init, sb, workload.ErrImagePull, fmt.Sprintf("failed to pull image %q: dial tcp: lookup %s: no such host", c.Image, workload.MissingImageDomain))
-		return false
-	}
-	if b.FailsToStart() {
-		s.failStart(res, c, init, sb, errRunContainer, fmt.Sprintf("exec: %q: stat %s: no such file or directory", b.MissingExecutable, b.MissingExecutable))
+	if message, err := workload.StartFailure(c.Image, c.ImagePullPolicy, b); err != nil {
+		s.failStart(res, c, init, sb, err, message)
 		return false
 	}
 	delete(ps.lastStartErr, c.Name)

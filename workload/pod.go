@@ -217,18 +217,27 @@ func (p *Pod) AnyRunning() bool {
 	return slices.ContainsFunc(p.Containers(), (*PodContainer).Running)
 }
 
-// StartError is the default Pod.CheckStart: a container whose image is
-// missing (ImageMissing) fails with ErrImageNeverPull under the pull policy
-// Never, else with ErrImagePull; one whose executable is missing with
-// pkgcontainer.ErrRunContainer.
+// StartError is the default Pod.CheckStart: StartFailure of c's image,
+// pull policy and command.
 func StartError(c *PodContainer) (string, error) {
+	return StartFailure(c.Image, c.Spec.ImagePullPolicy, c.Behaviour)
+}
+
+// StartFailure returns why a runtime fails to start a container of image,
+// with pull policy pull, whose command behaves as b, and what it says;
+// "", nil when the start succeeds. A missing image (ImageMissing) fails
+// with ErrImageNeverPull and the kubelet image manager's message under the
+// pull policy Never, else with ErrImagePull and containerd's message for a
+// registry that does not resolve; a missing executable with
+// pkgcontainer.ErrRunContainer.
+func StartFailure(image string, pull v1.PullPolicy, b Behaviour) (message string, err error) {
 	switch {
-	case ImageMissing(c.Image) && c.Spec.ImagePullPolicy == v1.PullNever:
-		return fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image), ErrImageNeverPull
-	case ImageMissing(c.Image):
-		return fmt.Sprintf("Failed to pull image %q: the registry %s does not resolve", c.Image, MissingImageDomain), ErrImagePull
-	case c.Behaviour.FailsToStart():
-		exe := c.Behaviour.MissingExecutable
+	case ImageMissing(image) && pull == v1.PullNever:
+		return fmt.Sprintf("Container image %q is not present with pull policy of Never", image), ErrImageNeverPull
+	case ImageMissing(image):
+		return fmt.Sprintf("failed to pull image %q: dial tcp: lookup %s: no such host", image, MissingImageDomain), ErrImagePull
+	case b.FailsToStart():
+		exe := b.MissingExecutable
 		return fmt.Sprintf("exec: %q: stat %s: no such file or directory", exe, exe), pkgcontainer.ErrRunContainer
 	}
 	return "", nil

@@ -112,3 +112,29 @@ func TestRestartsFollowsThePolicy(t *testing.T) {
 		}
 	}
 }
+
+// StartFailure says why a start fails as the runtime says it: the image
+// manager for a missing image under Never, containerd for a pull from a
+// registry that does not resolve, the OCI runtime for a missing
+// executable.
+func TestStartFailure(t *testing.T) {
+	missing := workload.MissingImageDomain + "/app:1"
+	runs := workload.Behaviour{RunsUntilKilled: true}
+	for _, tt := range []struct {
+		image   string
+		pull    v1.PullPolicy
+		b       workload.Behaviour
+		wantErr error
+		wantMsg string
+	}{
+		{missing, v1.PullNever, runs, workload.ErrImageNeverPull, `Container image "kri.invalid/app:1" is not present with pull policy of Never`},
+		{missing, v1.PullIfNotPresent, runs, workload.ErrImagePull, `failed to pull image "kri.invalid/app:1": dial tcp: lookup kri.invalid: no such host`},
+		{"busybox", v1.PullIfNotPresent, workload.Behaviour{MissingExecutable: "/nonexistent/app"}, pkgcontainer.ErrRunContainer, `exec: "/nonexistent/app": stat /nonexistent/app: no such file or directory`},
+		{"busybox", v1.PullNever, runs, nil, ""},
+	} {
+		msg, err := workload.StartFailure(tt.image, tt.pull, tt.b)
+		if !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) || msg != tt.wantMsg {
+			t.Errorf("StartFailure(%q, %s, %+v) = %q, %v; want %q, %v", tt.image, tt.pull, tt.b, msg, err, tt.wantMsg, tt.wantErr)
+		}
+	}
+}
