@@ -145,7 +145,8 @@
 // itself uses, so a pod behaves the same in both: Instance and Prober,
 // RunHook (what a lifecycle hook does) and Instance.PreStop (the preStop
 // hook of a kill), InstanceProbes (a run's probe results), Restarts (the
-// restart policy), GracePeriod (a kill's grace period) and KubeletBackOff.
+// restart policy), StartFailure (why a start fails), GracePeriod (a
+// kill's grace period) and KubeletBackOff.
 //
 // # What PID 1 does
 //
