@@ -12,23 +12,15 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/workload"
 )
 
-// The kubelet's crash-loop back-off (pkg/kubelet/kubelet.go: the initial
-// and maximum delay, and the time after which a container that kept running
-// starts over).
-const (
-	crashLoopBackOffInitial = 10 * time.Second
-	crashLoopBackOffMax     = 300 * time.Second
-	crashLoopBackOffReset   = 600 * time.Second
-)
-
+// newCrashLoopBackOff returns the kubelet's crash-loop back-off
+// (workload.KubeletBackOff) on clock c: flowcontrol.Backoff's default
+// starts a container over once it has kept running for twice the maximum,
+// as the kubelet's does.
 func newCrashLoopBackOff(c clock.Clock) *flowcontrol.Backoff {
-	b := flowcontrol.NewFakeBackOff(crashLoopBackOffInitial, crashLoopBackOffMax, c)
-	b.HasExpiredFunc = func(eventTime, lastUpdate time.Time, _ time.Duration) bool {
-		return eventTime.Sub(lastUpdate) > crashLoopBackOffReset
-	}
-	return b
+	return flowcontrol.NewFakeBackOff(workload.KubeletBackOff.Initial, workload.KubeletBackOff.Max, c)
 }
 
 // SetCrashLoopBackOff turns crash-loop back-off (see WithCrashLoopBackOff)

@@ -101,16 +101,18 @@
 //     every app container has exited for good the pod is stopped (sidecars
 //     get SIGTERM, the sandbox stops) and nothing starts again; KillPod
 //     (and CleanupPods) stops the sidecars after every other container, the
-//     last first, each waiting for its turn within the grace period, as the
-//     kubelet's terminationOrdering does. A running sidecar is started and
+//     last first, each running its preStop hook at once and then waiting
+//     for its turn within the grace period, as the kubelet's
+//     terminationOrdering does. A running sidecar is started and
 //     ready in RefreshPodStatus;
-//   - lifecycle hooks (hooks.go): a postStart hook runs for as long as its
-//     exec command says (workload.OfHandler) once its container runs, and
-//     the containers SyncPod starts after it run once it has ended; one
-//     that fails kills the container at its end and is reported to the
-//     ReasonCache as ErrPostStartHook (PostStartHookError). KillPod runs a
-//     running container's preStop hook before SIGTERM, for at most the
-//     grace period, and gives the container what is left of it. What a hook
+//   - lifecycle hooks (hooks.go, run as workload.RunHook says): a
+//     postStart hook runs for as long as its action takes once its
+//     container runs, and the containers SyncPod starts after it run once
+//     it has ended; one that fails kills the container at its end (preStop
+//     hook, then SIGTERM) and is reported to the ReasonCache as
+//     ErrPostStartHook (PostStartHookError). KillPod runs a running
+//     container's preStop hook before SIGTERM, for at most the grace
+//     period, and gives the container what is left of it. What a hook
 //     writes (echo ... >> PATH) goes to the container's files, at the time
 //     it writes it. ContainerScript.PostStartHook and PreStopHook (scenario
 //     keys postStartHook, preStopHook) impose hooks whatever the spec says;

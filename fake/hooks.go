@@ -19,33 +19,29 @@ import (
 //     command says (workload.OfHandler; a sleep action for its seconds).
 //     The containers SyncPod starts after it in the same call run only once
 //     it has ended, as the kubelet starts them one after another. When it
-//     fails, the container gets SIGTERM at its end (SIGKILL after the pod's
-//     grace period if it ignores SIGTERM) and the start is reported to the
-//     ReasonCache as workload.ErrPostStartHook: by the SyncPod that started
-//     it when the hook fails at once, else by the first SyncPod after its end.
+//     fails, the container is killed at its end as KillPod kills it, with
+//     the pod's grace period: its preStop hook first, then SIGTERM (SIGKILL
+//     when the grace period is over if it ignores SIGTERM); the start is
+//     reported to the ReasonCache as workload.ErrPostStartHook: by the
+//     SyncPod that started it when the hook fails at once, else by the
+//     first SyncPod after its end.
 //   - preStop runs when KillPod (or CleanupPods) stops a running container
 //     with a grace period above 0, for as long as its command says but at
 //     most the grace period; SIGTERM comes when it ends, and the container
 //     gets what is left of the grace period (at least 2s under
 //     WithMinimumGracePeriod).
 //
-// An HTTP GET action is answered by the server the container's command runs
-// (httpd -f -p PORT: workload.HTTPHookAt): it succeeds at once when
-// something listens on its port, whatever the status, and fails otherwise,
-// as the kubelet's hook runner counts it. TCP actions and exec commands
-// outside the vocabulary succeed at once; a command that runs until killed takes the whole grace period as a
-// preStop hook and, as a postStart hook, succeeds at once (the kubelet would
-// block for ever). What a hook writes goes to the instance's files, at the
-// times it writes it (workload.Instance.RecordWrite).
-
-// hookRun is what one run of a hook does.
-type hookRun struct {
-	d       time.Duration
-	code    int
-	forever bool
-	writes  []workload.Write
-	how     string // for events
-}
+// What a hook of the spec does is workload.RunHook's: an exec command of
+// the vocabulary takes its sleeps and fails with a non-zero exit code or a
+// missing executable (one outside the vocabulary succeeds at once); an
+// HTTP GET action is answered by the server the container's command runs
+// (httpd -f -p PORT: workload.HTTPHookAt), which logs it, and succeeds at
+// once when something listens on its port, whatever the status; a sleep
+// action takes its seconds; any other (tcpSocket) fails at once. A command
+// that runs until killed takes the whole grace period as a preStop hook
+// and, as a postStart hook, succeeds at once (the kubelet would block for
+// ever). What a hook writes goes to the instance's files, at the times it
+// writes it (workload.Instance.RecordHook).
 
 // scriptedHook is a hook a ContainerScript imposes.
 type scriptedHook struct {
@@ -53,59 +49,47 @@ type scriptedHook struct {
 	code int
 }
 
-// hookOf returns the run of the postStart (post) or preStop hook of c, as
-// script imposes it or its spec says, run at at in instance in, and whether
-// there is one.
-func hookOf(script *containerScript, c *v1.Container, post bool, in *instance, at time.Time) (hookRun, bool) {
+// hook returns what the scripted hook does.
+func (sh *scriptedHook) hook() workload.Hook {
+	h := workload.Hook{Action: "scripted", Takes: sh.d, ExitCode: sh.code}
+	if sh.code != 0 {
+		h.Failed, h.Detail = true, fmt.Sprintf("scripted hook exited with code %d", sh.code)
+	}
+	return h
+}
+
+// hookOf returns what the postStart (post) or preStop hook of c does, as
+// script imposes it or its spec says, run at at in instance in, and
+// whether there is one.
+func hookOf(script *containerScript, c *v1.Container, post bool, in *instance, at time.Time) (workload.Hook, bool) {
 	if script != nil {
 		if sh := script.postStart; post && sh != nil {
-			return hookRun{d: sh.d, code: sh.code, how: "scripted"}, true
+			return sh.hook(), true
 		}
 		if sh := script.preStop; !post && sh != nil {
-			return hookRun{d: sh.d, how: "scripted"}, true
+			return sh.hook(), true
 		}
 	}
 	if c == nil || c.Lifecycle == nil {
-		return hookRun{}, false
+		return workload.Hook{}, false
 	}
 	h := c.Lifecycle.PreStop
 	if post {
 		h = c.Lifecycle.PostStart
 	}
-	switch {
-	case h == nil:
-		return hookRun{}, false
-	case h.Sleep != nil:
-		return hookRun{d: time.Duration(max(h.Sleep.Seconds, 0)) * time.Second, how: "sleep"}, true
-	case h.Exec != nil:
-		b, ok := workload.OfHandler(c, h)
-		if !ok || b.Unknown {
-			return hookRun{how: "exec (not simulated)"}, true
-		}
-		if b.RunsUntilKilled {
-			return hookRun{forever: true, writes: b.Writes, how: "exec"}, true
-		}
-		return hookRun{d: b.RunFor, code: b.ExitCode, writes: b.Writes, how: "exec"}, true
-	case h.HTTPGet != nil:
-		g, answered, _, err := workload.HTTPHookAt(c, h, in.sim.Behaviour(), at.Sub(in.runningAt))
-		how := fmt.Sprintf("http GET :%d%s", g.Port, g.Path)
-		if err != nil || !answered {
-			return hookRun{code: 1, how: how + " (nothing listens)"}, true
-		}
-		in.serve(g, at)
-		return hookRun{how: how}, true
+	if h == nil {
+		return workload.Hook{}, false
 	}
-	return hookRun{how: "tcp (not simulated)"}, true
+	return workload.RunHook(c, h, in.sim, at), true
 }
 
-// recordWrites writes what a hook run from start until end writes into the
-// instance's files.
-func (in *instance) recordWrites(run hookRun, start, end time.Time) {
-	for _, w := range run.writes {
-		if at := start.Add(w.At); !at.After(end) {
-			in.sim.RecordWrite(at, w)
-		}
+// exitCode is the exit code EventPostStartHook reports of hook h: an exec
+// command's, 1 for another hook that failed.
+func exitCode(h workload.Hook) int {
+	if h.Failed && h.ExitCode == 0 {
+		return 1
 	}
+	return h.ExitCode
 }
 
 // postStart simulates the postStart hook of c, whose instance in has just
@@ -116,27 +100,29 @@ func (s *syncer) postStart(c *v1.Container, in *instance, script *containerScrip
 	if !ok {
 		return true
 	}
-	if run.forever {
-		run.d, run.code = 0, 0
+	if run.Forever {
+		run.Takes = 0
 	}
-	end := in.runningAt.Add(run.d)
+	end := in.runningAt.Add(run.Takes)
 	s.cursor = maxTime(s.cursor, end)
-	in.recordWrites(run, in.runningAt, end)
-	s.p.publish(Event{At: s.now, Type: EventPostStartHook, Pod: s.ps.ref, Container: c.Name, ContainerID: in.id, ExitCode: run.code,
-		Message: fmt.Sprintf("%s hook runs %s from %s, exits %d", run.how, run.d, in.runningAt.Format(time.RFC3339Nano), run.code)})
-	if run.code == 0 {
+	in.sim.RecordHook(run, in.runningAt, end)
+	s.p.publish(Event{At: s.now, Type: EventPostStartHook, Pod: s.ps.ref, Container: c.Name, ContainerID: in.id, ExitCode: exitCode(run),
+		Message: fmt.Sprintf("%s hook runs %s from %s, exits %d", run.Action, run.Takes, in.runningAt.Format(time.RFC3339Nano), exitCode(run))})
+	if !run.Failed {
 		return true
 	}
 	// killContainer with the pod's grace period (setTerminationGracePeriod).
+	// Its preStop hook runs first, its time taken from grace.
 	grace := s.p.gracePeriod(nil, s.ps.pod, nil)
 	in.termAt = end
-	in.sim.SIGTERMAt(end, grace)
-	s.p.schedule(in, end)
-	s.p.schedule(in, end.Add(grace))
-	if d := in.sim.Shutdown().Delay; d > 0 && d < grace {
-		s.p.schedule(in, end.Add(d)) // a handler that takes a while
+	term, left := s.p.preStop(s.ps, in, s.now, end, grace)
+	in.sim.SIGTERMAt(term, left)
+	s.p.schedule(in, term)
+	s.p.schedule(in, term.Add(left))
+	if d := in.sim.Shutdown().Delay; d > 0 && d < left {
+		s.p.schedule(in, term.Add(d)) // a handler that takes a while
 	}
-	in.hookFailure = fmt.Sprintf("PostStartHook %s failed with exit code %d", run.how, run.code)
+	in.hookFailure = run.PostStartFailure(c.Name)
 	if end.After(s.now) {
 		in.hookFailPending = true
 		s.p.notifyAt(s.ps, end, s.now) // podsync.go: the next sync reports it
@@ -168,41 +154,26 @@ func (s *syncer) reportHookFailure(c *v1.Container) bool {
 
 // preStop runs the preStop hook of the running instance in (as the spec
 // last synced says: a container's hooks cannot change) when KillPod sends
-// it SIGTERM at at with grace before SIGKILL, and returns when SIGTERM
-// comes instead (once the hook has ended, at most grace later) and what is
-// left of grace then (at least 2s under WithMinimumGracePeriod). A hook
-// runs once per instance: a later kill keeps its SIGTERM after the hook's
-// end. The caller holds p.mu.
+// it SIGTERM at at with grace before SIGKILL (workload.Instance.PreStop),
+// and returns when SIGTERM comes instead (once the hook has ended, at most
+// grace later) and what is left of grace then (at least 2s under
+// WithMinimumGracePeriod when the hook ran). The caller holds p.mu.
 func (p *PodProvider) preStop(ps *podState, in *instance, now, at time.Time, grace time.Duration) (time.Time, time.Duration) {
-	if grace <= 0 {
-		return at, grace
+	var run workload.Hook
+	term, left, ran := in.sim.PreStop(at, grace, func() (workload.Hook, bool) {
+		var ok bool
+		run, ok = hookOf(p.scripts.containers[containerKey{pod: ps.key, name: in.name}], specOf(ps.pod, in.name), false, in, at)
+		return run, ok
+	})
+	if !ran {
+		return term, left
 	}
-	if in.preStopRan {
-		if in.preStopEnd.After(at) {
-			grace = max(grace-in.preStopEnd.Sub(at), 0)
-			at = in.preStopEnd
-		}
-		return at, grace
-	}
-	script := p.scripts.containers[containerKey{pod: ps.key, name: in.name}]
-	run, ok := hookOf(script, specOf(ps.pod, in.name), false, in, at)
-	if !ok {
-		return at, grace
-	}
-	d := run.d
-	if run.forever {
-		d = grace
-	}
-	d = min(d, grace)
-	left := grace - d
 	if p.minimumGracePeriod {
 		left = max(left, minimumGracePeriod)
 	}
-	in.preStopRan, in.preStopEnd = true, at.Add(d)
-	in.recordWrites(run, at, in.preStopEnd)
 	p.publish(Event{At: now, Type: EventPreStopHook, Pod: ps.ref, Container: in.name, ContainerID: in.id,
-		Message: fmt.Sprintf("%s hook runs %s of the grace period %s from %s", run.how, d, grace, at.Format(time.RFC3339Nano))})
-	return in.preStopEnd, left
+		Message: fmt.Sprintf("%s hook runs %s of the grace period %s from %s", run.Action, term.Sub(at), grace, at.Format(time.RFC3339Nano))})
+	return term, left
 }
 
 // specOf returns the container of pod named name, or nil.
@@ -218,21 +189,4 @@ func specOf(pod *v1.Pod, name string) *v1.Container {
 		}
 	}
 	return nil
-}
-
-// kubeletAddr is the address the fake's HTTP probes and hooks come from, as
-// a server's request log shows it.
-const kubeletAddr = "127.0.0.1:40000"
-
-// serve has the server of instance in answer the GET g sent at at, and
-// logs the request as that server does (httpd -vv) in the instance's
-// output. It returns the status code, and whether the connection was
-// accepted.
-func (in *instance) serve(g workload.HTTPGet, at time.Time) (code int, connected bool) {
-	b, d := in.sim.Behaviour(), at.Sub(in.runningAt)
-	code, connected = g.At(b, d, in.sim.FilesAt(at))
-	if s, ok := b.ServerAt(g.Port, d); ok && connected {
-		in.sim.Log(at, s.RequestLog(kubeletAddr, g.Path, code))
-	}
-	return code, connected
 }

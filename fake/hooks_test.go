@@ -261,3 +261,22 @@ func TestHTTPPostStartHookNeedsAListener(t *testing.T) {
 		t.Errorf("web after its HTTP hook found no listener: %s, want killed", describe(f.status(silent)))
 	}
 }
+
+// A postStart hook the kubelet's hook runner cannot run fails, and kills
+// the container: a tcpSocket action (the runner runs exec, httpGet and
+// sleep only) and an exec command whose executable is missing.
+func TestPostStartHookThatCannotRunFails(t *testing.T) {
+	tcp := container("web", "sh", "-c", "trap 'exit 143' TERM; httpd -f -p 8080 -h /tmp & sleep infinity & wait")
+	tcp.Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(8080)}}}
+	missing := container("web", "sh", "-c", "trap 'exit 143' TERM; sleep infinity & wait")
+	missing.Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{workload.MissingExecutableDir + "notify"}}}}
+	f := newFixture(t)
+	for _, pod := range []*v1.Pod{newPod("tcp-hook", v1.RestartPolicyNever, tcp), newPod("missing-hook", v1.RestartPolicyNever, missing)} {
+		if err := f.sync(pod); !errors.Is(err, workload.ErrPostStartHook) {
+			t.Errorf("SyncPod of pod %s = %v, want PostStartHookError", pod.Name, err)
+		}
+		if c := f.current(pod, "web"); c == nil || c.State != pkgcontainer.ContainerStateExited {
+			t.Errorf("pod %s after its postStart hook failed: %s, want web killed", pod.Name, describe(f.status(pod)))
+		}
+	}
+}

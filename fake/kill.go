@@ -16,10 +16,6 @@ import (
 	"github.com/kri-kit/testkit/workload"
 )
 
-// defaultGracePeriod is the grace period when neither the caller nor the pod
-// gives one, as in the API's default TerminationGracePeriodSeconds.
-const defaultGracePeriod = 30 * time.Second
-
 func (c *core) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer.Pod, gracePeriodOverride *int64) error {
 	uid := runningPod.ID
 	if uid == "" && pod != nil {
@@ -154,23 +150,15 @@ func (p *PodProvider) gracePeriod(pod, stored *v1.Pod, override *int64) time.Dur
 }
 
 // minimumGracePeriod is the kubelet runtime's minimumGracePeriodInSeconds.
-const minimumGracePeriod = 2 * time.Second
+const minimumGracePeriod = kri.RuntimeMinimumGracePeriodSeconds * time.Second
 
-// gracePeriod is PodProvider.gracePeriod without the floor.
+// gracePeriod is PodProvider.gracePeriod without the floor: pod's, else
+// stored's (workload.GracePeriod).
 func gracePeriod(pod, stored *v1.Pod, override *int64) time.Duration {
 	if pod == nil {
 		pod = stored
 	}
-	secs := func(s int64) time.Duration { return time.Duration(max(s, 0)) * time.Second }
-	switch {
-	case override != nil:
-		return secs(*override)
-	case pod != nil && pod.DeletionGracePeriodSeconds != nil:
-		return secs(*pod.DeletionGracePeriodSeconds)
-	case pod != nil && pod.Spec.TerminationGracePeriodSeconds != nil:
-		return secs(*pod.Spec.TerminationGracePeriodSeconds)
-	}
-	return defaultGracePeriod
+	return workload.GracePeriod(pod, override)
 }
 
 func maxTime(a, b time.Time) time.Time {

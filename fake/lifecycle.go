@@ -133,7 +133,7 @@ func (s *syncer) sync() {
 			return
 		case cur.exitCode == 0:
 			continue
-		case spec.RestartPolicy == v1.RestartPolicyNever:
+		case !workload.Restarts(spec.RestartPolicy, true, false, cur.exitCode):
 			return // the pod has failed
 		}
 		if !s.start(c, true) {
@@ -158,20 +158,10 @@ func (s *syncer) sync() {
 	s.stopSidecarsIfDone()
 }
 
-// shouldRestart reports whether a container whose current instance is cur
-// must be started again under policy.
+// shouldRestart reports whether an app container whose current instance
+// is cur must be started again under policy (workload.Restarts).
 func shouldRestart(cur *instance, policy v1.RestartPolicy) bool {
-	if cur.active() {
-		return false
-	}
-	switch policy {
-	case v1.RestartPolicyNever:
-		return false
-	case v1.RestartPolicyOnFailure:
-		return cur.exitCode != 0
-	default:
-		return true
-	}
+	return !cur.active() && workload.Restarts(policy, false, false, cur.exitCode)
 }
 
 // ensureSandbox returns the sandbox containers start in: the one chosen
@@ -224,16 +214,8 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 		s.failStart(res, c, init, sb, fault.err, fault.message)
 		return false
 	}
-	if workload.ImageMissing(c.Image) && c.ImagePullPolicy == v1.PullNever {
-		s.failStart(res, c, init, sb, ErrImageNeverPull, neverPullMessage(c.Image))
-		return false
-	}
-	if workload.ImageMissing(c.Image) {
-		s.failStart(res, c, init, sb, workload.ErrImagePull, fmt.Sprintf("failed to pull image %q: dial tcp: lookup %s: no such host", c.Image, workload.MissingImageDomain))
-		return false
-	}
-	if b.FailsToStart() {
-		s.failStart(res, c, init, sb, errRunContainer, fmt.Sprintf("exec: %q: stat %s: no such file or directory", b.MissingExecutable, b.MissingExecutable))
+	if message, err := workload.StartFailure(c.Image, c.ImagePullPolicy, b); err != nil {
+		s.failStart(res, c, init, sb, err, message)
 		return false
 	}
 	delete(ps.lastStartErr, c.Name)

@@ -1,8 +1,6 @@
 package fake
 
 import (
-	"fmt"
-
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kri-kit/testkit/workload"
@@ -14,12 +12,6 @@ import (
 // log fallback of convertToKubeContainerStatus), imagePullPolicy Never
 // (pkg/kubelet/images EnsureImageExists), and the environment with $(VAR)
 // expansion (ExpandContainerCommandAndArgs), which workload.OfEnv applies.
-
-// neverPullMessage is the message of the kubelet's image manager for a
-// container with imagePullPolicy Never whose image is not present.
-func neverPullMessage(image string) string {
-	return fmt.Sprintf("Container image %q is not present with pull policy of Never", image)
-}
 
 // terminationSource is where the termination message of an instance is
 // read: the path and policy of its container (copied: in a status-driven

@@ -33,3 +33,26 @@ func TestFailedPostStartHookStopsLikeKillPod(t *testing.T) {
 		}
 	}
 }
+
+// The kill after a failed postStart hook runs the container's preStop hook
+// first, as every kill of the kubelet's killContainer does: SIGTERM comes
+// when the preStop hook has ended.
+func TestFailedPostStartHookRunsThePreStopHook(t *testing.T) {
+	for _, tt := range []struct {
+		name, postStart string
+		wantAfter       time.Duration // from the start
+	}{
+		{"fails at once", "exit 2", 3 * time.Second},
+		{"fails after 1s", "sleep 1; exit 2", 4 * time.Second},
+	} {
+		f := newFixture(t)
+		pod := newPod("poststart-prestop", v1.RestartPolicyNever, withHooks(container("app", "sh", "-c", untilKilled), tt.postStart, "sleep 3"))
+		_ = f.sync(pod)
+		f.clock.Step(10 * time.Second)
+		c := f.current(pod, "app")
+		if c.State != pkgcontainer.ContainerStateExited || c.ExitCode != 143 || c.FinishedAt.Sub(c.StartedAt) != tt.wantAfter {
+			t.Errorf("postStart hook %s, preStop hook sleeps 3s: %s with %d after %s; want exited with 143 after %s",
+				tt.name, c.State, c.ExitCode, c.FinishedAt.Sub(c.StartedAt), tt.wantAfter)
+		}
+	}
+}

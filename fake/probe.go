@@ -49,34 +49,16 @@ type probeState struct {
 // newProbeState returns the prober of instance in of c, of pod ps, which
 // runs from in.runningAt on; nil when c has no probes. The result of a
 // probe is the script's, if the container's probe of that kind is
-// scripted, else that of its exec command run at that moment against the
-// container's files, what its command and its lifecycle hooks wrote (the
-// vocabulary of package workload); an HTTP or TCP probe is answered by the
-// server the container's command runs (httpd -f -p PORT -h DIR: a GET
-// succeeds while the file it asks for exists, a TCP probe while httpd
-// listens; workload.NetProbeAt), as if the fake had the pod's network. A
-// gRPC probe, outside the vocabulary, succeeds. The caller holds p.mu.
+// scripted, else workload.InstanceProbes's: an exec command run against
+// the container's files at that moment, an HTTP or TCP probe answered by
+// the server the container's command runs, as if the fake had the pod's
+// network, a gRPC probe a success. The caller holds p.mu.
 func (p *PodProvider) newProbeState(ps *podState, in *instance, c *v1.Container) *probeState {
 	if c.StartupProbe == nil && c.LivenessProbe == nil && c.ReadinessProbe == nil {
 		return nil
 	}
 	spec := c.DeepCopy()
-	// The container's files: what its command and its hooks wrote.
-	files := func(at time.Time) workload.Files { return in.sim.FilesAt(at) }
-	behaviour := workload.OfEnv(spec)
-	network := func(kind workload.ProbeKind, probe *v1.Probe, at time.Time) bool {
-		ok, known, err := workload.NetProbeAt(spec, probe, behaviour, at.Sub(in.runningAt), files(at))
-		if !known {
-			return true // gRPC: outside the vocabulary, taken to succeed
-		}
-		if probe.HTTPGet != nil {
-			if g, gerr := workload.HTTPGetOf(spec, probe.HTTPGet); gerr == nil {
-				in.serve(g, at) // the server logs the probe's request
-			}
-		}
-		return ok && err == nil
-	}
-	exec := workload.ExecProbes(spec, files, network)
+	exec := workload.InstanceProbes(spec, in.sim)
 	result := func(kind workload.ProbeKind, probe *v1.Probe, at time.Time) bool {
 		if script := p.scripts.containers[containerKey{pod: ps.key, name: in.name}]; script != nil {
 			if ok, scripted := script.probes[ProbeKind(kind)]; scripted {

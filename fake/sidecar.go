@@ -107,15 +107,17 @@ func (s *syncer) stopSidecarsIfDone() {
 	s.p.stopSandboxes(ps, s.now, nil)
 }
 
-// terminate sends SIGTERM to every active instance of the pod that pick
-// selects (every one when pick is nil): a container that honours it exits
-// at once with 143 (or its handler's code, after its handler's sleep); one
-// that ignores it gets SIGKILL when grace ends (at once for a grace of 0).
-// Restartable init containers get it only once every other container has
-// exited, one at a time, the last in spec order first, each waiting for its
-// turn no longer than grace and then given what is left of it (at least
-// minimumGracePeriod under WithMinimumGracePeriod), as the kubelet's
-// terminationOrdering does. It returns when the last of them will have
+// terminate stops every active instance of the pod that pick selects
+// (every one when pick is nil): a running one's preStop hook runs at once,
+// then SIGTERM: a container that honours it exits at once with 143 (or its
+// handler's code, after its handler's sleep); one that ignores it gets
+// SIGKILL when grace ends (at once for a grace of 0). Restartable init
+// containers get SIGTERM only once every other container has exited, one
+// at a time, the last in spec order first, each waiting for its turn (not
+// before its preStop hook's end) no longer than grace and then given what
+// is left of it (at least minimumGracePeriod under
+// WithMinimumGracePeriod), as the kubelet's killContainer and
+// terminationOrdering do. It returns when the last of them will have
 // exited (now if none is left running). The caller holds p.mu.
 func (p *PodProvider) terminate(ps *podState, now time.Time, grace time.Duration, pick func(*instance) bool) time.Time {
 	sidecars := ps.sidecarNames()
@@ -124,12 +126,11 @@ func (p *PodProvider) terminate(ps *podState, now time.Time, grace time.Duration
 		if !slices.Contains(sidecars, h.name) {
 			for _, in := range h.instances {
 				if in.active() && (pick == nil || pick(in)) {
-					deadline = maxTime(deadline, p.sigterm(ps, h, in, now, now, grace))
+					deadline = maxTime(deadline, p.sigterm(ps, h, in, now, grace, nil))
 				}
 			}
 		}
 	}
-	end := now.Add(grace)
 	for i := len(sidecars) - 1; i >= 0; i-- {
 		h := ps.containers[sidecars[i]]
 		if h == nil {
@@ -139,31 +140,44 @@ func (p *PodProvider) terminate(ps *podState, now time.Time, grace time.Duration
 			if !in.active() || (pick != nil && !pick(in)) {
 				continue
 			}
-			turn := deadline
-			if turn.After(end) {
-				turn = end
+			// Its turn: once the containers before it in the termination
+			// order have exited, not before its preStop hook's end, at the
+			// latest when its grace period ends.
+			waited := deadline
+			turn := func(hookEnd time.Time, left time.Duration) (time.Time, time.Duration) {
+				end := hookEnd.Add(left)
+				at := maxTime(hookEnd, waited)
+				if at.After(end) {
+					at = end
+				}
+				left = end.Sub(at)
+				if p.minimumGracePeriod {
+					left = max(left, minimumGracePeriod)
+				}
+				return at, left
 			}
-			left := end.Sub(turn)
-			if p.minimumGracePeriod {
-				left = max(left, minimumGracePeriod)
-			}
-			deadline = maxTime(deadline, p.sigterm(ps, h, in, now, turn, left))
+			deadline = maxTime(deadline, p.sigterm(ps, h, in, now, grace, turn))
 		}
 	}
 	return deadline
 }
 
-// sigterm sends SIGTERM at time at (now or later) to active instance in of
-// container h and gives it grace before SIGKILL. It returns when in will
-// have exited.
-func (p *PodProvider) sigterm(ps *podState, h *containerHistory, in *instance, now, at time.Time, grace time.Duration) time.Time {
+// sigterm stops active instance in of container h at now with grace before
+// SIGKILL, as the kubelet's killContainer does: its preStop hook runs
+// first, its time taken from grace (hooks.go); then, when turn is set (a
+// sidecar), it waits for its turn, which turn returns with what is left of
+// grace then; then SIGTERM. It returns when in will have exited.
+func (p *PodProvider) sigterm(ps *podState, h *containerHistory, in *instance, now time.Time, grace time.Duration, turn func(hookEnd time.Time, left time.Duration) (time.Time, time.Duration)) time.Time {
 	p.publish(Event{At: now, Type: EventContainerKilling, Pod: ps.ref, Container: in.name, ContainerID: in.id})
 	if script := p.scripts.containers[containerKey{pod: ps.key, name: h.name}]; script != nil && script.ignoreTERM {
 		in.sim.IgnoreSIGTERM()
 	}
+	at := now
 	if in.state == pkgcontainer.ContainerStateRunning {
-		// Its preStop hook runs first, its time taken from grace (hooks.go).
-		at, grace = p.preStop(ps, in, now, at, grace)
+		at, grace = p.preStop(ps, in, now, now, grace)
+	}
+	if turn != nil {
+		at, grace = turn(at, grace)
 	}
 	end := in.sim.SIGTERM(now, at, grace)
 	if in.sim.State() == workload.InstanceExited {

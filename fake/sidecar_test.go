@@ -271,3 +271,29 @@ func TestSidecarStartupProbeHoldsTheNextContainer(t *testing.T) {
 		}
 	})
 }
+
+// A sidecar's preStop hook runs as soon as the pod is killed, beside the
+// app containers' hooks, and the sidecar then waits for its turn, as the
+// kubelet's killContainer runs the hook before waitForTurn: here its 3s
+// hook ends before the app exits at 4s, and it gets SIGTERM then.
+func TestSidecarPreStopHookRunsWhileItWaitsForItsTurn(t *testing.T) {
+	sidecarModes(t, func(t *testing.T, f *fixture) {
+		pod := newPod("prestop", v1.RestartPolicyAlways, container("app", "sh", "-c", "trap 'sleep 4; exit 0' TERM; sleep infinity & wait"))
+		pod.Spec.InitContainers = []v1.Container{sidecarContainer(withHooks(container("proxy", "sh", "-c", exitsOnSIGTERM), "", "sleep 3"))}
+		f.syncFor(pod, 2*time.Second)
+		killed := f.clock.Now()
+		done := f.killAsync(pod, ptr(int64(10)))
+		f.waitTerminating(pod, "app")
+		f.clock.Step(4 * time.Second)
+		f.clock.Step(6 * time.Second)
+		if err := recv(t, "KillPod", done); err != nil {
+			t.Fatalf("KillPod: %v", err)
+		}
+		st := f.status(pod)
+		proxy := st.FindContainerStatusByName("proxy")
+		if proxy.State != pkgcontainer.ContainerStateExited || !proxy.FinishedAt.Equal(killed.Add(4*time.Second)) {
+			t.Errorf("proxy (preStop hook 3s) after app exits 4s into the kill: %s finished %s after KillPod, want exited 4s after; status: %s",
+				proxy.State, proxy.FinishedAt.Sub(killed), describe(st))
+		}
+	})
+}

@@ -173,9 +173,6 @@ type instance struct {
 	termAt          time.Time
 	hookFailPending bool
 	hookFailure     string
-	// preStopRan: its preStop hook ran, until preStopEnd.
-	preStopRan bool
-	preStopEnd time.Time
 
 	timers []clock.Timer
 

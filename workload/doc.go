@@ -137,10 +137,16 @@
 // run (Started and Ready; a liveness or startup failure kills the run),
 // the postStart and preStop hooks (exec, HTTP and sleep actions, their
 // writes in the run's files) and restartable init containers (sidecars),
-// each as the kubelet's runtime manager and prober run them. The fake
-// provider and the example backends are built on them; ExamplePod shows a
-// service simulator of a few lines, ExamplePod_readinessAndSidecar the
-// same with a readiness probe and a sidecar.
+// each as the kubelet's runtime manager and prober run them. The example
+// backends run their pods on Pod; ExamplePod shows a service simulator of
+// a few lines, ExamplePod_readinessAndSidecar the same with a readiness
+// probe and a sidecar. A simulator whose agent decides every start (the
+// fake provider: SyncPod starts what is missing) runs on the pieces Pod
+// itself uses, so a pod behaves the same in both: Instance and Prober,
+// RunHook (what a lifecycle hook does) and Instance.PreStop (the preStop
+// hook of a kill), InstanceProbes (a run's probe results), Restarts (the
+// restart policy), StartFailure (why a start fails), GracePeriod (a
+// kill's grace period) and KubeletBackOff.
 //
 // # What PID 1 does
 //

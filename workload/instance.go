@@ -130,6 +130,10 @@ type Instance struct {
 	// writes are what other processes (hooks, execs) wrote to its files,
 	// At counted from startsAt, in the order they were recorded.
 	writes []Write
+	// preStopRan: its preStop hook ran (once per instance), until
+	// preStopEnd (PreStop).
+	preStopRan bool
+	preStopEnd time.Time
 }
 
 // NewInstance returns an instance of a container whose command behaves as

@@ -22,6 +22,12 @@ type BackOff struct {
 	Max     time.Duration
 }
 
+// KubeletBackOff is the kubelet's crash-loop back-off
+// (k8s.io/kubernetes/pkg/kubelet/kubelet.go: backOffPeriod, 10s, and
+// MaxContainerBackOff, 300s), which the fake's WithCrashLoopBackOff runs
+// on a flowcontrol.Backoff, whose reset after 2×Max is a Pod's.
+var KubeletBackOff = BackOff{Initial: 10 * time.Second, Max: 300 * time.Second}
+
 // Pod simulates the containers of one pod on a clock the caller keeps, the
 // way a node agent (a kubelet, a remote container service) runs them on its
 // own: the init containers one at a time in spec order, each to success
@@ -60,8 +66,9 @@ type Pod struct {
 	// GracePeriod is the grace period of the kills the pod decides on its
 	// own: a failed liveness or startup probe (unless the probe has a
 	// terminationGracePeriodSeconds of its own), a failed postStart hook,
-	// the sidecars once the app containers are done. NewPod sets the
-	// pod's terminationGracePeriodSeconds (30s when unset).
+	// the sidecars once the app containers are done. NewPod sets
+	// GracePeriod(pod, nil): the pod's deletionGracePeriodSeconds, else
+	// its terminationGracePeriodSeconds, else 30s.
 	GracePeriod time.Duration
 	// Init and App are the pod's init and app containers, in spec order.
 	Init, App []*PodContainer
@@ -150,12 +157,9 @@ type Run struct {
 	stopping bool
 	// postStartFail: its postStart hook fails at postStartEnd, when the
 	// run is killed.
-	postStartFail   bool
-	postStartEnd    time.Time
-	postStartDetail string
-	// preStopRan: its preStop hook ran (once per run), until preStopEnd.
-	preStopRan bool
-	preStopEnd time.Time
+	postStartFail    bool
+	postStartEnd     time.Time
+	postStartMessage string
 	// turn is set while a stopped sidecar waits for its turn to get
 	// SIGTERM (pod_sidecars.go).
 	turn *stopTurn
@@ -177,10 +181,7 @@ type Waiting struct {
 // caller may change pod afterwards.
 func NewPod(pod *v1.Pod) *Pod {
 	p := &Pod{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, RestartPolicy: pod.Spec.RestartPolicy,
-		GracePeriod: v1.DefaultTerminationGracePeriodSeconds * time.Second}
-	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
-		p.GracePeriod = time.Duration(max(*g, 0)) * time.Second
-	}
+		GracePeriod: GracePeriod(pod, nil)}
 	for i := range pod.Spec.InitContainers {
 		p.Init = append(p.Init, newPodContainer(&pod.Spec.InitContainers[i], true))
 	}
@@ -216,18 +217,27 @@ func (p *Pod) AnyRunning() bool {
 	return slices.ContainsFunc(p.Containers(), (*PodContainer).Running)
 }
 
-// StartError is the default Pod.CheckStart: a container whose image is
-// missing (ImageMissing) fails with ErrImageNeverPull under the pull policy
-// Never, else with ErrImagePull; one whose executable is missing with
-// pkgcontainer.ErrRunContainer.
+// StartError is the default Pod.CheckStart: StartFailure of c's image,
+// pull policy and command.
 func StartError(c *PodContainer) (string, error) {
+	return StartFailure(c.Image, c.Spec.ImagePullPolicy, c.Behaviour)
+}
+
+// StartFailure returns why a runtime fails to start a container of image,
+// with pull policy pull, whose command behaves as b, and what it says;
+// "", nil when the start succeeds. A missing image (ImageMissing) fails
+// with ErrImageNeverPull and the kubelet image manager's message under the
+// pull policy Never, else with ErrImagePull and containerd's message for a
+// registry that does not resolve; a missing executable with
+// pkgcontainer.ErrRunContainer.
+func StartFailure(image string, pull v1.PullPolicy, b Behaviour) (message string, err error) {
 	switch {
-	case ImageMissing(c.Image) && c.Spec.ImagePullPolicy == v1.PullNever:
-		return fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image), ErrImageNeverPull
-	case ImageMissing(c.Image):
-		return fmt.Sprintf("Failed to pull image %q: the registry %s does not resolve", c.Image, MissingImageDomain), ErrImagePull
-	case c.Behaviour.FailsToStart():
-		exe := c.Behaviour.MissingExecutable
+	case ImageMissing(image) && pull == v1.PullNever:
+		return fmt.Sprintf("Container image %q is not present with pull policy of Never", image), ErrImageNeverPull
+	case ImageMissing(image):
+		return fmt.Sprintf("failed to pull image %q: dial tcp: lookup %s: no such host", image, MissingImageDomain), ErrImagePull
+	case b.FailsToStart():
+		exe := b.MissingExecutable
 		return fmt.Sprintf("exec: %q: stat %s: no such file or directory", exe, exe), pkgcontainer.ErrRunContainer
 	}
 	return "", nil
@@ -501,19 +511,28 @@ func (p *Pod) ensureStart(c *PodContainer, now time.Time) {
 	}
 }
 
-// restarts reports whether the restart policy restarts c, which has exited:
-// a sidecar always; an init container only when it failed, unless the
-// policy is Never; an app container always under Always (or no policy), on
-// failure under OnFailure, never under Never.
+// restarts reports whether the restart policy restarts c, which has
+// exited (Restarts).
 func (p *Pod) restarts(c *PodContainer) bool {
-	failed := c.Current.ExitCode() != 0
+	return Restarts(p.RestartPolicy, c.IsInit, c.Restartable, c.Current.ExitCode())
+}
+
+// Restarts reports whether a container that exited with exitCode is
+// started again under the pod's restart policy, as the kubelet's runtime
+// decides it (kuberuntime_container.go computeInitContainerActions,
+// pkgcontainer.ShouldContainerBeRestarted): a restartable init container
+// (sidecar) always; a plain init container only when it failed, unless
+// the policy is Never; an app container always under Always (or no
+// policy), on failure under OnFailure, never under Never.
+func Restarts(policy v1.RestartPolicy, isInit, restartable bool, exitCode int) bool {
+	failed := exitCode != 0
 	switch {
-	case c.Restartable:
+	case restartable:
 		return true
-	case c.IsInit:
-		return failed && p.RestartPolicy != v1.RestartPolicyNever
+	case isInit:
+		return failed && policy != v1.RestartPolicyNever
 	}
-	switch p.RestartPolicy {
+	switch policy {
 	case v1.RestartPolicyNever:
 		return false
 	case v1.RestartPolicyOnFailure:

@@ -2,6 +2,7 @@ package workload_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,6 +123,48 @@ func TestPodPreStopHook(t *testing.T) {
 		}
 		if msg := r.TerminationMessage(p.Container("app").Spec); msg != tt.wantMsg {
 			t.Errorf("%s: termination message %q, want %q", tt.name, msg, tt.wantMsg)
+		}
+	}
+}
+
+// The GET of an HTTP postStart hook reaches the container's server, which
+// logs it as it logs any request (httpd -vv): the hook's request is in the
+// container's output, as a probe's is.
+func TestPodHTTPHookRequestIsInTheServersLog(t *testing.T) {
+	web := shc("web", "httpd -f -vv -p 8080 -h /www")
+	web.Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: "/started", Port: intstr.FromInt32(8080)}}}
+	p := newSimPod(v1.RestartPolicyNever, nil, []v1.Container{web})
+	r := p.Container("web").Current
+	out, _ := r.FilesAt(sec(1))(workload.Stdout)
+	if want := workload.ProberAddr + ": url:/started\n" + workload.ProberAddr + ": response:404\n"; !strings.Contains(out, want) {
+		t.Errorf("web's output after its HTTP postStart hook: %q, want it to hold the server's log of the GET, %q", out, want)
+	}
+}
+
+// GracePeriod takes the override, else the pod's deletion grace period,
+// else its terminationGracePeriodSeconds, else 30s; negative counts as 0.
+func TestGracePeriodOrder(t *testing.T) {
+	n := func(s int64) *int64 { return &s }
+	pod := func(deletion, termination *int64) *v1.Pod {
+		p := &v1.Pod{}
+		p.DeletionGracePeriodSeconds, p.Spec.TerminationGracePeriodSeconds = deletion, termination
+		return p
+	}
+	for _, tt := range []struct {
+		name     string
+		pod      *v1.Pod
+		override *int64
+		want     time.Duration
+	}{
+		{"override first", pod(n(5), n(7)), n(1), time.Second},
+		{"then deletion", pod(n(5), n(7)), nil, 5 * time.Second},
+		{"then termination", pod(nil, n(7)), nil, 7 * time.Second},
+		{"else 30s", pod(nil, nil), nil, 30 * time.Second},
+		{"nil pod", nil, nil, 30 * time.Second},
+		{"negative is 0", pod(nil, n(-3)), nil, 0},
+	} {
+		if got := workload.GracePeriod(tt.pod, tt.override); got != tt.want {
+			t.Errorf("%s: GracePeriod = %s, want %s", tt.name, got, tt.want)
 		}
 	}
 }

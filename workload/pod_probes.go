@@ -17,12 +17,8 @@ import (
 // says; Started and Ready are set as UpdatePodStatus sets them.
 
 // DefaultProbeFunc is the ProbeFunc of the probes of run r of container c
-// when Pod.ProbeFunc is nil: an exec probe runs its command against the
-// run's files at that moment (what its command and its hooks wrote:
-// ExecProbes of Run.FilesAt); an HTTP or TCP probe is answered by the
-// server the run's command starts (NetProbeAt: httpd -f -p PORT -h DIR),
-// as if the prober reached the pod's IP; a gRPC probe, outside the
-// vocabulary, succeeds. A caller that overrides some probes wraps it:
+// when Pod.ProbeFunc is nil: InstanceProbes of c's spec and r. A caller
+// that overrides some probes wraps it:
 //
 //	p.ProbeFunc = func(c *workload.PodContainer, r *workload.Run) workload.ProbeFunc {
 //		def := workload.DefaultProbeFunc(c, r)
@@ -34,15 +30,31 @@ import (
 //		}
 //	}
 func DefaultProbeFunc(c *PodContainer, r *Run) ProbeFunc {
-	spec, b := c.Spec, r.Behaviour()
+	return InstanceProbes(c.Spec, r.Instance)
+}
+
+// InstanceProbes returns the ProbeFunc of the probes of container spec run
+// as instance in: an exec probe runs its command against the instance's
+// files at that moment (what its command and its hooks wrote: ExecProbes
+// of Instance.FilesAt); an HTTP or TCP probe is answered by the server the
+// instance's command starts (NetProbeAt: httpd -f -p PORT -h DIR), as if
+// the prober reached the pod's IP, and the server logs an HTTP probe's GET
+// (Instance.Serve); a gRPC probe, outside the vocabulary, succeeds.
+func InstanceProbes(spec *v1.Container, in *Instance) ProbeFunc {
+	b := in.Behaviour()
 	network := func(_ ProbeKind, probe *v1.Probe, at time.Time) bool {
-		ok, known, err := NetProbeAt(spec, probe, b, at.Sub(r.StartsAt()), r.FilesAt(at))
+		ok, known, err := NetProbeAt(spec, probe, b, at.Sub(in.StartsAt()), in.FilesAt(at))
 		if !known {
 			return true // gRPC: outside the vocabulary, taken to succeed
 		}
+		if probe.HTTPGet != nil {
+			if g, gerr := HTTPGetOf(spec, probe.HTTPGet); gerr == nil {
+				in.Serve(g, at) // the server logs the probe's request
+			}
+		}
 		return ok && err == nil
 	}
-	return ExecProbes(spec, r.FilesAt, network)
+	return ExecProbes(spec, in.FilesAt, network)
 }
 
 // newProber returns the prober of run r of c, which has just started: nil

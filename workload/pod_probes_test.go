@@ -261,3 +261,18 @@ func TestPodWaitingAfterPostStartFailure(t *testing.T) {
 		t.Errorf("after the back-off: %s, want the second run started at 2s", describe(p))
 	}
 }
+
+// The GET of an HTTP probe reaches the container's server, which logs each
+// one as it logs any request (httpd -vv): the probes' requests are in the
+// container's output.
+func TestPodHTTPProbeRequestsAreInTheServersLog(t *testing.T) {
+	web := shc("web", "httpd -f -vv -p 8080 -h /www")
+	web.ReadinessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 1}
+	p := newSimPod(v1.RestartPolicyNever, nil, []v1.Container{web})
+	p.Advance(sec(2.5))
+	out, _ := p.Container("web").Current.FilesAt(sec(2.5))(workload.Stdout)
+	one := workload.ProberAddr + ": url:/healthz\n" + workload.ProberAddr + ": response:404\n"
+	if got := strings.Count(out, one); got != 3 {
+		t.Errorf("web's output after probes at 0s, 1s and 2s: %q, want the server's log of the 3 GETs, %q each", out, one)
+	}
+}

@@ -134,3 +134,20 @@ func TestNewPodCopiesSpec(t *testing.T) {
 		t.Errorf("a probe added to the pod after NewPod: ready %v, prober %v; want no probe", c.Ready(), c.Current.Prober)
 	}
 }
+
+// A sidecar's preStop hook runs as soon as the pod is stopped, and the
+// sidecar then waits for its turn (the kubelet's killContainer runs the
+// hook before waitForTurn): its 3s hook ends before the app exits at 4s,
+// and it gets SIGTERM then (the fake's TestSidecarPreStopHookRunsWhileItWaitsForItsTurn).
+func TestPodSidecarPreStopHookRunsWhileItWaitsForItsTurn(t *testing.T) {
+	proxy := sidecarOf(shc("proxy", "trap 'exit 143' TERM; sleep infinity & wait"))
+	proxy.Lifecycle = &v1.Lifecycle{PreStop: execHook("sleep 3")}
+	app := shc("app", "trap 'sleep 4; exit 0' TERM; sleep infinity & wait")
+	p := newSimPod(v1.RestartPolicyAlways, []v1.Container{proxy}, []v1.Container{app})
+	p.Advance(sec(1))
+	p.Stop(sec(1), 10*time.Second)
+	p.Advance(sec(20))
+	if r := p.Container("proxy").Current; r.Running() || !r.FinishedAt().Equal(sec(5)) {
+		t.Errorf("proxy after Stop at 1s (its preStop hook 3s, app exits 4s later): %s; want exited at 5s", describe(p))
+	}
+}

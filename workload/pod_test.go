@@ -88,3 +88,53 @@ func TestPodRestartPolicy(t *testing.T) {
 		}
 	}
 }
+
+// Restarts: a sidecar always, a plain init container on failure unless
+// Never, an app container as the pod's policy says.
+func TestRestartsFollowsThePolicy(t *testing.T) {
+	type kind struct{ init, restartable bool }
+	app, initC, sidecar := kind{}, kind{init: true}, kind{init: true, restartable: true}
+	for _, tt := range []struct {
+		policy v1.RestartPolicy
+		k      kind
+		code   int
+		want   bool
+	}{
+		{v1.RestartPolicyAlways, app, 0, true}, {"", app, 0, true},
+		{v1.RestartPolicyOnFailure, app, 0, false}, {v1.RestartPolicyOnFailure, app, 1, true},
+		{v1.RestartPolicyNever, app, 1, false},
+		{v1.RestartPolicyAlways, initC, 0, false}, {v1.RestartPolicyAlways, initC, 1, true},
+		{v1.RestartPolicyOnFailure, initC, 1, true}, {v1.RestartPolicyNever, initC, 1, false},
+		{v1.RestartPolicyNever, sidecar, 0, true}, {v1.RestartPolicyOnFailure, sidecar, 0, true},
+	} {
+		if got := workload.Restarts(tt.policy, tt.k.init, tt.k.restartable, tt.code); got != tt.want {
+			t.Errorf("Restarts(%q, init %v, restartable %v, exit %d) = %v, want %v", tt.policy, tt.k.init, tt.k.restartable, tt.code, got, tt.want)
+		}
+	}
+}
+
+// StartFailure says why a start fails as the runtime says it: the image
+// manager for a missing image under Never, containerd for a pull from a
+// registry that does not resolve, the OCI runtime for a missing
+// executable.
+func TestStartFailure(t *testing.T) {
+	missing := workload.MissingImageDomain + "/app:1"
+	runs := workload.Behaviour{RunsUntilKilled: true}
+	for _, tt := range []struct {
+		image   string
+		pull    v1.PullPolicy
+		b       workload.Behaviour
+		wantErr error
+		wantMsg string
+	}{
+		{missing, v1.PullNever, runs, workload.ErrImageNeverPull, `Container image "kri.invalid/app:1" is not present with pull policy of Never`},
+		{missing, v1.PullIfNotPresent, runs, workload.ErrImagePull, `failed to pull image "kri.invalid/app:1": dial tcp: lookup kri.invalid: no such host`},
+		{"busybox", v1.PullIfNotPresent, workload.Behaviour{MissingExecutable: "/nonexistent/app"}, pkgcontainer.ErrRunContainer, `exec: "/nonexistent/app": stat /nonexistent/app: no such file or directory`},
+		{"busybox", v1.PullNever, runs, nil, ""},
+	} {
+		msg, err := workload.StartFailure(tt.image, tt.pull, tt.b)
+		if !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) || msg != tt.wantMsg {
+			t.Errorf("StartFailure(%q, %s, %+v) = %q, %v; want %q, %v", tt.image, tt.pull, tt.b, msg, err, tt.wantMsg, tt.wantErr)
+		}
+	}
+}
