@@ -3,6 +3,9 @@ package conformance_test
 import (
 	"context"
 	"regexp"
+	"slices"
+	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
@@ -68,14 +71,18 @@ func podKillHostBenign() []hostBenign {
 	return []hostBenign{
 		{
 			name:    "host-trap-set-late",
-			freedom: "a container that ignores SIGTERM (trap '' TERM) may get SIGTERM before its shell has run the trap, when a loaded machine has not yet given the shell the CPU: it then exits 143",
+			state:   30 * time.Second,
+			freedom: "a container whose shell traps SIGTERM (to ignore it, or to take a while to stop) may get SIGTERM before its shell has run the trap, when a loaded machine has not yet given the shell the CPU: it then exits 143",
 			ic: func() interceptor.PodFuncs {
-				// The first pod of each grace-period spec (killStubborn's
-				// first try) runs its container without the trap.
+				// The first pod of one spec of each kind that retries
+				// such a kill (KRI-POD-018: killStubborn; KRI-POD-069:
+				// killInOrder) runs its trapping containers without the
+				// trap. Each second try waits the State timeout first,
+				// kept to 30s here.
 				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
-					if pod != nil && firstStubbornTry.MatchString(pod.Name) {
+					if pod != nil && firstTrapTry.MatchString(pod.Name) {
 						return rewritePod(func(c *v1.Container) {
-							if c.Name == "stubborn" {
+							if slices.ContainsFunc(c.Args, trapsTERM) || slices.ContainsFunc(c.Command, trapsTERM) {
 								c.Command, c.Args = []string{"sleep", "infinity"}, nil
 							}
 						})(ctx, next, pod, st, rc)
@@ -87,6 +94,12 @@ func podKillHostBenign() []hostBenign {
 	}
 }
 
-// firstStubbornTry matches the names of the pods of killStubborn's first
-// try (pod_kill.go).
-var firstStubbornTry = regexp.MustCompile(`-(podgrace|grace-override|deletiongrace)1-[a-z0-9]+$`)
+// firstTrapTry matches the names of the pods of the first try of
+// KRI-POD-018 (killStubborn, pod_kill.go) and KRI-POD-069 (killInOrder,
+// podspec_sidecars.go).
+var firstTrapTry = regexp.MustCompile(`^kri-pod-(018-podgrace|069-sidecar-kill)1-[a-z0-9]+$`)
+
+// trapsTERM reports whether a shell script sets a trap for SIGTERM.
+func trapsTERM(script string) bool {
+	return strings.Contains(script, "trap ") && strings.Contains(script, " TERM")
+}

@@ -111,6 +111,9 @@ func podKillMutants() []*mutant {
 				"KRI-POD-064",
 				// KRI-POD-090: a kill with no grace period runs no HTTP preStop hook either.
 				"KRI-POD-090",
+				// The sidecar kill-order specs: SIGKILL at once ends the slow
+				// container without its handler's exit code, in every try.
+				"KRI-POD-069", "KRI-POD-070",
 			},
 			pod: func(*fake.PodProvider) interceptor.PodFuncs {
 				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, _ *int64) error {
@@ -151,6 +154,10 @@ func podKillMutants() []*mutant {
 				// and waiting out their grace period of 6s outlasts the mutants' call
 				// timeout (6s).
 				"KRI-POD-064", "KRI-POD-090",
+				// The sidecar kill-order specs: every container SIGKILLed at the
+				// end of the grace period, the slow one without its handler's
+				// exit code, in every try.
+				"KRI-POD-069", "KRI-POD-070",
 			},
 			pod: func(p *fake.PodProvider) interceptor.PodFuncs {
 				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {

@@ -153,6 +153,9 @@ func podStatusMutants() []*mutant {
 				"KRI-POD-074",
 				// So do the network liveness probe specs.
 				"KRI-POD-088", "KRI-POD-089", "KRI-POD-106",
+				// The sidecar kill-order specs see the order only through the
+				// slow container's handler's exit code.
+				"KRI-POD-069", "KRI-POD-070",
 			},
 			pod: func(*fake.PodProvider) interceptor.PodFuncs {
 				return interceptor.PodFuncs{GetPodStatus: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {

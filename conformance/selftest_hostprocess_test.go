@@ -31,6 +31,8 @@ type hostBenign struct {
 	// icLater is ic for interceptors that delay what the provider does
 	// and ask for a sync once the delay is over (laterCalls).
 	icLater func(*laterCalls) interceptor.PodFuncs
+	// state, when set, is the run's State timeout.
+	state time.Duration
 }
 
 const helperHostBenign = "host-benign:"
@@ -50,6 +52,9 @@ func init() {
 				cfg = hostConfigLater(b.icLater)
 			}
 			cfg.Timeouts = hostBenignTimeouts()
+			if b.state != 0 {
+				cfg.Timeouts.State = b.state
+			}
 			return cfg
 		}
 	}
