@@ -62,6 +62,14 @@ func TestGoModsMatchPinnedKubernetes(t *testing.T) {
 			t.Fatal(err)
 		}
 		version := requiredKubernetes(string(data))
+		if slices.Contains(kubeletFreeModules, filepath.ToSlash(strings.TrimPrefix(path, root+string(filepath.Separator)))) {
+			// A VK provider's module: it needs neither k8s.io/kubernetes
+			// nor the replace block (make test-vk checks its build list).
+			if version != "" || k8sReplaces(string(data)) != "replace (\n)\n" {
+				t.Errorf("%s requires k8s.io/kubernetes %q or replaces k8s.io modules: a VK provider's module needs neither", path, version)
+			}
+			continue
+		}
 		if version == "" {
 			t.Errorf("%s requires no k8s.io/kubernetes version", path)
 			continue
@@ -92,6 +100,12 @@ func TestGoModsMatchPinnedKubernetes(t *testing.T) {
 		t.Errorf("the kit requires k8s.io/kubernetes %s and testdata/consumer %s: the consumer shows the oldest supported release, the kit's", kit, consumer)
 	}
 }
+
+// kubeletFreeModules are the go.mod files, under testdata/ or examples/,
+// of modules that must not require k8s.io/kubernetes: a virtual-kubelet
+// provider's module, which needs only the vk module (README,
+// "virtual-kubelet providers").
+var kubeletFreeModules = []string{"testdata/vkconsumer/go.mod"}
 
 // requiredKubernetes returns the k8s.io/kubernetes version a go.mod
 // requires.
