@@ -414,12 +414,16 @@ func (r *RuntimeService) StartContainer(ctx context.Context, containerID string)
 }
 
 // StopContainer stops a running container, giving it timeout seconds after
-// SIGTERM: one that exits on SIGTERM stops at once with exit code 143; one
-// that ignores it runs on until the timeout has passed (or its own run
-// ends) and is then killed with exit code 137, the call blocking meanwhile.
-// A timeout of 0 or less kills at once. When ctx ends first, StopContainer
-// returns the context's gRPC error and the container keeps running.
-// Stopping a container that is not running does nothing.
+// SIGTERM, as its command says it reacts (workload.Behaviour.Shutdown, as
+// a host process: the specs' commands run in a pod that may share its PID
+// namespace): one without a handler exits at once with exit code 143; a
+// handler exits with its code once its delay is over (trap 'sleep 1; exit
+// 64' TERM: 64 after a second); one that ignores SIGTERM runs on. What has
+// not ended when the timeout has passed (or its own run ends) is killed
+// with exit code 137, the call blocking meanwhile. A timeout of 0 or less
+// kills at once. When ctx ends first, StopContainer returns the context's
+// gRPC error and the container keeps running. Stopping a container that is
+// not running does nothing.
 func (r *RuntimeService) StopContainer(ctx context.Context, containerID string, timeout int64) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
@@ -441,19 +445,28 @@ func (r *RuntimeService) StopContainer(ctx context.Context, containerID string, 
 		return nil
 	}
 	p := r.procs[containerID]
+	shutdown := workload.Shutdown{ExitCode: workload.ExitCodeSIGTERM}
+	if p != nil {
+		shutdown = p.b.Shutdown(false)
+	}
+	grace := time.Duration(timeout) * time.Second
 	switch {
 	case timeout <= 0:
 		exit(c, now.UnixNano(), workload.ExitCodeSIGKILL)
 		r.ended(p, c)
 		r.Unlock()
 		return nil
-	case p == nil || !p.b.IgnoresSIGTERM:
-		exit(c, now.UnixNano(), workload.ExitCodeSIGTERM)
+	case !shutdown.Ignores && shutdown.Delay == 0:
+		exit(c, now.UnixNano(), shutdown.ExitCode)
 		r.ended(p, c)
 		r.Unlock()
 		return nil
 	}
-	wake := now.Add(time.Duration(timeout) * time.Second)
+	wake := now.Add(grace)
+	handled := !shutdown.Ignores && shutdown.Delay < grace
+	if handled {
+		wake = now.Add(shutdown.Delay)
+	}
 	if !p.b.RunsUntilKilled {
 		if end := time.Unix(0, c.StartedAt).Add(p.b.RunFor); end.Before(wake) {
 			wake = end
@@ -477,7 +490,11 @@ func (r *RuntimeService) StopContainer(ctx context.Context, containerID string, 
 	now = time.Now()
 	r.settle(containerID, c, now.UnixNano())
 	if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
-		exit(c, now.UnixNano(), workload.ExitCodeSIGKILL)
+		code := workload.ExitCodeSIGKILL
+		if handled {
+			code = shutdown.ExitCode
+		}
+		exit(c, now.UnixNano(), code)
 		r.ended(r.procs[containerID], c)
 	}
 	return nil

@@ -140,6 +140,9 @@ func TestStopContainer(t *testing.T) {
 		{"SIGTERM ignored, own exit before the timeout", []string{"sh", "-c", "trap '' TERM; sleep 1; exit 4"}, 5, time.Second, 4},
 		{"timeout 0 kills a SIGTERM-ignoring container at once", []string{"sh", "-c", "trap '' TERM; sleep infinity"}, 0, 0, workload.ExitCodeSIGKILL},
 		{"timeout 0 kills at once", []string{"sleep", "infinity"}, 0, 0, workload.ExitCodeSIGKILL},
+		{"a handler exits with its code after its delay", []string{"sh", "-c", "trap 'sleep 1; exit 64' TERM; sleep infinity & wait"}, 4, time.Second, 64},
+		{"a handler longer than the timeout is killed", []string{"sh", "-c", "trap 'sleep 3; exit 64' TERM; sleep infinity & wait"}, 2, 2 * time.Second, workload.ExitCodeSIGKILL},
+		{"a handler without delay exits with its code at once", []string{"sh", "-c", "trap 'exit 7' TERM; sleep infinity & wait"}, 30, 0, 7},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
