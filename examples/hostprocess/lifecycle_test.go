@@ -146,12 +146,23 @@ func TestStartReturnsWhenContextEnds(t *testing.T) {
 	}
 	// Start may run again, and Stop ends it.
 	go func() { done <- p.Start(context.Background()) }()
-	eventually(t, time.Second, func() bool { p.h.mu.Lock(); defer p.h.mu.Unlock(); return p.h.running }, "Start to run")
+	var startDone chan struct{} // closed as Start returns, before its caller gets the result
+	eventually(t, time.Second, func() bool {
+		p.h.mu.Lock()
+		defer p.h.mu.Unlock()
+		startDone = p.h.startDone
+		return p.h.running
+	}, "Start to run")
 	p.Stop()
 	select {
-	case <-done:
+	case <-startDone:
 	default:
 		t.Error("Stop returned before Start")
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start did not return to its caller after Stop")
 	}
 }
 
