@@ -41,7 +41,7 @@ func stalled(id string) *mutant {
 		want:      []string{id},
 		pod: func(*fake.PodProvider) interceptor.PodFuncs {
 			return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
-				if pod != nil && pod.Labels["kri-conformance/spec"] == id {
+				if pod != nil && pod.Labels[conformance.SpecLabel] == id {
 					return nil
 				}
 				return next.SyncPod(ctx, pod, st, rc)

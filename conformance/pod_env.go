@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,6 +51,10 @@ type podEnv struct {
 	// strictSync makes an unexpected SyncPod error fail the spec (the
 	// specs that own it); elsewhere it is noted and the spec goes on.
 	strictSync bool
+
+	// attempt is the try of slowTries under way (from 1), 0 outside one;
+	// newPod labels the try's pods with it (TryLabel).
+	attempt int
 
 	startCancel context.CancelFunc
 	startDone   chan struct{} // closed once Start has returned
@@ -161,13 +166,16 @@ func (e *podEnv) newPod(name string, policy v1.RestartPolicy, containers ...v1.C
 			Name:      strings.ToLower(e.spec.id) + "-" + name + "-" + uniqueSuffix()[:6],
 			Namespace: e.st.cfg.Namespace,
 			UID:       newUID(),
-			Labels:    map[string]string{"kri-conformance/spec": e.spec.id},
+			Labels:    map[string]string{SpecLabel: e.spec.id},
 		},
 		Spec: v1.PodSpec{
 			RestartPolicy:                 policy,
 			Containers:                    containers,
 			TerminationGracePeriodSeconds: &grace,
 		},
+	}
+	if e.attempt > 0 {
+		pod.Labels[TryLabel] = strconv.Itoa(e.attempt)
 	}
 	if e.w().Pod != nil {
 		e.w().Pod(pod)
@@ -374,22 +382,36 @@ func (e *podEnv) shell(name, script string) v1.Container {
 	return named(name, e.w().Shell(script))
 }
 
+// The labels of the pods the suite makes, for a provider's logs and for
+// tests that wrap a provider to single out a spec's pods.
+const (
+	// SpecLabel is on every pod: the ID of the spec that made it.
+	SpecLabel = "kri-conformance/spec"
+	// TryLabel is on the pods of a spec that checks a real process against
+	// a wall-clock window and, when the first try misses on a loaded
+	// machine, tries again with a longer one (README, "On a loaded
+	// machine"): the number of the try, from 1.
+	TryLabel = "kri-conformance/try"
+)
+
 // slowTries runs a spec whose check needs a real process to act within
 // wall-clock time the spec cannot wait on (a server to answer a probe
 // before its container removes the file, a hook to run while its container
 // runs, a file written before the first liveness probe) with the window
 // first, then, when a loaded machine made that try miss, once more with
 // the State timeout the user scales for a slow runtime (at least four
-// times first). try runs one try on a pod of its own (n counts from 1)
-// and returns the pod and, when the try missed, what it saw; a passed try
-// returns "". A missed try is noted and its pod killed as the agent would
+// times first). try runs one try on a pod of its own (n counts from 1;
+// newPod labels the try's pods with it, TryLabel) and returns the pod and,
+// when the try missed, what it saw; a passed try returns "". A missed try is noted and its pod killed as the agent would
 // before the next; the last try's miss fails the spec. A provider that
 // never does it fails both tries; one that is only slow passes the second,
 // the fake the first.
 func (e *podEnv) slowTries(first time.Duration, try func(n int, window time.Duration, last bool) (pod *v1.Pod, missed string)) {
 	windows := []time.Duration{first, max(e.st.t.State, 4*first)}
+	defer func() { e.attempt = 0 }()
 	for i, w := range windows {
 		last := i == len(windows)-1
+		e.attempt = i + 1
 		pod, missed := try(i+1, w, last)
 		switch {
 		case missed == "":

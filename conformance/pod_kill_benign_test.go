@@ -2,7 +2,6 @@ package conformance_test
 
 import (
 	"context"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
+	"github.com/kri-kit/testkit/conformance"
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
 	"github.com/kri-kit/testkit/kri/interceptor"
@@ -80,7 +80,7 @@ func podKillHostBenign() []hostBenign {
 				// trap. Each second try waits the State timeout first,
 				// kept to 30s here.
 				return interceptor.PodFuncs{SyncPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, st *pkgcontainer.PodStatus, rc *kri.ReasonCache) error {
-					if pod != nil && firstTrapTry.MatchString(pod.Name) {
+					if pod != nil && firstTrapTry(pod) {
 						return rewritePod(func(c *v1.Container) {
 							if slices.ContainsFunc(c.Args, trapsTERM) || slices.ContainsFunc(c.Command, trapsTERM) {
 								c.Command, c.Args = []string{"sleep", "infinity"}, nil
@@ -94,10 +94,13 @@ func podKillHostBenign() []hostBenign {
 	}
 }
 
-// firstTrapTry matches the names of the pods of the first try of
-// KRI-POD-018 (killStubborn, pod_kill.go) and KRI-POD-069 (killInOrder,
+// firstTrapTry reports whether pod is of the first try (slowTries) of
+// KRI-POD-018 (killStubborn, pod_kill.go) or KRI-POD-069 (killInOrder,
 // podspec_sidecars.go).
-var firstTrapTry = regexp.MustCompile(`^kri-pod-(018-podgrace|069-sidecar-kill)1-[a-z0-9]+$`)
+func firstTrapTry(pod *v1.Pod) bool {
+	spec := pod.Labels[conformance.SpecLabel]
+	return (spec == "KRI-POD-018" || spec == "KRI-POD-069") && pod.Labels[conformance.TryLabel] == "1"
+}
 
 // trapsTERM reports whether a shell script sets a trap for SIGTERM.
 func trapsTERM(script string) bool {

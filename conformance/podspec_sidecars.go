@@ -222,16 +222,14 @@ const slowStopCode = 64
 // first's; and when a container still runs after KillPod returned.
 // Container slow (a slowStop) must end by its handler (slowStopCode): a
 // SIGTERM that arrives before sh has set its trap ends it at once, which
-// tells nothing of the order, so such a run is repeated once with a new pod
-// held running for the State timeout (at least four stable windows) before
-// the kill, as slowTries does; when SIGTERM beats the trap that time too,
-// the spec fails: the order was never seen. When no status showed first
+// tells nothing of the order, so such a run is a miss of slowTries, which
+// repeats it once with a new pod held running for the State timeout (at
+// least four stable windows) before the kill; when SIGTERM beats the trap
+// that time too, the spec fails: the order was never seen. When no status showed first
 // stopped (the pod forgotten at once), the order cannot be seen: the spec
 // says so and passes.
 func (e *podEnv) killInOrder(build func(attempt int) *v1.Pod, slow, first, later, why string, names ...string) {
-	settles := []time.Duration{e.st.t.Stable, max(e.st.t.State, 4*e.st.t.Stable)}
-	for i, settle := range settles {
-		attempt, last := i+1, i == len(settles)-1
+	e.slowTries(e.st.t.Stable, func(attempt int, settle time.Duration, _ bool) (*v1.Pod, string) {
 		pod := build(attempt)
 		e.syncUntil(pod, "every container running", func(g gomega.Gomega, st *pkgcontainer.PodStatus) {
 			for _, name := range names {
@@ -320,14 +318,10 @@ func (e *podEnv) killInOrder(build func(attempt int) *v1.Pod, slow, first, later
 			if !seen {
 				e.note(fmt.Sprintf("no GetPodStatus during or after KillPod showed %s stopped beside %s (the pod was forgotten at once?): the order could not be seen", first, later))
 			}
-			return
+			return pod, ""
 		}
-		missed := fmt.Sprintf("container %s, whose SIGTERM handler sleeps and then exits %d, exited %d when KillPod came after it had run for %s: SIGTERM came before its shell had set its trap, or the provider stopped it otherwise (without SIGTERM, or SIGKILL before the grace period of %ds was over) or reports another exit code, so the order could not be seen", slow, slowStopCode, slowCode, settle, grace)
-		if last {
-			e.failf("%s", missed)
-		}
-		e.note(fmt.Sprintf("%s; trying again with a new pod held running for %s first, in case a loaded machine made this try miss", missed, settles[i+1]))
-	}
+		return pod, fmt.Sprintf("container %s, whose SIGTERM handler sleeps and then exits %d, exited %d when KillPod came after it had run for %s: SIGTERM came before its shell had set its trap, or the provider stopped it otherwise (without SIGTERM, or SIGKILL before the grace period of %ds was over) or reports another exit code, so the order could not be seen", slow, slowStopCode, slowCode, settle, grace)
+	})
 }
 
 func podSidecarKillAfterApps(e *podEnv) {
