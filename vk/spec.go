@@ -77,6 +77,9 @@ type env struct {
 	notes []string                 // diagnostics, shown with a failure
 	// prepared is the pod prepare gave the provider, if any.
 	prepared *corev1.Pod
+	// stopPods stops the spec's PodController (a pod spec's VK going
+	// down); the API server and the provider stay.
+	stopPods func()
 }
 
 // specFailure and specSkip end a spec body (panics caught by runSpec).
@@ -178,9 +181,11 @@ func execute(s spec, cfg Config) (o outcome) {
 		if s.prepare != nil {
 			s.prepare(e)
 		}
-		if err := e.judge.startPods(ctx, e.pods); err != nil {
+		stop, err := e.judge.startPods(ctx, e.pods)
+		if err != nil {
 			e.failf("%v", err)
 		}
+		e.stopPods = stop
 	}
 	s.run(e)
 	return o

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	pkgerrors "github.com/pkg/errors"
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node"
@@ -140,7 +143,7 @@ var mutants = []variant{
 	// VK takes the empty pod for one the provider runs and calls UpdatePod
 	// instead of CreatePod: no pod ever runs.
 	{name: "getpod-answers-an-empty-pod-for-unknown-pods",
-		want: []string{"KVK-POD-001", "KVK-POD-002", "KVK-POD-004", "KVK-POD-005", "KVK-POD-007", "KVK-POD-008", "KVK-POD-009", "KVK-POD-010"},
+		want: []string{"KVK-POD-001", "KVK-POD-002", "KVK-POD-004", "KVK-POD-005", "KVK-POD-007", "KVK-POD-008", "KVK-POD-009", "KVK-POD-010", "KVK-POD-012", "KVK-POD-013"},
 		pods: syncAltered(altered{getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
 			p, err := b.GetPod(ctx, ns, name)
 			if p == nil {
@@ -178,7 +181,8 @@ var mutants = []variant{
 			}
 			return b.CreatePod(ctx, pod)
 		}}, nil)},
-	{name: "deletepod-fails", want: []string{"KVK-POD-005", "KVK-POD-007", "KVK-POD-010", "KVK-POD-011"},
+	// KVK-POD-012 deletes its pod after VK restarted, and fails as 005 does.
+	{name: "deletepod-fails", want: []string{"KVK-POD-005", "KVK-POD-007", "KVK-POD-010", "KVK-POD-011", "KVK-POD-012"},
 		pods: asyncAltered(altered{deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
 			if p, _ := b.GetPod(ctx, pod.Namespace, pod.Name); p != nil {
 				return errors.New("backend busy, try again later")
@@ -232,7 +236,8 @@ var mutants = []variant{
 			}
 			return p, err
 		}}, nil)},
-	{name: "deletepod-notifies-no-terminal-status", want: []string{"KVK-POD-010"},
+	// KVK-POD-012 deletes its pod after VK restarted, and fails as 010 does.
+	{name: "deletepod-notifies-no-terminal-status", want: []string{"KVK-POD-010", "KVK-POD-012"},
 		pods: asyncAltered(altered{}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
 			return func(p *corev1.Pod) {
 				if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
@@ -243,8 +248,111 @@ var mutants = []variant{
 		})},
 	{name: "getpods-lists-nothing", want: []string{"KVK-POD-011"},
 		pods: asyncAltered(altered{getPods: func(context.Context, node.PodLifecycleHandler) ([]*corev1.Pod, error) { return nil, nil }}, nil)},
+	// A provider that takes each NotifyPods as a fresh start: GetPod no
+	// longer answers the pods it got before (the containers run on).
+	{name: "getpod-forgets-pods-of-an-earlier-vk", want: []string{"KVK-POD-012"},
+		pods: func() node.PodLifecycleHandler {
+			var mu sync.Mutex
+			generation, bornIn := 0, map[string]int{}
+			return asyncAltered(altered{
+				createPod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+					mu.Lock()
+					if _, ok := bornIn[podKey(pod)]; !ok {
+						bornIn[podKey(pod)] = generation
+					}
+					mu.Unlock()
+					return b.CreatePod(ctx, pod)
+				},
+				deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+					mu.Lock()
+					delete(bornIn, podKey(pod))
+					mu.Unlock()
+					return b.DeletePod(ctx, pod)
+				},
+				getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+					mu.Lock()
+					g, ok := bornIn[ns+"/"+name]
+					stale := ok && g < generation
+					mu.Unlock()
+					if stale {
+						return nil, errdefs.NotFoundf("pod %s/%s is not known", ns, name)
+					}
+					return b.GetPod(ctx, ns, name)
+				}}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
+				mu.Lock()
+				generation++
+				mu.Unlock()
+				return cb
+			})()
+		}},
+	// A provider that keeps the callback of the first NotifyPods: a VK
+	// started after it never hears of a status.
+	{name: "notifypods-keeps-the-first-callback", want: []string{"KVK-POD-012"},
+		pods: func() node.PodLifecycleHandler {
+			var once sync.Once
+			var first func(*corev1.Pod)
+			return asyncAltered(altered{}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
+				once.Do(func() { first = cb })
+				return first
+			})()
+		}},
+	// A provider that answers GetPod from one object per pod, which it
+	// overwrites with the pod's current state on every call.
+	{name: "getpod-overwrites-its-last-answer", want: []string{"KVK-POD-013"},
+		pods: func() node.PodLifecycleHandler {
+			var mu sync.Mutex
+			last := map[string]*corev1.Pod{}
+			return syncAltered(altered{getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+				fresh, err := b.GetPod(ctx, ns, name)
+				if fresh == nil {
+					return fresh, err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if l := last[ns+"/"+name]; l != nil {
+					*l = *fresh
+					return l, err
+				}
+				last[ns+"/"+name] = fresh
+				return fresh, err
+			}})()
+		}},
+	// An async provider that notifies one object per pod, overwritten with
+	// each new state.
+	{name: "notifies-one-object-per-pod", want: []string{"KVK-POD-013"},
+		pods: func() node.PodLifecycleHandler {
+			var mu sync.Mutex
+			last := map[string]*corev1.Pod{}
+			return asyncAltered(altered{}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
+				return func(p *corev1.Pod) {
+					mu.Lock()
+					l := last[podKey(p)]
+					if l == nil {
+						l = p
+						last[podKey(p)] = p
+					} else {
+						*l = *p
+					}
+					mu.Unlock()
+					cb(l)
+				}
+			})()
+		}},
 	{name: "ping-fails", want: []string{"KVK-NODE-001"},
 		nodes: nodeAltered(alteredNode{ping: func(context.Context) error { return errors.New("backend unreachable") }})},
+	// A Ping that answers once, then waits on a backend that never answers
+	// and ignores its context until VK stops.
+	{name: "ping-hangs-after-registration", want: []string{"KVK-NODE-003"},
+		nodes: func() node.NodeProvider {
+			var calls atomic.Int32
+			return nodeAltered(alteredNode{ping: func(ctx context.Context) error {
+				if calls.Add(1) == 1 {
+					return nil
+				}
+				<-ctx.Done()
+				return ctx.Err()
+			}})()
+		}},
 	{name: "notifynodestatus-blocks", want: []string{"KVK-NODE-001", "KVK-NODE-002"},
 		nodes: nodeAltered(alteredNode{notify: func(ctx context.Context, _ func(*corev1.Node)) { <-ctx.Done() }})},
 }
@@ -307,6 +415,26 @@ var benign = []variant{
 				}
 			}
 		})},
+	// Answers may be shared ("can be cached", node/podcontroller.go): the
+	// same object again while the pod has not changed, a new one once it has.
+	{name: "getpod-shares-unchanged-answers",
+		pods: func() node.PodLifecycleHandler {
+			var mu sync.Mutex
+			last := map[string]*corev1.Pod{}
+			return asyncAltered(altered{getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+				fresh, err := b.GetPod(ctx, ns, name)
+				if fresh == nil {
+					return fresh, err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if l := last[ns+"/"+name]; l != nil && cmp.Equal(l, fresh) {
+					return l, err
+				}
+				last[ns+"/"+name] = fresh
+				return fresh, err
+			}}, nil)()
+		}},
 	{name: "ping-takes-two-seconds",
 		nodes: nodeAltered(alteredNode{ping: func(ctx context.Context) error {
 			select {
