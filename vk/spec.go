@@ -35,6 +35,13 @@ type SpecInfo struct {
 	// VK names the code of virtual-kubelet the spec rests on (file and
 	// function, in github.com/virtual-kubelet/virtual-kubelet).
 	VK string
+	// Capabilities the spec needs; it is skipped when Config.Capabilities
+	// does not declare one of them.
+	Capabilities []Capability
+	// AsyncOnly: the spec judges what only an async provider (one that
+	// implements node.PodNotifier) can get VK to publish, and is skipped
+	// for a sync one.
+	AsyncOnly bool
 }
 
 type spec struct {
@@ -172,12 +179,20 @@ func execute(s spec, cfg Config) (o outcome) {
 		if cfg.NewPodProvider == nil {
 			e.skipf("no pod provider: Config.NewPodProvider is nil")
 		}
+		for _, c := range s.Capabilities {
+			if !slices.Contains(cfg.Capabilities, c) {
+				e.skipf("needs capability %q, which Config.Capabilities does not declare", c)
+			}
+		}
 		pp, err := cfg.NewPodProvider(ctx)
 		if err != nil {
 			e.failf("NewPodProvider: %v", err)
 		}
 		e.pods = recordPods(pp, e.calls)
 		_, e.async = pp.(node.PodNotifier)
+		if s.AsyncOnly && !e.async {
+			e.skipf("%s", syncSkipReason)
+		}
 		if s.prepare != nil {
 			s.prepare(e)
 		}
@@ -190,6 +205,11 @@ func execute(s spec, cfg Config) (o outcome) {
 	s.run(e)
 	return o
 }
+
+// syncSkipReason is why an AsyncOnly spec is skipped for a sync provider.
+const syncSkipReason = "a sync provider: VK's syncProviderWrapper.DeletePod (node/sync.go) publishes every container terminated " +
+	"with exit code 0, phase Succeeded, itself as soon as DeletePod returns, and never reads the provider's status of the pod again " +
+	"(syncPodStatuses skips terminal pods): what the provider's containers do after DeletePod cannot reach the API server"
 
 // newPod returns a pod of the spec's namespace bound to the suite's node,
 // with one container that runs until it is stopped, and a grace period of

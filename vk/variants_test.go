@@ -29,6 +29,13 @@ type altered struct {
 	getPods      func(ctx context.Context, base node.PodLifecycleHandler) ([]*corev1.Pod, error)
 }
 
+// Close closes the base provider (its timers).
+func (a *altered) Close() {
+	if c, ok := a.base.(interface{ Close() }); ok {
+		c.Close()
+	}
+}
+
 func (a *altered) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 	if a.createPod != nil {
 		return a.createPod(ctx, a.base, pod)
@@ -130,6 +137,28 @@ func notReady(st *corev1.PodStatus) {
 	}
 }
 
+// statusAltered is the reference provider with f applied to every status
+// it reports: through GetPodStatus (sync) or the NotifyPods callback
+// (async).
+func statusAltered(async bool, f func(*corev1.PodStatus)) func() node.PodLifecycleHandler {
+	if async {
+		return asyncAltered(altered{}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
+			return func(p *corev1.Pod) {
+				p = p.DeepCopy()
+				f(&p.Status)
+				cb(p)
+			}
+		})
+	}
+	return syncAltered(altered{getPodStatus: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.PodStatus, error) {
+		st, err := b.GetPodStatus(ctx, ns, name)
+		if st != nil {
+			f(st)
+		}
+		return st, err
+	}})
+}
+
 // mutants: each must fail exactly the specs of its want.
 var mutants = []variant{
 	{name: "containers-never-ready", want: []string{"KVK-POD-001"},
@@ -143,7 +172,8 @@ var mutants = []variant{
 	// VK takes the empty pod for one the provider runs and calls UpdatePod
 	// instead of CreatePod: no pod ever runs.
 	{name: "getpod-answers-an-empty-pod-for-unknown-pods",
-		want: []string{"KVK-POD-001", "KVK-POD-002", "KVK-POD-004", "KVK-POD-005", "KVK-POD-007", "KVK-POD-008", "KVK-POD-009", "KVK-POD-010", "KVK-POD-012", "KVK-POD-013"},
+		want: []string{"KVK-POD-001", "KVK-POD-002", "KVK-POD-004", "KVK-POD-005", "KVK-POD-007", "KVK-POD-008", "KVK-POD-009", "KVK-POD-010", "KVK-POD-012", "KVK-POD-013",
+			"KVK-POD-014", "KVK-POD-015", "KVK-POD-016"},
 		pods: syncAltered(altered{getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
 			p, err := b.GetPod(ctx, ns, name)
 			if p == nil {
@@ -181,8 +211,8 @@ var mutants = []variant{
 			}
 			return b.CreatePod(ctx, pod)
 		}}, nil)},
-	// KVK-POD-012 deletes its pod after VK restarted, and fails as 005 does.
-	{name: "deletepod-fails", want: []string{"KVK-POD-005", "KVK-POD-007", "KVK-POD-010", "KVK-POD-011", "KVK-POD-012"},
+	// KVK-POD-012, 017 and 018 delete their pod too, and fail as 005 does.
+	{name: "deletepod-fails", want: []string{"KVK-POD-005", "KVK-POD-007", "KVK-POD-010", "KVK-POD-011", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018"},
 		pods: asyncAltered(altered{deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
 			if p, _ := b.GetPod(ctx, pod.Namespace, pod.Name); p != nil {
 				return errors.New("backend busy, try again later")
@@ -220,7 +250,9 @@ var mutants = []variant{
 					return b.GetPod(ctx, ns, name)
 				}}, nil)()
 		}},
-	{name: "getpodstatus-forgets-pods-after-a-minute", want: []string{"KVK-POD-008"},
+	// The pods of KVK-POD-014, 015 and 016 are watched for more than a
+	// minute too: VK publishes them Failed/NotFound as it does 008's.
+	{name: "getpodstatus-forgets-pods-after-a-minute", want: []string{"KVK-POD-008", "KVK-POD-014", "KVK-POD-015", "KVK-POD-016"},
 		pods: syncAltered(altered{getPodStatus: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.PodStatus, error) {
 			st, err := b.GetPodStatus(ctx, ns, name)
 			if st != nil && st.StartTime != nil && time.Since(st.StartTime.Time) > time.Minute {
@@ -236,8 +268,9 @@ var mutants = []variant{
 			}
 			return p, err
 		}}, nil)},
-	// KVK-POD-012 deletes its pod after VK restarted, and fails as 010 does.
-	{name: "deletepod-notifies-no-terminal-status", want: []string{"KVK-POD-010", "KVK-POD-012"},
+	// KVK-POD-012, 017 and 018 judge the terminal status of a deleted pod
+	// too, and fail as 010 does.
+	{name: "deletepod-notifies-no-terminal-status", want: []string{"KVK-POD-010", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018"},
 		pods: asyncAltered(altered{}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
 			return func(p *corev1.Pod) {
 				if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
@@ -338,6 +371,55 @@ var mutants = []variant{
 				}
 			})()
 		}},
+	{name: "restart-count-starts-over", want: []string{"KVK-POD-014"},
+		pods: statusAltered(false, func(st *corev1.PodStatus) {
+			for i := range st.ContainerStatuses {
+				st.ContainerStatuses[i].RestartCount %= 2
+			}
+		})},
+	{name: "last-termination-state-dropped", want: []string{"KVK-POD-014"},
+		pods: statusAltered(true, func(st *corev1.PodStatus) {
+			for i := range st.ContainerStatuses {
+				st.ContainerStatuses[i].LastTerminationState = corev1.ContainerState{}
+			}
+		})},
+	// The pod reported Failed while a container that failed waits for its
+	// restart (a phase computed from exit codes alone).
+	{name: "pod-failed-while-a-container-waits-to-restart", want: []string{"KVK-POD-015"},
+		pods: statusAltered(false, func(st *corev1.PodStatus) {
+			for _, cs := range st.ContainerStatuses {
+				if t := cs.LastTerminationState.Terminated; cs.State.Waiting != nil && t != nil && t.ExitCode != 0 {
+					st.Phase = corev1.PodFailed
+				}
+			}
+		})},
+	// A start failure reported as containerd reports a failed exec:
+	// terminated, exit code 128, and the pod Failed.
+	{name: "failed-start-published-failed", want: []string{"KVK-POD-016"},
+		pods: statusAltered(true, func(st *corev1.PodStatus) {
+			for i, cs := range st.ContainerStatuses {
+				if w := cs.State.Waiting; w != nil && w.Reason == "RunContainerError" {
+					st.ContainerStatuses[i].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 128, Reason: "StartError", Message: w.Message}}
+					st.Phase = corev1.PodFailed
+				}
+			}
+		})},
+	// Every container of a deleted pod reported exit code 0.
+	{name: "exit-codes-lost", want: []string{"KVK-POD-017"},
+		pods: statusAltered(true, func(st *corev1.PodStatus) {
+			for i := range st.ContainerStatuses {
+				if t := st.ContainerStatuses[i].State.Terminated; t != nil {
+					t.ExitCode, t.Reason = 0, "Completed"
+				}
+			}
+		})},
+	// DeletePod gives every container 1s, whatever the pod's grace period.
+	{name: "grace-period-ignored", want: []string{"KVK-POD-018"},
+		pods: asyncAltered(altered{deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+			pod = pod.DeepCopy()
+			pod.DeletionGracePeriodSeconds = new(int64(1))
+			return b.DeletePod(ctx, pod)
+		}}, nil)},
 	{name: "ping-fails", want: []string{"KVK-NODE-001"},
 		nodes: nodeAltered(alteredNode{ping: func(context.Context) error { return errors.New("backend unreachable") }})},
 	// A Ping that answers once, then waits on a backend that never answers
@@ -435,6 +517,10 @@ var benign = []variant{
 				return fresh, err
 			}}, nil)()
 		}},
+	// A backend that runs each pod once and cannot restart or report exit
+	// codes declares none of the capabilities: their specs are skipped.
+	{name: "declares-no-capability", caps: []Capability{},
+		pods: func() node.PodLifecycleHandler { return simprovider.NewAsync() }},
 	{name: "ping-takes-two-seconds",
 		nodes: nodeAltered(alteredNode{ping: func(ctx context.Context) error {
 			select {
