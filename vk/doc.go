@@ -46,8 +46,8 @@
 // testdata/catalogue.yaml keeps the same list.
 //
 // What the pod spec asks of a backend (restarts, start failures, exit
-// codes, grace periods) is declared in Config.Capabilities (see
-// Capability) and judged on the status VK publishes; a spec whose
+// codes, grace periods), and a Ping that reports a backend made unhealthy,
+// are declared in Config.Capabilities (see Capability) and judged on the status VK publishes; a spec whose
 // capability is not declared is skipped, the capability named in the
 // reason. A few specs (KVK-POD-017, 018) judge what only an async provider
 // can get VK to publish, and are skipped for a sync one.

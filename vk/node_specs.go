@@ -23,6 +23,11 @@ func init() {
 			VK: "node/node_ping_controller.go nodePingController.Run (no timeout unless WithNodePingTimeout, which nodeutil does not set; singleflight: no Ping while one runs), getResult (answers the last Ping that returned); " +
 				"node/lease_controller_v1.go leaseController.sync and node/node.go NodeController.updateStatus (renew the lease and the node's heartbeat on that result, and stop while it is an error)"},
 			node: true, run: pingReturns},
+		spec{SpecInfo: SpecInfo{ID: "KVK-NODE-004", Level: Must, Capabilities: []Capability{CapBackendFailures},
+			Title: "once the backend is unhealthy, Ping answers an error, so that VK stops renewing the node's lease",
+			VK: "node/lease_controller_v1.go leaseController.sync (renews the lease only while the last Ping answered nil), node/node.go NodeController.updateStatus " +
+				"(no heartbeat while Ping fails; VK never publishes the node NotReady itself: the node lifecycle controller does once the lease is 40s old)"},
+			node: true, run: pingReportsUnhealthyBackend},
 	)
 }
 
@@ -122,5 +127,61 @@ func pingReturns(e *env) {
 			"renewing the lease and NodeController.updateStatus (node/node.go) the node's heartbeat on it: the node stays Ready while the provider "+
 			"cannot say whether its backend is there (%s). Ping must return, with an error when the backend does not answer, and honour its context",
 			since.Format(time.TimeOnly), NodeName, time.Since(since).Round(time.Second), pingInterval, lastErr(e.calls.of("Ping", "")), renewed)
+	}
+}
+
+// pingReportsUnhealthyBackend registers the node, makes the backend
+// unhealthy and watches Ping and the lease for a lease duration.
+func pingReportsUnhealthyBackend(e *env) {
+	if e.cfg.MakeBackendUnhealthy == nil {
+		e.failf("Config declares capability %q but its MakeBackendUnhealthy is nil", CapBackendFailures)
+	}
+	if _, err := e.judge.startNode(e.ctx, e.nodes); err != nil {
+		e.failf("%v", err)
+	}
+	leases := e.judge.api.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	renewed := func() time.Time {
+		l, err := leases.Get(e.ctx, NodeName, metav1.GetOptions{})
+		if err != nil || l.Spec.RenewTime == nil {
+			return time.Time{}
+		}
+		return l.Spec.RenewTime.Time
+	}
+	const bound = 30 * time.Second
+	if !e.await(bound, func() bool { return !renewed().IsZero() }) {
+		e.failf("precondition: VK did not register node %s with a lease within %v (Ping last answered %v)", NodeName, bound, lastErr(e.calls.of("Ping", "")))
+	}
+	if err := e.cfg.MakeBackendUnhealthy(e.ctx, e.nodes.p); err != nil {
+		e.failf("precondition: MakeBackendUnhealthy: %v", err)
+	}
+	unhealthy := time.Now()
+	mark := e.calls.len()
+	var failed time.Time
+	if !e.await(2*pingInterval, func() bool {
+		for _, c := range e.calls.since(mark, "Ping", "") {
+			if c.Err != nil {
+				failed = c.At
+				return true
+			}
+		}
+		return false
+	}) {
+		e.failf("the backend of node %s was made unhealthy at %v, and in the %v since every Ping (%d) answered nil: leaseController.sync "+
+			"(node/lease_controller_v1.go) renews the lease on a Ping that answered nil (last renewed at %v) and NodeController.updateStatus (node/node.go) "+
+			"the node's heartbeat: the node stays Ready, and pods are scheduled onto a backend that cannot run them",
+			NodeName, unhealthy.Format(time.TimeOnly), 2*pingInterval, len(e.calls.since(mark, "Ping", "")), renewed().Format(time.TimeOnly))
+	}
+	// A lease duration (40s): the Pings keep failing, the lease is not renewed.
+	e.sleep(40 * time.Second)
+	for _, c := range e.calls.since(mark, "Ping", "") {
+		if c.At.After(failed) && c.Err == nil {
+			e.failf("the backend of node %s was made unhealthy at %v; Ping answered an error at %v but nil again at %v: VK renews the lease "+
+				"on the last Ping (leaseController.sync, node/lease_controller_v1.go), so the node flaps back to Ready while its backend is down",
+				NodeName, unhealthy.Format(time.TimeOnly), failed.Format(time.TimeOnly), c.At.Format(time.TimeOnly))
+		}
+	}
+	if r := renewed(); r.After(failed.Add(time.Second)) {
+		e.failf("VK renewed the lease of node %s at %v, after Ping answered an error at %v (the backend was made unhealthy at %v)",
+			NodeName, r.Format(time.TimeOnly), failed.Format(time.TimeOnly), unhealthy.Format(time.TimeOnly))
 	}
 }

@@ -40,6 +40,11 @@ type Config struct {
 	// here is skipped, with the capability named in the reason, and does
 	// not count against the verdict.
 	Capabilities []Capability
+	// MakeBackendUnhealthy makes the backend of the node provider p
+	// unhealthy or unreachable (stop the service it talks to), so that its
+	// Ping must report it from then on. p is not used after the spec, so
+	// the backend need not be healed. Required with CapBackendFailures.
+	MakeBackendUnhealthy func(ctx context.Context, p node.NodeProvider) error
 }
 
 // Capability names what the pod spec asks of a backend that a provider may
@@ -69,11 +74,15 @@ const (
 	// CapGracePeriod: DeletePod gives a container's SIGTERM handler the
 	// pod's deletionGracePeriodSeconds before it kills the container.
 	CapGracePeriod Capability = "grace-period"
+	// CapBackendFailures: the node provider's Ping reports a backend that
+	// has become unhealthy. Declaring it requires
+	// Config.MakeBackendUnhealthy.
+	CapBackendFailures Capability = "backend-failures"
 )
 
 // AllCapabilities returns every capability the suite knows, sorted.
 func AllCapabilities() []Capability {
-	return []Capability{CapContainerRestarts, CapExitCodes, CapGracePeriod, CapStartFailures}
+	return []Capability{CapBackendFailures, CapContainerRestarts, CapExitCodes, CapGracePeriod, CapStartFailures}
 }
 
 // Label returns the Ginkgo label of the specs that need c:

@@ -2,6 +2,7 @@ package vk
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -36,6 +37,14 @@ func (v variant) config() Config {
 			}
 			return p, nil
 		}
+	}
+	cfg.MakeBackendUnhealthy = func(_ context.Context, p node.NodeProvider) error {
+		u, ok := p.(interface{ MakeUnhealthy() })
+		if !ok {
+			return errors.New("the node provider has no MakeUnhealthy")
+		}
+		u.MakeUnhealthy()
+		return nil
 	}
 	if v.nodes != nil {
 		cfg.NewNodeProvider = func(context.Context) (node.NodeProvider, error) { return v.nodes(), nil }

@@ -76,6 +76,7 @@ func Catalogue() []SpecInfo {
 // calls the provider got. A body ends the spec with failf or skipf.
 type env struct {
 	ctx   context.Context
+	cfg   Config
 	judge *judge
 	calls *callLog
 	pods  node.PodLifecycleHandler // recorded; nil for a node spec
@@ -146,7 +147,7 @@ func runSpec(t *testing.T, s spec, cfg Config) outcome {
 func execute(s spec, cfg Config) (o outcome) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &env{ctx: ctx, judge: newJudge(), calls: &callLog{}}
+	e := &env{ctx: ctx, cfg: cfg, judge: newJudge(), calls: &callLog{}}
 	defer func() {
 		e.judge.stop()
 		cancel()
@@ -166,6 +167,11 @@ func execute(s spec, cfg Config) (o outcome) {
 			o.Failed, o.Message = true, fmt.Sprintf("panic: %v\n%s", r, debug.Stack())
 		}
 	}()
+	for _, c := range s.Capabilities {
+		if !slices.Contains(cfg.Capabilities, c) {
+			e.skipf("needs capability %q, which Config.Capabilities does not declare", c)
+		}
+	}
 	if s.node {
 		if cfg.NewNodeProvider == nil {
 			e.skipf("no node provider: Config.NewNodeProvider is nil")
@@ -178,11 +184,6 @@ func execute(s spec, cfg Config) (o outcome) {
 	} else {
 		if cfg.NewPodProvider == nil {
 			e.skipf("no pod provider: Config.NewPodProvider is nil")
-		}
-		for _, c := range s.Capabilities {
-			if !slices.Contains(cfg.Capabilities, c) {
-				e.skipf("needs capability %q, which Config.Capabilities does not declare", c)
-			}
 		}
 		pp, err := cfg.NewPodProvider(ctx)
 		if err != nil {

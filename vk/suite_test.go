@@ -29,6 +29,10 @@ func TestSuiteAgainstTheReferenceProvider(t *testing.T) {
 		NewNodeProvider: func(context.Context) (node.NodeProvider, error) { return simprovider.NewNode(), nil },
 		VirtualTime:     true,
 		Capabilities:    AllCapabilities(),
+		MakeBackendUnhealthy: func(_ context.Context, p node.NodeProvider) error {
+			p.(interface{ MakeUnhealthy() }).MakeUnhealthy()
+			return nil
+		},
 	}
 	if name := os.Getenv(variantEnv); name != "" {
 		for _, v := range mutants {

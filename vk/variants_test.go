@@ -102,14 +102,14 @@ func asyncAltered(a altered, notify func(context.Context, func(*corev1.Pod)) fun
 // node provider variants
 
 type alteredNode struct {
-	ping   func(ctx context.Context) error
+	ping   func(ctx context.Context, base *simprovider.Node) error
 	notify func(ctx context.Context, cb func(*corev1.Node))
 	base   *simprovider.Node
 }
 
 func (n *alteredNode) Ping(ctx context.Context) error {
 	if n.ping != nil {
-		return n.ping(ctx)
+		return n.ping(ctx, n.base)
 	}
 	return n.base.Ping(ctx)
 }
@@ -121,6 +121,9 @@ func (n *alteredNode) NotifyNodeStatus(ctx context.Context, cb func(*corev1.Node
 	}
 	n.base.NotifyNodeStatus(ctx, cb)
 }
+
+// MakeUnhealthy makes the base's backend unhealthy.
+func (n *alteredNode) MakeUnhealthy() { n.base.MakeUnhealthy() }
 
 func nodeAltered(n alteredNode) func() node.NodeProvider {
 	return func() node.NodeProvider { n := n; n.base = simprovider.NewNode(); return &n }
@@ -420,14 +423,15 @@ var mutants = []variant{
 			pod.DeletionGracePeriodSeconds = new(int64(1))
 			return b.DeletePod(ctx, pod)
 		}}, nil)},
-	{name: "ping-fails", want: []string{"KVK-NODE-001"},
-		nodes: nodeAltered(alteredNode{ping: func(context.Context) error { return errors.New("backend unreachable") }})},
+	{name: "ping-fails", want: []string{"KVK-NODE-001", "KVK-NODE-004"},
+		nodes: nodeAltered(alteredNode{ping: func(context.Context, *simprovider.Node) error { return errors.New("backend unreachable") }})},
 	// A Ping that answers once, then waits on a backend that never answers
 	// and ignores its context until VK stops.
-	{name: "ping-hangs-after-registration", want: []string{"KVK-NODE-003"},
+	// It fails KVK-NODE-004 too: no Ping reports the unhealthy backend.
+	{name: "ping-hangs-after-registration", want: []string{"KVK-NODE-003", "KVK-NODE-004"},
 		nodes: func() node.NodeProvider {
 			var calls atomic.Int32
-			return nodeAltered(alteredNode{ping: func(ctx context.Context) error {
+			return nodeAltered(alteredNode{ping: func(ctx context.Context, _ *simprovider.Node) error {
 				if calls.Add(1) == 1 {
 					return nil
 				}
@@ -435,7 +439,11 @@ var mutants = []variant{
 				return ctx.Err()
 			}})()
 		}},
-	{name: "notifynodestatus-blocks", want: []string{"KVK-NODE-001", "KVK-NODE-002"},
+	// A Ping that answers nil whatever the backend's health (it checks
+	// nothing, or a cache).
+	{name: "ping-ignores-backend-health", want: []string{"KVK-NODE-004"},
+		nodes: nodeAltered(alteredNode{ping: func(ctx context.Context, _ *simprovider.Node) error { return ctx.Err() }})},
+	{name: "notifynodestatus-blocks", want: []string{"KVK-NODE-001", "KVK-NODE-002", "KVK-NODE-004"},
 		nodes: nodeAltered(alteredNode{notify: func(ctx context.Context, _ func(*corev1.Node)) { <-ctx.Done() }})},
 }
 
@@ -522,10 +530,10 @@ var benign = []variant{
 	{name: "declares-no-capability", caps: []Capability{},
 		pods: func() node.PodLifecycleHandler { return simprovider.NewAsync() }},
 	{name: "ping-takes-two-seconds",
-		nodes: nodeAltered(alteredNode{ping: func(ctx context.Context) error {
+		nodes: nodeAltered(alteredNode{ping: func(ctx context.Context, b *simprovider.Node) error {
 			select {
 			case <-time.After(2 * time.Second):
-				return nil
+				return b.Ping(ctx)
 			case <-ctx.Done():
 				return ctx.Err()
 			}

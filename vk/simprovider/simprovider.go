@@ -55,6 +55,7 @@ package simprovider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -481,11 +482,20 @@ func (p *Provider) GetPods(context.Context) ([]*corev1.Pod, error) {
 	return out, nil
 }
 
-// Node is the reference node.NodeProvider: Ping answers nil, and
-// NotifyNodeStatus keeps the callback and returns.
+// Node is the reference node.NodeProvider: Ping answers nil until
+// MakeUnhealthy, and NotifyNodeStatus keeps the callback and returns.
 type Node struct {
-	mu sync.Mutex
-	cb func(*corev1.Node)
+	mu        sync.Mutex
+	cb        func(*corev1.Node)
+	unhealthy bool
+}
+
+// MakeUnhealthy makes the simulated backend unreachable: every Ping from
+// then on answers an error.
+func (n *Node) MakeUnhealthy() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.unhealthy = true
 }
 
 var _ node.NodeProvider = (*Node)(nil)
@@ -493,8 +503,15 @@ var _ node.NodeProvider = (*Node)(nil)
 // NewNode returns a healthy node provider.
 func NewNode() *Node { return &Node{} }
 
-// Ping answers nil unless ctx is done.
-func (n *Node) Ping(ctx context.Context) error { return ctx.Err() }
+// Ping answers nil unless ctx is done or the backend was made unhealthy.
+func (n *Node) Ping(ctx context.Context) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.unhealthy {
+		return errors.New("simulated backend unreachable")
+	}
+	return ctx.Err()
+}
 
 // NotifyNodeStatus keeps cb and returns at once.
 func (n *Node) NotifyNodeStatus(_ context.Context, cb func(*corev1.Node)) {
