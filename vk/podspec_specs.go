@@ -4,6 +4,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The specs of what the pod spec asks of a backend: each needs a
@@ -30,9 +31,9 @@ func init() {
 				"node/sync.go syncProviderWrapper.DeletePod (a sync provider's pod is published with exit code 0 whatever it did: skipped)"},
 			run: deletedContainersKeepTheirExitCodes},
 		spec{SpecInfo: SpecInfo{ID: "KVK-POD-018", Level: Must, Capabilities: []Capability{CapGracePeriod}, AsyncOnly: true,
-			Title: "DeletePod gives a container's SIGTERM handler the pod's deletionGracePeriodSeconds before it kills the container",
-			VK: "node/podcontroller.go syncPodInProvider (DeletePod of the pod with its deletionGracePeriodSeconds; the API pod is removed once a terminal status is published, " +
-				"or force-deleted when the grace period is over: deletePodsFromKubernetes)"},
+			Title: "DeletePod gives a container's SIGTERM handler the pod's deletionGracePeriodSeconds (not its terminationGracePeriodSeconds) before it kills the container",
+			VK: "node/podcontroller.go syncPodInProvider (DeletePod of the pod with its deletionGracePeriodSeconds, then deletePodsFromKubernetes enqueued with that delay: " +
+				"the API pod goes away when the grace period is over, a status change alone does not re-sync it, node/pod.go podShouldEnqueue), deletePodsFromKubernetesHandler"},
 			run: gracePeriodIsHonoured},
 	)
 }
@@ -214,16 +215,28 @@ func deletedContainersKeepTheirExitCodes(e *env) {
 	}
 }
 
+// gracePeriodIsHonoured deletes, with a grace period of 30s (as kubectl
+// delete --grace-period=30 does), a pod whose terminationGracePeriodSeconds
+// is 2 and whose container's SIGTERM handler takes 5s: the handler must be
+// given the deletion's 30s, which VK hands DeletePod as the pod's
+// deletionGracePeriodSeconds, not the spec's 2s.
 func gracePeriodIsHonoured(e *env) {
 	const handler = 5 * time.Second
-	p := e.createPod(podRunning("grace", corev1.RestartPolicyAlways, "sh", "-c", "trap 'sleep 5; exit 0' TERM; sleep infinity & wait"))
+	const grace = int64(30)
+	p := podRunning("grace", corev1.RestartPolicyAlways, "sh", "-c", "trap 'sleep 5; exit 0' TERM; sleep infinity & wait")
+	p.Spec.TerminationGracePeriodSeconds = new(int64(2))
+	p = e.createPod(p)
 	key := podKey(p)
 	if !e.await(statusBound, func() bool { return running(e.apiPod(p.Namespace, p.Name)) }) {
 		e.failf("precondition: VK did not publish pod %s Running within %v: %s; %s", key, statusBound, describeStatus(e.apiPod(p.Namespace, p.Name)), e.providerCallsOf(key))
 	}
-	deleted := e.deleteInAPI(p)
-	if !e.await(goneBound(p), func() bool { return e.apiPod(p.Namespace, p.Name) == nil }) {
-		e.failf("precondition: pod %s is still in the API server %v after it was deleted; %s", key, goneBound(p), e.providerCallsOf(key))
+	if err := e.judge.api.CoreV1().Pods(p.Namespace).Delete(e.ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(grace)}); err != nil {
+		e.failf("deleting pod %s in the API server: %v", key, err)
+	}
+	deleted := time.Now()
+	bound := time.Duration(grace)*time.Second + statusBound
+	if !e.await(bound, func() bool { return e.apiPod(p.Namespace, p.Name) == nil }) {
+		e.failf("precondition: pod %s is still in the API server %v after it was deleted; %s", key, bound, e.providerCallsOf(key))
 	}
 	hist := e.judge.api.StatusHistory(p.Namespace, p.Name)
 	last := hist[len(hist)-1]
@@ -232,10 +245,10 @@ func gracePeriodIsHonoured(e *env) {
 		e.failf("precondition: the last status VK published for pod %s was %s: its container not terminated (KVK-POD-010)", key, describeStatus(&corev1.Pod{Status: last}))
 	}
 	if took := t.FinishedAt.Sub(deleted); took < handler-time.Second {
-		e.failf("pod %s (grace period %ds) was deleted at %v; its container, whose SIGTERM handler takes %v (trap 'sleep 5; exit 0' TERM), "+
-			"was published terminated at %v (%v later, exit code %d, reason %q): DeletePod did not give the handler the pod's deletionGracePeriodSeconds, "+
-			"which VK passes it with the pod (node/podcontroller.go syncPodInProvider)",
-			key, *p.Spec.TerminationGracePeriodSeconds, deleted.Format(time.TimeOnly), handler, t.FinishedAt.Format(time.TimeOnly), took.Round(time.Millisecond), t.ExitCode, t.Reason)
+		e.failf("pod %s (terminationGracePeriodSeconds 2) was deleted with a grace period of %ds at %v; its container, whose SIGTERM handler takes %v "+
+			"(trap 'sleep 5; exit 0' TERM), was published terminated at %v (%v later, exit code %d, reason %q): DeletePod did not give the handler "+
+			"the pod's deletionGracePeriodSeconds (%d), which VK passes it with the pod (node/podcontroller.go syncPodInProvider, deletePod)",
+			key, grace, deleted.Format(time.TimeOnly), handler, t.FinishedAt.Format(time.TimeOnly), took.Round(time.Millisecond), t.ExitCode, t.Reason, grace)
 	}
 }
 

@@ -423,6 +423,14 @@ var mutants = []variant{
 			pod.DeletionGracePeriodSeconds = new(int64(1))
 			return b.DeletePod(ctx, pod)
 		}}, nil)},
+	// DeletePod takes the pod spec's terminationGracePeriodSeconds, not the
+	// deletion's grace period.
+	{name: "grace-period-from-the-pod-spec", want: []string{"KVK-POD-018"},
+		pods: asyncAltered(altered{deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+			pod = pod.DeepCopy()
+			pod.DeletionGracePeriodSeconds = nil
+			return b.DeletePod(ctx, pod)
+		}}, nil)},
 	{name: "ping-fails", want: []string{"KVK-NODE-001", "KVK-NODE-004"},
 		nodes: nodeAltered(alteredNode{ping: func(context.Context, *simprovider.Node) error { return errors.New("backend unreachable") }})},
 	// A Ping that answers once, then waits on a backend that never answers
