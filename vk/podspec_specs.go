@@ -38,6 +38,9 @@ func init() {
 	)
 }
 
+// publishedAsReported ends a message on a container status VK published.
+const publishedAsReported = " (updatePodStatus, node/pod.go, publishes the container statuses the provider reports as they are)"
+
 // podRunning returns a pod of newPod's kind whose only container runs argv.
 func podRunning(prefix string, policy corev1.RestartPolicy, argv ...string) *corev1.Pod {
 	p := newPod(prefix)
@@ -90,11 +93,11 @@ func restartsAreCounted(e *env) {
 		t := cs.LastTerminationState.Terminated
 		if t == nil {
 			e.failf("VK published container %s of pod %s with restart count %d and no LastTerminationState: the run that ended "+
-				"(its exit code, when it started and finished) is what the previous run's terminated state must carry; %s", cs.Name, key, n, describeStatus(cur))
+				"(its exit code, when it started and finished) is what the previous run's terminated state must carry%s; %s", cs.Name, key, n, publishedAsReported, describeStatus(cur))
 		}
 		if t.ExitCode != 0 || t.FinishedAt.Time.Before(t.StartedAt.Time) {
 			e.failf("VK published container %s of pod %s (sh -c %q) with LastTerminationState exit code %d, started %v, finished %v: "+
-				"not the run that ended (exit code 0, finished after it started)", cs.Name, key, script, t.ExitCode, t.StartedAt.Time, t.FinishedAt.Time)
+				"not the run that ended (exit code 0, finished after it started)%s", cs.Name, key, script, t.ExitCode, t.StartedAt.Time, t.FinishedAt.Time, publishedAsReported)
 		}
 		// Running: the run before this one ended last; between runs (back-off),
 		// the run counted by n.
@@ -104,12 +107,12 @@ func restartsAreCounted(e *env) {
 		}
 		if prev, ok := runStart[ended]; ok && !t.StartedAt.Time.Equal(prev) {
 			e.failf("VK published container %s of pod %s with restart count %d (%s) and a LastTerminationState that started at %v, "+
-				"but the run that ended last (restart count %d) started at %v: LastTerminationState is not the previous run",
-				cs.Name, key, n, stateName(cs.State), t.StartedAt.Time, ended, prev)
+				"but the run that ended last (restart count %d) started at %v: LastTerminationState is not the previous run%s",
+				cs.Name, key, n, stateName(cs.State), t.StartedAt.Time, ended, prev, publishedAsReported)
 		}
 		if r := cs.State.Running; r != nil && r.StartedAt.Time.Before(t.FinishedAt.Time) {
 			e.failf("VK published container %s of pod %s running since %v with a LastTerminationState that finished at %v, after it: "+
-				"not the previous run", cs.Name, key, r.StartedAt.Time, t.FinishedAt.Time)
+				"not the previous run%s", cs.Name, key, r.StartedAt.Time, t.FinishedAt.Time, publishedAsReported)
 		}
 	})
 	if maxSeen < 2 {
@@ -167,7 +170,7 @@ func failedStartIsWaiting(e *env) {
 		}
 		for _, cs := range cur.Status.ContainerStatuses {
 			if cs.State.Running != nil {
-				e.failf("VK published container %s of pod %s running, though the backend cannot start it (/nonexistent/app)", cs.Name, key)
+				e.failf("VK published container %s of pod %s running, though the backend cannot start it (/nonexistent/app)%s", cs.Name, key, publishedAsReported)
 			}
 		}
 	}
