@@ -25,6 +25,12 @@ specs:
 `)
 	for _, s := range Catalogue() {
 		fmt.Fprintf(&b, "  - id: %s\n    level: %s\n    requirement: %q\n    vk: %q\n", s.ID, s.Level, s.Title, s.VK)
+		if len(s.Capabilities) > 0 {
+			fmt.Fprintf(&b, "    capabilities: %v\n", s.Capabilities)
+		}
+		if s.AsyncOnly {
+			b.WriteString("    async-only: true\n")
+		}
 	}
 	return b.String()
 }

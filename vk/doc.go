@@ -13,6 +13,7 @@
 //			NewPodProvider:  func(ctx context.Context) (node.PodLifecycleHandler, error) { return myprovider.New(), nil },
 //			NewNodeProvider: func(ctx context.Context) (node.NodeProvider, error) { return myprovider.NewNode(), nil },
 //			VirtualTime:     true,
+//			Capabilities:    []vk.Capability{vk.CapContainerRestarts, vk.CapExitCodes},
 //		})
 //	}
 //
@@ -43,6 +44,13 @@
 // say what VK would then do. Each message names the VK function behind it;
 // Catalogue lists each spec's level and the code it rests on, and
 // testdata/catalogue.yaml keeps the same list.
+//
+// What the pod spec asks of a backend (restarts, start failures, exit
+// codes, grace periods), and a Ping that reports a backend made unhealthy,
+// are declared in Config.Capabilities (see Capability) and judged on the status VK publishes; a spec whose
+// capability is not declared is skipped, the capability named in the
+// reason. A few specs (KVK-POD-017, 018) judge what only an async provider
+// can get VK to publish, and are skipped for a sync one.
 //
 // With Config.VirtualTime each spec — the provider's construction, VK's
 // controllers and informers, the fake API server and every wait — runs in a

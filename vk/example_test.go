@@ -18,11 +18,16 @@ func ExampleRun() {
 	_ = func(t *testing.T) {
 		vk.Run(t, vk.Config{
 			// A fresh provider per spec: here the kit's reference provider.
-			NewPodProvider:  func(context.Context) (node.PodLifecycleHandler, error) { return simprovider.NewAsync(), nil },
+			NewPodProvider: func(ctx context.Context) (node.PodLifecycleHandler, error) {
+				return simprovider.NewAsync(simprovider.WithContext(ctx)), nil
+			},
 			NewNodeProvider: func(context.Context) (node.NodeProvider, error) { return simprovider.NewNode(), nil },
 			// The reference provider does no real I/O: each spec runs in
 			// virtual time.
 			VirtualTime: true,
+			// What of the pod spec its backend does; the specs of a
+			// capability left out are skipped, the reason printed.
+			Capabilities: []vk.Capability{vk.CapContainerRestarts, vk.CapStartFailures, vk.CapExitCodes, vk.CapGracePeriod},
 		})
 	}
 }

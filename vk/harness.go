@@ -38,9 +38,11 @@ func newJudge() *judge {
 	return &judge{api: fakeapi.New(), events: &eventLog{}}
 }
 
-// startPods runs a PodController for provider until stop; it returns once
-// the controller is ready (its informers synced, dangling pods deleted).
-func (j *judge) startPods(ctx context.Context, provider node.PodLifecycleHandler) error {
+// startPods runs a PodController for provider until stop, or until the
+// stop function it returns is called (a VK that goes down while the API
+// server and the provider stay); it returns once the controller is ready
+// (its informers synced, dangling pods deleted).
+func (j *judge) startPods(ctx context.Context, provider node.PodLifecycleHandler) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	// As VK's nodeutil does: the pod informer sees only the node's pods, the
 	// others (for the downward API) see everything.
@@ -61,26 +63,30 @@ func (j *judge) startPods(ctx context.Context, provider node.PodLifecycleHandler
 	})
 	if err != nil {
 		cancel()
-		return fmt.Errorf("node.NewPodController: %w", err)
+		return nil, fmt.Errorf("node.NewPodController: %w", err)
 	}
 	podFactory.Start(ctx.Done())
 	otherFactory.Start(ctx.Done())
-	j.stops = append(j.stops, func() {
-		cancel()
-		<-pc.Done()
-		podFactory.Shutdown()
-		otherFactory.Shutdown()
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-pc.Done()
+			podFactory.Shutdown()
+			otherFactory.Shutdown()
+		})
+	}
+	j.stops = append(j.stops, stop)
 	podFactory.WaitForCacheSync(ctx.Done())
 	otherFactory.WaitForCacheSync(ctx.Done())
 	go func() { _ = pc.Run(ctx, 2) }()
 	select {
 	case <-pc.Ready():
-		return nil
+		return stop, nil
 	case <-pc.Done():
-		return fmt.Errorf("VK's PodController.Run ended before it was ready: %v", pc.Err())
+		return stop, fmt.Errorf("VK's PodController.Run ended before it was ready: %v", pc.Err())
 	case <-ctx.Done():
-		return ctx.Err()
+		return stop, ctx.Err()
 	}
 }
 

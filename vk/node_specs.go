@@ -1,6 +1,7 @@
 package vk
 
 import (
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +18,16 @@ func init() {
 			Title: "NotifyNodeStatus returns without blocking",
 			VK:    "node/node.go NodeProvider.NotifyNodeStatus (doc: should not block callers), NodeController.Run (calls it before it registers the node)"},
 			node: true, run: notifyNodeStatusReturns},
+		spec{SpecInfo: SpecInfo{ID: "KVK-NODE-003", Level: Must,
+			Title: "once the node is registered, every Ping returns within VK's ping interval (10s)",
+			VK: "node/node_ping_controller.go nodePingController.Run (no timeout unless WithNodePingTimeout, which nodeutil does not set; singleflight: no Ping while one runs), getResult (answers the last Ping that returned); " +
+				"node/lease_controller_v1.go leaseController.sync and node/node.go NodeController.updateStatus (renew the lease and the node's heartbeat on that result, and stop while it is an error)"},
+			node: true, run: pingReturns},
+		spec{SpecInfo: SpecInfo{ID: "KVK-NODE-004", Level: Must, Capabilities: []Capability{CapBackendFailures},
+			Title: "once the backend is unhealthy, Ping answers an error, so that VK stops renewing the node's lease",
+			VK: "node/lease_controller_v1.go leaseController.sync (renews the lease only while the last Ping answered nil), node/node.go NodeController.updateStatus " +
+				"(no heartbeat while Ping fails; VK never publishes the node NotReady itself: the node lifecycle controller does once the lease is 40s old)"},
+			node: true, run: pingReportsUnhealthyBackend},
 	)
 }
 
@@ -75,5 +86,102 @@ func notifyNodeStatusReturns(e *env) {
 	case <-time.After(time.Second):
 		e.failf("NotifyNodeStatus did not return within 1s: VK's NodeController.Run (node/node.go) calls it before it registers the node, " +
 			"so the node would never be registered (NodeProvider's doc: NotifyNodeStatus should not block callers)")
+	}
+}
+
+// pingInterval is VK's DefaultPingInterval (node/node.go), which nodeutil
+// keeps.
+const pingInterval = 10 * time.Second
+
+// pingReturns watches the Pings of a registered node for a minute: one
+// still running after the ping interval keeps VK renewing the lease on the
+// Ping before it.
+func pingReturns(e *env) {
+	if _, err := e.judge.startNode(e.ctx, e.nodes); err != nil {
+		e.failf("%v", err)
+	}
+	const bound = 30 * time.Second
+	if !e.await(bound, func() bool {
+		n, _ := e.judge.api.CoreV1().Nodes().Get(e.ctx, NodeName, metav1.GetOptions{})
+		return n != nil
+	}) {
+		e.failf("precondition: VK did not register node %s within %v (Ping was called %d times, last answered %v)",
+			NodeName, bound, len(e.calls.of("Ping", "")), lastErr(e.calls.of("Ping", "")))
+	}
+	leases := e.judge.api.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	const watch = time.Minute
+	end := time.Now().Add(watch)
+	for time.Now().Before(end) {
+		e.sleep(time.Second)
+		since, ok := e.nodes.pingRunningSince()
+		if !ok || time.Since(since) <= pingInterval {
+			continue
+		}
+		renewed := "VK has not renewed it since"
+		if l, err := leases.Get(e.ctx, NodeName, metav1.GetOptions{}); err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(since) {
+			renewed = fmt.Sprintf("VK renewed it at %v, after the Ping was called", l.Spec.RenewTime.Format(time.TimeOnly))
+		}
+		e.failf("a Ping called at %v, once node %s was registered, had not returned %v later (VK's ping interval is %v): "+
+			"nodePingController.Run (node/node_ping_controller.go) sets no timeout (nodeutil sets none) and starts no other Ping while one runs, "+
+			"and getResult keeps answering the last Ping that returned (it answered %v), so leaseController.sync (node/lease_controller_v1.go) keeps "+
+			"renewing the lease and NodeController.updateStatus (node/node.go) the node's heartbeat on it: the node stays Ready while the provider "+
+			"cannot say whether its backend is there (%s). Ping must return, with an error when the backend does not answer, and honour its context",
+			since.Format(time.TimeOnly), NodeName, time.Since(since).Round(time.Second), pingInterval, lastErr(e.calls.of("Ping", "")), renewed)
+	}
+}
+
+// pingReportsUnhealthyBackend registers the node, makes the backend
+// unhealthy and watches Ping and the lease for a lease duration.
+func pingReportsUnhealthyBackend(e *env) {
+	if e.cfg.MakeBackendUnhealthy == nil {
+		e.failf("Config declares capability %q but its MakeBackendUnhealthy is nil", CapBackendFailures)
+	}
+	if _, err := e.judge.startNode(e.ctx, e.nodes); err != nil {
+		e.failf("%v", err)
+	}
+	leases := e.judge.api.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	renewed := func() time.Time {
+		l, err := leases.Get(e.ctx, NodeName, metav1.GetOptions{})
+		if err != nil || l.Spec.RenewTime == nil {
+			return time.Time{}
+		}
+		return l.Spec.RenewTime.Time
+	}
+	const bound = 30 * time.Second
+	if !e.await(bound, func() bool { return !renewed().IsZero() }) {
+		e.failf("precondition: VK did not register node %s with a lease within %v (Ping last answered %v)", NodeName, bound, lastErr(e.calls.of("Ping", "")))
+	}
+	if err := e.cfg.MakeBackendUnhealthy(e.ctx, e.nodes.p); err != nil {
+		e.failf("precondition: MakeBackendUnhealthy: %v", err)
+	}
+	unhealthy := time.Now()
+	mark := e.calls.len()
+	var failed time.Time
+	if !e.await(2*pingInterval, func() bool {
+		for _, c := range e.calls.since(mark, "Ping", "") {
+			if c.Err != nil {
+				failed = c.At
+				return true
+			}
+		}
+		return false
+	}) {
+		e.failf("the backend of node %s was made unhealthy at %v, and in the %v since every Ping (%d) answered nil: leaseController.sync "+
+			"(node/lease_controller_v1.go) renews the lease on a Ping that answered nil (last renewed at %v) and NodeController.updateStatus (node/node.go) "+
+			"the node's heartbeat: the node stays Ready, and pods are scheduled onto a backend that cannot run them",
+			NodeName, unhealthy.Format(time.TimeOnly), 2*pingInterval, len(e.calls.since(mark, "Ping", "")), renewed().Format(time.TimeOnly))
+	}
+	// A lease duration (40s): the Pings keep failing, the lease is not renewed.
+	e.sleep(40 * time.Second)
+	for _, c := range e.calls.since(mark, "Ping", "") {
+		if c.At.After(failed) && c.Err == nil {
+			e.failf("the backend of node %s was made unhealthy at %v; Ping answered an error at %v but nil again at %v: VK renews the lease "+
+				"on the last Ping (leaseController.sync, node/lease_controller_v1.go), so the node flaps back to Ready while its backend is down",
+				NodeName, unhealthy.Format(time.TimeOnly), failed.Format(time.TimeOnly), c.At.Format(time.TimeOnly))
+		}
+	}
+	if r := renewed(); r.After(failed.Add(time.Second)) {
+		e.failf("VK renewed the lease of node %s at %v, after Ping answered an error at %v (the backend was made unhealthy at %v)",
+			NodeName, r.Format(time.TimeOnly), failed.Format(time.TimeOnly), unhealthy.Format(time.TimeOnly))
 	}
 }

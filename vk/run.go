@@ -35,7 +35,59 @@ type Config struct {
 	VirtualTime bool
 	// Strict fails the run on a SHOULD spec not met too (-vk.strict).
 	Strict bool
+	// Capabilities the provider declares: what of the pod spec its backend
+	// does (see Capability). A spec that needs a capability not declared
+	// here is skipped, with the capability named in the reason, and does
+	// not count against the verdict.
+	Capabilities []Capability
+	// MakeBackendUnhealthy makes the backend of the node provider p
+	// unhealthy or unreachable (stop the service it talks to), so that its
+	// Ping must report it from then on. p is not used after the spec, so
+	// the backend need not be healed. Required with CapBackendFailures.
+	MakeBackendUnhealthy func(ctx context.Context, p node.NodeProvider) error
 }
+
+// Capability names what the pod spec asks of a backend that a provider may
+// leave out (a backend that runs each pod once, to completion, has no
+// restarts). The specs that need one judge it on the status VK publishes,
+// with containers whose command is in the small vocabulary that
+// vk/simprovider documents (sh -c "sleep 10; exit 3", trap 'exit 3' TERM,
+// /nonexistent/...), which a real shell image (busybox) runs to the same
+// effect.
+type Capability string
+
+// The capabilities the suite knows.
+const (
+	// CapContainerRestarts: a container that exits is restarted as the
+	// pod's restartPolicy says (Always, OnFailure), each restart counted in
+	// its RestartCount, the run that ended in its LastTerminationState, the
+	// pod Running meanwhile.
+	CapContainerRestarts Capability = "container-restarts"
+	// CapStartFailures: a container the backend cannot start (a missing
+	// executable, an image it cannot run) is reported Waiting with a
+	// reason, the pod Pending.
+	CapStartFailures Capability = "start-failures"
+	// CapExitCodes: once DeletePod has stopped a pod, each container's
+	// terminated state carries the exit code its process ended with (its
+	// SIGTERM handler's).
+	CapExitCodes Capability = "exit-codes"
+	// CapGracePeriod: DeletePod gives a container's SIGTERM handler the
+	// pod's deletionGracePeriodSeconds before it kills the container.
+	CapGracePeriod Capability = "grace-period"
+	// CapBackendFailures: the node provider's Ping reports a backend that
+	// has become unhealthy. Declaring it requires
+	// Config.MakeBackendUnhealthy.
+	CapBackendFailures Capability = "backend-failures"
+)
+
+// AllCapabilities returns every capability the suite knows, sorted.
+func AllCapabilities() []Capability {
+	return []Capability{CapBackendFailures, CapContainerRestarts, CapExitCodes, CapGracePeriod, CapStartFailures}
+}
+
+// Label returns the Ginkgo label of the specs that need c:
+// "capability:<name>".
+func (c Capability) Label() string { return "capability:" + string(c) }
 
 var (
 	summaryFlag = flag.String("vk.summary", "", "write the suite's summary and verdict to this file too")
@@ -60,7 +112,11 @@ func Run(t *testing.T, cfg Config) {
 		if s.node {
 			group = "node"
 		}
-		ginkgo.It(fmt.Sprintf("[%s] %s", s.ID, s.Title), ginkgo.Label(group, level), func() {
+		labels := ginkgo.Label(group, level)
+		for _, c := range s.Capabilities {
+			labels = append(labels, c.Label())
+		}
+		ginkgo.It(fmt.Sprintf("[%s] %s", s.ID, s.Title), labels, func() {
 			o := runSpec(t, s, cfg)
 			res.set(s.ID, o)
 			ginkgo.AddReportEntry("vk:code", s.VK, ginkgo.ReportEntryVisibilityFailureOrVerbose)

@@ -2,6 +2,7 @@ package vk
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -19,12 +20,31 @@ type variant struct {
 	pods  func() node.PodLifecycleHandler
 	nodes func() node.NodeProvider
 	want  []string
+	// caps the variant declares; nil declares every capability.
+	caps []Capability
 }
 
 func (v variant) config() Config {
-	cfg := Config{VirtualTime: true}
+	cfg := Config{VirtualTime: true, Capabilities: v.caps}
+	if v.caps == nil {
+		cfg.Capabilities = AllCapabilities()
+	}
 	if v.pods != nil {
-		cfg.NewPodProvider = func(context.Context) (node.PodLifecycleHandler, error) { return v.pods(), nil }
+		cfg.NewPodProvider = func(ctx context.Context) (node.PodLifecycleHandler, error) {
+			p := v.pods()
+			if c, ok := p.(interface{ Close() }); ok {
+				context.AfterFunc(ctx, c.Close)
+			}
+			return p, nil
+		}
+	}
+	cfg.MakeBackendUnhealthy = func(_ context.Context, p node.NodeProvider) error {
+		u, ok := p.(interface{ MakeUnhealthy() })
+		if !ok {
+			return errors.New("the node provider has no MakeUnhealthy")
+		}
+		u.MakeUnhealthy()
+		return nil
 	}
 	if v.nodes != nil {
 		cfg.NewNodeProvider = func(context.Context) (node.NodeProvider, error) { return v.nodes(), nil }
@@ -37,13 +57,25 @@ func (v variant) config() Config {
 func check(t *testing.T, v variant) {
 	t.Helper()
 	cfg := v.config()
+	async := false
+	if v.pods != nil {
+		_, async = v.pods().(node.PodNotifier)
+	}
 	var failed []string
 	for _, s := range sortedSpecs() {
 		if (s.node && v.nodes == nil) || (!s.node && v.pods == nil) {
 			continue
 		}
+		skip := s.AsyncOnly && !async
+		for _, c := range s.Capabilities {
+			skip = skip || !slices.Contains(cfg.Capabilities, c)
+		}
 		o := runSpec(t, s, cfg)
 		switch {
+		case o.Skipped && skip:
+			t.Logf("%s skipped as it must: %s", s.ID, o.Message)
+		case skip:
+			t.Errorf("%s not skipped (failed=%t), though %s is sync or leaves out a capability it needs", s.ID, o.Failed, v.name)
 		case o.Skipped:
 			t.Errorf("%s skipped: %s", s.ID, o.Message)
 		case o.Failed:

@@ -35,6 +35,13 @@ type SpecInfo struct {
 	// VK names the code of virtual-kubelet the spec rests on (file and
 	// function, in github.com/virtual-kubelet/virtual-kubelet).
 	VK string
+	// Capabilities the spec needs; it is skipped when Config.Capabilities
+	// does not declare one of them.
+	Capabilities []Capability
+	// AsyncOnly: the spec judges what only an async provider (one that
+	// implements node.PodNotifier) can get VK to publish, and is skipped
+	// for a sync one.
+	AsyncOnly bool
 }
 
 type spec struct {
@@ -69,6 +76,7 @@ func Catalogue() []SpecInfo {
 // calls the provider got. A body ends the spec with failf or skipf.
 type env struct {
 	ctx   context.Context
+	cfg   Config
 	judge *judge
 	calls *callLog
 	pods  node.PodLifecycleHandler // recorded; nil for a node spec
@@ -77,6 +85,9 @@ type env struct {
 	notes []string                 // diagnostics, shown with a failure
 	// prepared is the pod prepare gave the provider, if any.
 	prepared *corev1.Pod
+	// stopPods stops the spec's PodController (a pod spec's VK going
+	// down); the API server and the provider stay.
+	stopPods func()
 }
 
 // specFailure and specSkip end a spec body (panics caught by runSpec).
@@ -136,7 +147,7 @@ func runSpec(t *testing.T, s spec, cfg Config) outcome {
 func execute(s spec, cfg Config) (o outcome) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &env{ctx: ctx, judge: newJudge(), calls: &callLog{}}
+	e := &env{ctx: ctx, cfg: cfg, judge: newJudge(), calls: &callLog{}}
 	defer func() {
 		e.judge.stop()
 		cancel()
@@ -156,6 +167,11 @@ func execute(s spec, cfg Config) (o outcome) {
 			o.Failed, o.Message = true, fmt.Sprintf("panic: %v\n%s", r, debug.Stack())
 		}
 	}()
+	for _, c := range s.Capabilities {
+		if !slices.Contains(cfg.Capabilities, c) {
+			e.skipf("needs capability %q, which Config.Capabilities does not declare", c)
+		}
+	}
 	if s.node {
 		if cfg.NewNodeProvider == nil {
 			e.skipf("no node provider: Config.NewNodeProvider is nil")
@@ -175,16 +191,26 @@ func execute(s spec, cfg Config) (o outcome) {
 		}
 		e.pods = recordPods(pp, e.calls)
 		_, e.async = pp.(node.PodNotifier)
+		if s.AsyncOnly && !e.async {
+			e.skipf("%s", syncSkipReason)
+		}
 		if s.prepare != nil {
 			s.prepare(e)
 		}
-		if err := e.judge.startPods(ctx, e.pods); err != nil {
+		stop, err := e.judge.startPods(ctx, e.pods)
+		if err != nil {
 			e.failf("%v", err)
 		}
+		e.stopPods = stop
 	}
 	s.run(e)
 	return o
 }
+
+// syncSkipReason is why an AsyncOnly spec is skipped for a sync provider.
+const syncSkipReason = "a sync provider: VK's syncProviderWrapper.DeletePod (node/sync.go) publishes every container terminated " +
+	"with exit code 0, phase Succeeded, itself as soon as DeletePod returns, and never reads the provider's status of the pod again " +
+	"(syncPodStatuses skips terminal pods): what the provider's containers do after DeletePod cannot reach the API server"
 
 // newPod returns a pod of the spec's namespace bound to the suite's node,
 // with one container that runs until it is stopped, and a grace period of

@@ -23,9 +23,16 @@ const variantEnv = "KRI_VK_SELFTEST_VARIANT"
 // runs it: through Run, with its Ginkgo report, summary and verdict.
 func TestSuiteAgainstTheReferenceProvider(t *testing.T) {
 	cfg := Config{
-		NewPodProvider:  func(context.Context) (node.PodLifecycleHandler, error) { return simprovider.NewAsync(), nil },
+		NewPodProvider: func(ctx context.Context) (node.PodLifecycleHandler, error) {
+			return simprovider.NewAsync(simprovider.WithContext(ctx)), nil
+		},
 		NewNodeProvider: func(context.Context) (node.NodeProvider, error) { return simprovider.NewNode(), nil },
 		VirtualTime:     true,
+		Capabilities:    AllCapabilities(),
+		MakeBackendUnhealthy: func(_ context.Context, p node.NodeProvider) error {
+			p.(interface{ MakeUnhealthy() }).MakeUnhealthy()
+			return nil
+		},
 	}
 	if name := os.Getenv(variantEnv); name != "" {
 		for _, v := range mutants {

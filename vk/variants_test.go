@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	pkgerrors "github.com/pkg/errors"
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node"
@@ -24,6 +27,13 @@ type altered struct {
 	getPod       func(ctx context.Context, base node.PodLifecycleHandler, namespace, name string) (*corev1.Pod, error)
 	getPodStatus func(ctx context.Context, base node.PodLifecycleHandler, namespace, name string) (*corev1.PodStatus, error)
 	getPods      func(ctx context.Context, base node.PodLifecycleHandler) ([]*corev1.Pod, error)
+}
+
+// Close closes the base provider (its timers).
+func (a *altered) Close() {
+	if c, ok := a.base.(interface{ Close() }); ok {
+		c.Close()
+	}
 }
 
 func (a *altered) CreatePod(ctx context.Context, pod *corev1.Pod) error {
@@ -92,14 +102,14 @@ func asyncAltered(a altered, notify func(context.Context, func(*corev1.Pod)) fun
 // node provider variants
 
 type alteredNode struct {
-	ping   func(ctx context.Context) error
+	ping   func(ctx context.Context, base *simprovider.Node) error
 	notify func(ctx context.Context, cb func(*corev1.Node))
 	base   *simprovider.Node
 }
 
 func (n *alteredNode) Ping(ctx context.Context) error {
 	if n.ping != nil {
-		return n.ping(ctx)
+		return n.ping(ctx, n.base)
 	}
 	return n.base.Ping(ctx)
 }
@@ -111,6 +121,9 @@ func (n *alteredNode) NotifyNodeStatus(ctx context.Context, cb func(*corev1.Node
 	}
 	n.base.NotifyNodeStatus(ctx, cb)
 }
+
+// MakeUnhealthy makes the base's backend unhealthy.
+func (n *alteredNode) MakeUnhealthy() { n.base.MakeUnhealthy() }
 
 func nodeAltered(n alteredNode) func() node.NodeProvider {
 	return func() node.NodeProvider { n := n; n.base = simprovider.NewNode(); return &n }
@@ -127,6 +140,28 @@ func notReady(st *corev1.PodStatus) {
 	}
 }
 
+// statusAltered is the reference provider with f applied to every status
+// it reports: through GetPodStatus (sync) or the NotifyPods callback
+// (async).
+func statusAltered(async bool, f func(*corev1.PodStatus)) func() node.PodLifecycleHandler {
+	if async {
+		return asyncAltered(altered{}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
+			return func(p *corev1.Pod) {
+				p = p.DeepCopy()
+				f(&p.Status)
+				cb(p)
+			}
+		})
+	}
+	return syncAltered(altered{getPodStatus: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.PodStatus, error) {
+		st, err := b.GetPodStatus(ctx, ns, name)
+		if st != nil {
+			f(st)
+		}
+		return st, err
+	}})
+}
+
 // mutants: each must fail exactly the specs of its want.
 var mutants = []variant{
 	{name: "containers-never-ready", want: []string{"KVK-POD-001"},
@@ -140,7 +175,8 @@ var mutants = []variant{
 	// VK takes the empty pod for one the provider runs and calls UpdatePod
 	// instead of CreatePod: no pod ever runs.
 	{name: "getpod-answers-an-empty-pod-for-unknown-pods",
-		want: []string{"KVK-POD-001", "KVK-POD-002", "KVK-POD-004", "KVK-POD-005", "KVK-POD-007", "KVK-POD-008", "KVK-POD-009", "KVK-POD-010"},
+		want: []string{"KVK-POD-001", "KVK-POD-002", "KVK-POD-004", "KVK-POD-005", "KVK-POD-007", "KVK-POD-008", "KVK-POD-009", "KVK-POD-010", "KVK-POD-012", "KVK-POD-013",
+			"KVK-POD-014", "KVK-POD-015", "KVK-POD-016"},
 		pods: syncAltered(altered{getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
 			p, err := b.GetPod(ctx, ns, name)
 			if p == nil {
@@ -178,7 +214,8 @@ var mutants = []variant{
 			}
 			return b.CreatePod(ctx, pod)
 		}}, nil)},
-	{name: "deletepod-fails", want: []string{"KVK-POD-005", "KVK-POD-007", "KVK-POD-010", "KVK-POD-011"},
+	// KVK-POD-012, 017 and 018 delete their pod too, and fail as 005 does.
+	{name: "deletepod-fails", want: []string{"KVK-POD-005", "KVK-POD-007", "KVK-POD-010", "KVK-POD-011", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018"},
 		pods: asyncAltered(altered{deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
 			if p, _ := b.GetPod(ctx, pod.Namespace, pod.Name); p != nil {
 				return errors.New("backend busy, try again later")
@@ -216,7 +253,9 @@ var mutants = []variant{
 					return b.GetPod(ctx, ns, name)
 				}}, nil)()
 		}},
-	{name: "getpodstatus-forgets-pods-after-a-minute", want: []string{"KVK-POD-008"},
+	// The pods of KVK-POD-014, 015 and 016 are watched for more than a
+	// minute too: VK publishes them Failed/NotFound as it does 008's.
+	{name: "getpodstatus-forgets-pods-after-a-minute", want: []string{"KVK-POD-008", "KVK-POD-014", "KVK-POD-015", "KVK-POD-016"},
 		pods: syncAltered(altered{getPodStatus: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.PodStatus, error) {
 			st, err := b.GetPodStatus(ctx, ns, name)
 			if st != nil && st.StartTime != nil && time.Since(st.StartTime.Time) > time.Minute {
@@ -232,7 +271,9 @@ var mutants = []variant{
 			}
 			return p, err
 		}}, nil)},
-	{name: "deletepod-notifies-no-terminal-status", want: []string{"KVK-POD-010"},
+	// KVK-POD-012, 017 and 018 judge the terminal status of a deleted pod
+	// too, and fail as 010 does.
+	{name: "deletepod-notifies-no-terminal-status", want: []string{"KVK-POD-010", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018"},
 		pods: asyncAltered(altered{}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
 			return func(p *corev1.Pod) {
 				if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
@@ -243,9 +284,174 @@ var mutants = []variant{
 		})},
 	{name: "getpods-lists-nothing", want: []string{"KVK-POD-011"},
 		pods: asyncAltered(altered{getPods: func(context.Context, node.PodLifecycleHandler) ([]*corev1.Pod, error) { return nil, nil }}, nil)},
-	{name: "ping-fails", want: []string{"KVK-NODE-001"},
-		nodes: nodeAltered(alteredNode{ping: func(context.Context) error { return errors.New("backend unreachable") }})},
-	{name: "notifynodestatus-blocks", want: []string{"KVK-NODE-001", "KVK-NODE-002"},
+	// A provider that takes each NotifyPods as a fresh start: GetPod no
+	// longer answers the pods it got before (the containers run on).
+	{name: "getpod-forgets-pods-of-an-earlier-vk", want: []string{"KVK-POD-012"},
+		pods: func() node.PodLifecycleHandler {
+			var mu sync.Mutex
+			generation, bornIn := 0, map[string]int{}
+			return asyncAltered(altered{
+				createPod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+					mu.Lock()
+					if _, ok := bornIn[podKey(pod)]; !ok {
+						bornIn[podKey(pod)] = generation
+					}
+					mu.Unlock()
+					return b.CreatePod(ctx, pod)
+				},
+				deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+					mu.Lock()
+					delete(bornIn, podKey(pod))
+					mu.Unlock()
+					return b.DeletePod(ctx, pod)
+				},
+				getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+					mu.Lock()
+					g, ok := bornIn[ns+"/"+name]
+					stale := ok && g < generation
+					mu.Unlock()
+					if stale {
+						return nil, errdefs.NotFoundf("pod %s/%s is not known", ns, name)
+					}
+					return b.GetPod(ctx, ns, name)
+				}}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
+				mu.Lock()
+				generation++
+				mu.Unlock()
+				return cb
+			})()
+		}},
+	// A provider that keeps the callback of the first NotifyPods: a VK
+	// started after it never hears of a status.
+	{name: "notifypods-keeps-the-first-callback", want: []string{"KVK-POD-012"},
+		pods: func() node.PodLifecycleHandler {
+			var once sync.Once
+			var first func(*corev1.Pod)
+			return asyncAltered(altered{}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
+				once.Do(func() { first = cb })
+				return first
+			})()
+		}},
+	// A provider that answers GetPod from one object per pod, which it
+	// overwrites with the pod's current state on every call.
+	{name: "getpod-overwrites-its-last-answer", want: []string{"KVK-POD-013"},
+		pods: func() node.PodLifecycleHandler {
+			var mu sync.Mutex
+			last := map[string]*corev1.Pod{}
+			return syncAltered(altered{getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+				fresh, err := b.GetPod(ctx, ns, name)
+				if fresh == nil {
+					return fresh, err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if l := last[ns+"/"+name]; l != nil {
+					*l = *fresh
+					return l, err
+				}
+				last[ns+"/"+name] = fresh
+				return fresh, err
+			}})()
+		}},
+	// An async provider that notifies one object per pod, overwritten with
+	// each new state.
+	{name: "notifies-one-object-per-pod", want: []string{"KVK-POD-013"},
+		pods: func() node.PodLifecycleHandler {
+			var mu sync.Mutex
+			last := map[string]*corev1.Pod{}
+			return asyncAltered(altered{}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
+				return func(p *corev1.Pod) {
+					mu.Lock()
+					l := last[podKey(p)]
+					if l == nil {
+						l = p
+						last[podKey(p)] = p
+					} else {
+						*l = *p
+					}
+					mu.Unlock()
+					cb(l)
+				}
+			})()
+		}},
+	{name: "restart-count-starts-over", want: []string{"KVK-POD-014"},
+		pods: statusAltered(false, func(st *corev1.PodStatus) {
+			for i := range st.ContainerStatuses {
+				st.ContainerStatuses[i].RestartCount %= 2
+			}
+		})},
+	{name: "last-termination-state-dropped", want: []string{"KVK-POD-014"},
+		pods: statusAltered(true, func(st *corev1.PodStatus) {
+			for i := range st.ContainerStatuses {
+				st.ContainerStatuses[i].LastTerminationState = corev1.ContainerState{}
+			}
+		})},
+	// The pod reported Failed while a container that failed waits for its
+	// restart (a phase computed from exit codes alone).
+	{name: "pod-failed-while-a-container-waits-to-restart", want: []string{"KVK-POD-015"},
+		pods: statusAltered(false, func(st *corev1.PodStatus) {
+			for _, cs := range st.ContainerStatuses {
+				if t := cs.LastTerminationState.Terminated; cs.State.Waiting != nil && t != nil && t.ExitCode != 0 {
+					st.Phase = corev1.PodFailed
+				}
+			}
+		})},
+	// A start failure reported as containerd reports a failed exec:
+	// terminated, exit code 128, and the pod Failed.
+	{name: "failed-start-published-failed", want: []string{"KVK-POD-016"},
+		pods: statusAltered(true, func(st *corev1.PodStatus) {
+			for i, cs := range st.ContainerStatuses {
+				if w := cs.State.Waiting; w != nil && w.Reason == "RunContainerError" {
+					st.ContainerStatuses[i].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 128, Reason: "StartError", Message: w.Message}}
+					st.Phase = corev1.PodFailed
+				}
+			}
+		})},
+	// Every container of a deleted pod reported exit code 0.
+	{name: "exit-codes-lost", want: []string{"KVK-POD-017"},
+		pods: statusAltered(true, func(st *corev1.PodStatus) {
+			for i := range st.ContainerStatuses {
+				if t := st.ContainerStatuses[i].State.Terminated; t != nil {
+					t.ExitCode, t.Reason = 0, "Completed"
+				}
+			}
+		})},
+	// DeletePod gives every container 1s, whatever the pod's grace period.
+	{name: "grace-period-ignored", want: []string{"KVK-POD-018"},
+		pods: asyncAltered(altered{deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+			pod = pod.DeepCopy()
+			pod.DeletionGracePeriodSeconds = new(int64(1))
+			return b.DeletePod(ctx, pod)
+		}}, nil)},
+	// DeletePod takes the pod spec's terminationGracePeriodSeconds, not the
+	// deletion's grace period.
+	{name: "grace-period-from-the-pod-spec", want: []string{"KVK-POD-018"},
+		pods: asyncAltered(altered{deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+			pod = pod.DeepCopy()
+			pod.DeletionGracePeriodSeconds = nil
+			return b.DeletePod(ctx, pod)
+		}}, nil)},
+	{name: "ping-fails", want: []string{"KVK-NODE-001", "KVK-NODE-004"},
+		nodes: nodeAltered(alteredNode{ping: func(context.Context, *simprovider.Node) error { return errors.New("backend unreachable") }})},
+	// A Ping that answers once, then waits on a backend that never answers
+	// and ignores its context until VK stops.
+	// It fails KVK-NODE-004 too: no Ping reports the unhealthy backend.
+	{name: "ping-hangs-after-registration", want: []string{"KVK-NODE-003", "KVK-NODE-004"},
+		nodes: func() node.NodeProvider {
+			var calls atomic.Int32
+			return nodeAltered(alteredNode{ping: func(ctx context.Context, _ *simprovider.Node) error {
+				if calls.Add(1) == 1 {
+					return nil
+				}
+				<-ctx.Done()
+				return ctx.Err()
+			}})()
+		}},
+	// A Ping that answers nil whatever the backend's health (it checks
+	// nothing, or a cache).
+	{name: "ping-ignores-backend-health", want: []string{"KVK-NODE-004"},
+		nodes: nodeAltered(alteredNode{ping: func(ctx context.Context, _ *simprovider.Node) error { return ctx.Err() }})},
+	{name: "notifynodestatus-blocks", want: []string{"KVK-NODE-001", "KVK-NODE-002", "KVK-NODE-004"},
 		nodes: nodeAltered(alteredNode{notify: func(ctx context.Context, _ func(*corev1.Node)) { <-ctx.Done() }})},
 }
 
@@ -307,11 +513,35 @@ var benign = []variant{
 				}
 			}
 		})},
+	// Answers may be shared ("can be cached", node/podcontroller.go): the
+	// same object again while the pod has not changed, a new one once it has.
+	{name: "getpod-shares-unchanged-answers",
+		pods: func() node.PodLifecycleHandler {
+			var mu sync.Mutex
+			last := map[string]*corev1.Pod{}
+			return asyncAltered(altered{getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+				fresh, err := b.GetPod(ctx, ns, name)
+				if fresh == nil {
+					return fresh, err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if l := last[ns+"/"+name]; l != nil && cmp.Equal(l, fresh) {
+					return l, err
+				}
+				last[ns+"/"+name] = fresh
+				return fresh, err
+			}}, nil)()
+		}},
+	// A backend that runs each pod once and cannot restart or report exit
+	// codes declares none of the capabilities: their specs are skipped.
+	{name: "declares-no-capability", caps: []Capability{},
+		pods: func() node.PodLifecycleHandler { return simprovider.NewAsync() }},
 	{name: "ping-takes-two-seconds",
-		nodes: nodeAltered(alteredNode{ping: func(ctx context.Context) error {
+		nodes: nodeAltered(alteredNode{ping: func(ctx context.Context, b *simprovider.Node) error {
 			select {
 			case <-time.After(2 * time.Second):
-				return nil
+				return b.Ping(ctx)
 			case <-ctx.Done():
 				return ctx.Err()
 			}

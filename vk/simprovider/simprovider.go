@@ -4,10 +4,50 @@
 // as node.PodLifecycleHandler and node.PodNotifier (NewAsync: it reports
 // every change through NotifyPods), and a node.NodeProvider (NewNode).
 //
-// A pod's containers start when CreatePod returns and run until DeletePod,
-// which stops them with exit code 0 and forgets the pod. Every answer is a
-// copy the provider never changes afterwards. Its clock is the time package,
-// so inside a testing/synctest bubble it runs on the bubble's.
+// A pod's containers start when CreatePod returns and play what their
+// command says (the vocabulary below) on the provider's clock; DeletePod
+// sends them SIGTERM, forgets the pod at once (GetPod answers NotFound) and
+// reports, once every container has ended, a terminal status (async
+// variant). Every answer is a copy the provider never changes afterwards.
+// Its clock is the time package, so inside a testing/synctest bubble it
+// runs on the bubble's; WithContext stops its timers when the context is
+// done.
+//
+// # Vocabulary
+//
+// A container's argv is its Command followed by its Args; a subset of the
+// vocabulary of the kit's package workload, which this module cannot import
+// (see package vk's doc), and that a real sh runs to the same effect:
+//
+//	(no command), /pause,     runs until stopped
+//	sleep infinity
+//	sleep N                   runs N seconds (decimals allowed), exits 0
+//	sh -c "STATEMENTS"        statements separated by ';' or newlines, in
+//	                          order: sleep N, exit N (exits N, after the
+//	                          sleeps before it), sleep infinity and
+//	                          sleep infinity & wait (runs until stopped),
+//	                          and trap 'ACTION' TERM, which says what
+//	                          SIGTERM does (below); the first exit or
+//	                          sleep infinity ends it
+//	/nonexistent/...          the executable is missing: every start fails
+//	                          (Waiting, reason RunContainerError; the pod
+//	                          stays Pending)
+//
+// SIGTERM (DeletePod) ends a container at once with exit code 0, or as its
+// trap says: trap 'exit N' TERM exits N at once, trap 'sleep S; exit N'
+// TERM exits N S seconds later, trap ” TERM ignores it. A container still
+// running when the grace period ends (the pod's deletionGracePeriodSeconds,
+// else its terminationGracePeriodSeconds, else 30s) is killed: exit code
+// 137.
+//
+// A container that exits by itself is restarted as the pod's
+// restartPolicy says (Always; OnFailure when the exit code is not 0), after
+// the kubelet's back-off (10s, doubled on each restart up to 5 minutes),
+// during which it is Waiting with reason CrashLoopBackOff and its
+// LastTerminationState is the run that ended; each run has a container ID
+// of its own and counts in RestartCount. The pod stays Running while a
+// container will restart, and ends Succeeded (every container exited 0) or
+// Failed once no container runs or will.
 //
 // It passes the vk suite; the suite's self-tests derive its mutants and
 // benign variants from it.
@@ -15,6 +55,7 @@ package simprovider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -31,14 +72,51 @@ import (
 // syncProviderWrapper).
 type Provider struct {
 	mu     sync.Mutex
-	pods   map[string]*corev1.Pod // by namespace/name
-	notify func(*corev1.Pod)      // nil for the sync variant
+	pods   map[string]*simPod // by namespace/name
+	notify func(*corev1.Pod)  // nil for the sync variant
+	timers []*time.Timer      // every timer started, for Close
+	closed bool
+}
+
+// simPod is a pod the provider runs (or stops): pod holds the spec as
+// CreatePod or UpdatePod got it and the status the provider reports.
+type simPod struct {
+	pod      *corev1.Pod
+	ctrs     []behaviour
+	epoch    []int // per container: bumped on each start, so that a stale timer does nothing
+	stopping bool  // DeletePod was called
 }
 
 var _ node.PodLifecycleHandler = (*Provider)(nil)
 
+// Option configures a provider.
+type Option func(*Provider)
+
+// WithContext stops the provider's timers (container exits, restarts, the
+// ends of grace periods) once ctx is done, as Close does.
+func WithContext(ctx context.Context) Option {
+	return func(p *Provider) { context.AfterFunc(ctx, p.Close) }
+}
+
 // New returns an empty sync provider.
-func New() *Provider { return &Provider{pods: map[string]*corev1.Pod{}} }
+func New(opts ...Option) *Provider {
+	p := &Provider{pods: map[string]*simPod{}}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+// Close stops the provider's timers: nothing its pods do changes after it.
+func (p *Provider) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, t := range p.timers {
+		t.Stop()
+	}
+	p.timers = nil
+}
 
 // AsyncProvider is the async variant: VK registers a callback with
 // NotifyPods and never polls GetPodStatus (node/podcontroller.go, Run).
@@ -50,7 +128,7 @@ var (
 )
 
 // NewAsync returns an empty async provider.
-func NewAsync() AsyncProvider { return AsyncProvider{New()} }
+func NewAsync(opts ...Option) AsyncProvider { return AsyncProvider{New(opts...)} }
 
 // NotifyPods registers cb, which the provider calls with a copy of a pod
 // after each change of its status. It does not block.
@@ -72,13 +150,31 @@ func (p *Provider) notifyLocked(pod *corev1.Pod) func() {
 	return func() { cb(cp) }
 }
 
+// afterLocked runs f with p.mu held, d from now, unless the provider is
+// closed by then; f answers what to notify.
+func (p *Provider) afterLocked(d time.Duration, f func() func()) {
+	if p.closed {
+		return
+	}
+	p.timers = append(p.timers, time.AfterFunc(d, func() {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return
+		}
+		notify := f()
+		p.mu.Unlock()
+		notify()
+	}))
+}
+
 // CreatePod starts the pod's containers. For a pod it runs already (the
 // same UID) it does nothing and answers nil: VK calls CreatePod again
 // whenever GetPod answered nil before (node/pod.go, createOrUpdatePod).
 func (p *Provider) CreatePod(_ context.Context, pod *corev1.Pod) error {
 	p.mu.Lock()
 	k := key(pod.Namespace, pod.Name)
-	if cur, ok := p.pods[k]; ok && cur.UID == pod.UID {
+	if cur, ok := p.pods[k]; ok && cur.pod.UID == pod.UID {
 		p.mu.Unlock()
 		return nil
 	}
@@ -96,60 +192,226 @@ func (p *Provider) CreatePod(_ context.Context, pod *corev1.Pod) error {
 			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
 		},
 	}
+	sp := &simPod{pod: run}
 	for _, c := range pod.Spec.Containers {
+		sp.ctrs = append(sp.ctrs, parse(append(append([]string(nil), c.Command...), c.Args...)))
+		sp.epoch = append(sp.epoch, 0)
 		run.Status.ContainerStatuses = append(run.Status.ContainerStatuses, corev1.ContainerStatus{
-			Name:        c.Name,
-			Image:       c.Image,
-			ImageID:     "sim://" + c.Image,
-			ContainerID: fmt.Sprintf("sim://%s/%s", pod.UID, c.Name),
-			Ready:       true,
-			Started:     new(true),
-			State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+			Name: c.Name, Image: c.Image, ImageID: "sim://" + c.Image,
 		})
 	}
-	p.pods[k] = run
+	for i := range sp.ctrs {
+		p.startLocked(sp, i)
+	}
+	sp.settleLocked()
+	p.pods[k] = sp
 	notify := p.notifyLocked(run)
 	p.mu.Unlock()
 	notify()
 	return nil
 }
 
+// startLocked starts container i of sp (again, after a restart).
+func (p *Provider) startLocked(sp *simPod, i int) {
+	cs := &sp.pod.Status.ContainerStatuses[i]
+	b := sp.ctrs[i]
+	sp.epoch[i]++
+	if b.cannotStart {
+		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "RunContainerError",
+			Message: fmt.Sprintf("failed to start container %q: exec: %q: stat %s: no such file or directory",
+				cs.Name, sp.pod.Spec.Containers[i].Command[0], sp.pod.Spec.Containers[i].Command[0])}}
+		cs.Ready, cs.Started = false, new(false)
+		return
+	}
+	now := metav1.NewTime(time.Now())
+	cs.ContainerID = fmt.Sprintf("sim://%s/%s/%d", sp.pod.UID, cs.Name, cs.RestartCount)
+	cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
+	cs.Ready, cs.Started = true, new(true)
+	if b.exits {
+		epoch := sp.epoch[i]
+		p.afterLocked(b.runFor, func() func() {
+			if sp.stopping || sp.epoch[i] != epoch {
+				return func() {}
+			}
+			p.exitedLocked(sp, i, b.exitCode)
+			sp.settleLocked()
+			return p.notifyLocked(sp.pod)
+		})
+	}
+}
+
+// backOff is the kubelet's delay before restart n+1 of a container.
+func backOff(restarts int32) time.Duration {
+	d := 10 * time.Second
+	for range restarts {
+		d *= 2
+		if d >= 5*time.Minute {
+			return 5 * time.Minute
+		}
+	}
+	return d
+}
+
+// exitedLocked ends the run of container i with code, and restarts it
+// after the back-off when the pod's restart policy says so.
+func (p *Provider) exitedLocked(sp *simPod, i int, code int32) {
+	cs := &sp.pod.Status.ContainerStatuses[i]
+	t := endedRun(cs, code)
+	cs.Ready, cs.Started = false, new(false)
+	policy := sp.pod.Spec.RestartPolicy
+	if policy == corev1.RestartPolicyNever || (policy == corev1.RestartPolicyOnFailure && code == 0) {
+		cs.State = corev1.ContainerState{Terminated: t}
+		return
+	}
+	delay := backOff(cs.RestartCount)
+	cs.LastTerminationState = corev1.ContainerState{Terminated: t}
+	cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+		Message: fmt.Sprintf("back-off %v restarting failed container=%s pod=%s", delay, cs.Name, sp.pod.Name)}}
+	epoch := sp.epoch[i]
+	p.afterLocked(delay, func() func() {
+		if sp.stopping || sp.epoch[i] != epoch {
+			return func() {}
+		}
+		cs := &sp.pod.Status.ContainerStatuses[i]
+		cs.RestartCount++
+		p.startLocked(sp, i)
+		sp.settleLocked()
+		return p.notifyLocked(sp.pod)
+	})
+}
+
+// endedRun returns the terminated state of the run of cs that ends now
+// with code.
+func endedRun(cs *corev1.ContainerStatus, code int32) *corev1.ContainerStateTerminated {
+	reason := "Completed"
+	if code != 0 {
+		reason = "Error"
+	}
+	t := &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, FinishedAt: metav1.NewTime(time.Now()), ContainerID: cs.ContainerID}
+	if r := cs.State.Running; r != nil {
+		t.StartedAt = r.StartedAt
+	}
+	return t
+}
+
+// settleLocked sets the pod's phase and readiness from its containers:
+// Pending while a container could not start, Succeeded or Failed once
+// every container has terminated for good, Running otherwise.
+func (sp *simPod) settleLocked() {
+	st := &sp.pod.Status
+	allDone, allZero, ready, startFailed := true, true, true, false
+	for _, cs := range st.ContainerStatuses {
+		t := cs.State.Terminated
+		allDone = allDone && t != nil
+		allZero = allZero && t != nil && t.ExitCode == 0
+		ready = ready && cs.State.Running != nil
+		startFailed = startFailed || (cs.State.Waiting != nil && cs.State.Waiting.Reason == "RunContainerError")
+	}
+	switch {
+	case allDone && allZero:
+		st.Phase = corev1.PodSucceeded
+	case allDone:
+		st.Phase = corev1.PodFailed
+	case startFailed:
+		st.Phase = corev1.PodPending
+	default:
+		st.Phase = corev1.PodRunning
+	}
+	want := corev1.ConditionFalse
+	if ready {
+		want = corev1.ConditionTrue
+	}
+	now := metav1.NewTime(time.Now())
+	for i := range st.Conditions {
+		if c := &st.Conditions[i]; (c.Type == corev1.PodReady || c.Type == corev1.ContainersReady) && c.Status != want {
+			c.Status, c.LastTransitionTime = want, now
+		}
+	}
+}
+
 // UpdatePod takes the fields a running pod may change (its containers'
 // images, labels, annotations, tolerations, activeDeadlineSeconds).
 func (p *Provider) UpdatePod(_ context.Context, pod *corev1.Pod) error {
 	p.mu.Lock()
-	cur, ok := p.pods[key(pod.Namespace, pod.Name)]
+	sp, ok := p.pods[key(pod.Namespace, pod.Name)]
 	if !ok {
 		p.mu.Unlock()
 		return errdefs.NotFoundf("pod %s/%s is not known", pod.Namespace, pod.Name)
 	}
-	cur.Labels, cur.Annotations = pod.DeepCopy().Labels, pod.DeepCopy().Annotations
-	cur.Spec.Containers = pod.DeepCopy().Spec.Containers
-	cur.Spec.InitContainers = pod.DeepCopy().Spec.InitContainers
-	cur.Spec.EphemeralContainers = pod.DeepCopy().Spec.EphemeralContainers
-	cur.Spec.Tolerations = pod.DeepCopy().Spec.Tolerations
-	cur.Spec.ActiveDeadlineSeconds = pod.DeepCopy().Spec.ActiveDeadlineSeconds
+	cur, in := sp.pod, pod.DeepCopy()
+	cur.Labels, cur.Annotations = in.Labels, in.Annotations
+	cur.Spec.Containers = in.Spec.Containers
+	cur.Spec.InitContainers = in.Spec.InitContainers
+	cur.Spec.EphemeralContainers = in.Spec.EphemeralContainers
+	cur.Spec.Tolerations = in.Spec.Tolerations
+	cur.Spec.ActiveDeadlineSeconds = in.Spec.ActiveDeadlineSeconds
 	notify := p.notifyLocked(cur)
 	p.mu.Unlock()
 	notify()
 	return nil
 }
 
-// DeletePod stops the pod's containers (exit code 0), notifies the terminal
-// status (async variant) and forgets the pod. A pod it does not run answers
+// gracePeriod is how long DeletePod of pod gives its containers: its
+// deletionGracePeriodSeconds, else its terminationGracePeriodSeconds, else
+// 30s.
+func gracePeriod(pod *corev1.Pod) time.Duration {
+	switch {
+	case pod.DeletionGracePeriodSeconds != nil:
+		return time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
+	}
+	return 30 * time.Second
+}
+
+// DeletePod forgets the pod (GetPod and GetPodStatus answer NotFound from
+// then on) and sends its containers SIGTERM: each ends as its trap says, or
+// is killed (137) when the grace period of pod ends first; a container
+// that was not running ends at once (137, ContainerStatusUnknown, as the
+// kubelet reports one it cannot find). The async variant notifies each
+// change, the last with the terminal status. A pod it does not run answers
 // errdefs.NotFound.
 func (p *Provider) DeletePod(_ context.Context, pod *corev1.Pod) error {
 	p.mu.Lock()
 	k := key(pod.Namespace, pod.Name)
-	cur, ok := p.pods[k]
+	sp, ok := p.pods[k]
 	if !ok {
 		p.mu.Unlock()
 		return errdefs.NotFoundf("pod %s is not known", k)
 	}
 	delete(p.pods, k)
-	end := cur.DeepCopy()
-	Terminate(&end.Status, 0, "Completed")
-	notify := p.notifyLocked(end)
+	sp.stopping = true
+	grace := gracePeriod(pod)
+	for i, b := range sp.ctrs {
+		cs := &sp.pod.Status.ContainerStatuses[i]
+		switch {
+		case cs.State.Terminated != nil:
+		case cs.State.Running == nil:
+			cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "ContainerStatusUnknown",
+				Message: "The container could not be located when the pod was terminated", FinishedAt: metav1.NewTime(time.Now())}}
+		case !b.term.ignore && b.term.delay == 0:
+			cs.State = corev1.ContainerState{Terminated: endedRun(cs, b.term.code)}
+		default:
+			after, code := grace, int32(137)
+			if !b.term.ignore && b.term.delay < grace {
+				after, code = b.term.delay, b.term.code
+			}
+			p.afterLocked(after, func() func() {
+				cs := &sp.pod.Status.ContainerStatuses[i]
+				if cs.State.Running == nil {
+					return func() {}
+				}
+				cs.State = corev1.ContainerState{Terminated: endedRun(cs, code)}
+				cs.Ready, cs.Started = false, new(false)
+				sp.settleLocked()
+				return p.notifyLocked(sp.pod)
+			})
+			continue
+		}
+		cs.Ready, cs.Started = false, new(false)
+	}
+	sp.settleLocked()
+	notify := p.notifyLocked(sp.pod)
 	p.mu.Unlock()
 	notify()
 	return nil
@@ -185,11 +447,11 @@ func Terminate(status *corev1.PodStatus, exitCode int32, reason string) {
 func (p *Provider) GetPod(_ context.Context, namespace, name string) (*corev1.Pod, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	cur, ok := p.pods[key(namespace, name)]
+	sp, ok := p.pods[key(namespace, name)]
 	if !ok {
 		return nil, errdefs.NotFoundf("pod %s is not known", key(namespace, name))
 	}
-	return cur.DeepCopy(), nil
+	return sp.pod.DeepCopy(), nil
 }
 
 // GetPodStatus answers a copy of the status of the pod it runs, or nil and
@@ -197,11 +459,11 @@ func (p *Provider) GetPod(_ context.Context, namespace, name string) (*corev1.Po
 func (p *Provider) GetPodStatus(_ context.Context, namespace, name string) (*corev1.PodStatus, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	cur, ok := p.pods[key(namespace, name)]
+	sp, ok := p.pods[key(namespace, name)]
 	if !ok {
 		return nil, errdefs.NotFoundf("pod %s is not known", key(namespace, name))
 	}
-	return cur.Status.DeepCopy(), nil
+	return sp.pod.Status.DeepCopy(), nil
 }
 
 // GetPods answers copies of every pod it runs, ordered by namespace/name.
@@ -215,16 +477,25 @@ func (p *Provider) GetPods(context.Context) ([]*corev1.Pod, error) {
 	sort.Strings(keys)
 	out := make([]*corev1.Pod, 0, len(keys))
 	for _, k := range keys {
-		out = append(out, p.pods[k].DeepCopy())
+		out = append(out, p.pods[k].pod.DeepCopy())
 	}
 	return out, nil
 }
 
-// Node is the reference node.NodeProvider: Ping answers nil, and
-// NotifyNodeStatus keeps the callback and returns.
+// Node is the reference node.NodeProvider: Ping answers nil until
+// MakeUnhealthy, and NotifyNodeStatus keeps the callback and returns.
 type Node struct {
-	mu sync.Mutex
-	cb func(*corev1.Node)
+	mu        sync.Mutex
+	cb        func(*corev1.Node)
+	unhealthy bool
+}
+
+// MakeUnhealthy makes the simulated backend unreachable: every Ping from
+// then on answers an error.
+func (n *Node) MakeUnhealthy() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.unhealthy = true
 }
 
 var _ node.NodeProvider = (*Node)(nil)
@@ -232,8 +503,15 @@ var _ node.NodeProvider = (*Node)(nil)
 // NewNode returns a healthy node provider.
 func NewNode() *Node { return &Node{} }
 
-// Ping answers nil unless ctx is done.
-func (n *Node) Ping(ctx context.Context) error { return ctx.Err() }
+// Ping answers nil unless ctx is done or the backend was made unhealthy.
+func (n *Node) Ping(ctx context.Context) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.unhealthy {
+		return errors.New("simulated backend unreachable")
+	}
+	return ctx.Err()
+}
 
 // NotifyNodeStatus keeps cb and returns at once.
 func (n *Node) NotifyNodeStatus(_ context.Context, cb func(*corev1.Node)) {
