@@ -47,24 +47,40 @@ test-examples:
 ## test-vk: the virtual-kubelet provider suite, vk/, a module of its own
 ## (virtual-kubelet v1.13.0, no k8s.io/kubernetes): its self-tests (the
 ## reference provider passes, every mutant fails exactly its specs, every
-## benign variant passes; virtual time, seconds), then testdata/vkconsumer,
-## a provider's module that runs the suite with no replace block, and a
-## check that its build list has no k8s.io/kubernetes.
+## benign variant passes; virtual time, seconds), then the two VK providers'
+## modules gated on it, testdata/vkconsumer (a provider's module that runs
+## the suite with no replace block) and examples/vkremote (an async provider
+## in front of a remote service over HTTP), and a check that their build
+## lists have no k8s.io/kubernetes.
+VK_PROVIDER_MODULES := testdata/vkconsumer examples/vkremote
 test-vk:
 	$(COLOR) cd vk && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) ./...
-	$(COLOR) cd testdata/vkconsumer && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) ./...
-	cd testdata/vkconsumer && mods="$$($(GO) list -m all)" && if grep -E '^(k8s.io/kubernetes|github.com/kri-kit/testkit) ' <<<"$$mods"; then \
-	  echo "testdata/vkconsumer needs the module(s) above: a VK provider's module must not" >&2; exit 1; fi
+	$(COLOR) for m in $(VK_PROVIDER_MODULES); do (cd $$m && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) ./...) || exit 1; done
+	for m in $(VK_PROVIDER_MODULES); do mods="$$(cd $$m && $(GO) list -m all)" && if grep -E '^(k8s.io/kubernetes|github.com/kri-kit/testkit) ' <<<"$$mods"; then \
+	  echo "$$m needs the module(s) above: a VK provider's module must not" >&2; exit 1; fi; done
 
-## test-k8s: run make test-kit and test-consumer (K8S_TARGETS) against
-## another Kubernetes release, K8S_VERSION=v1.x.y, on a copy of the
+## test-k8s: run make test-kit, test-consumer and test-vk (K8S_TARGETS)
+## against another Kubernetes release, K8S_VERSION=v1.x.y, on a copy of the
 ## repository under $(OUTPUT)/k8s-<version> whose go.mod files are rewritten
-## to it (hack/test-k8s.sh). The kit requires the oldest supported release;
-## the README's "Kubernetes releases" lists the others.
-K8S_TARGETS ?= test-kit test-consumer
+## to it (hack/test-k8s.sh): the kit's and testdata/consumer's to
+## k8s.io/kubernetes at that version, the vk modules' (vk/,
+## testdata/vkconsumer, examples/vkremote) to the virtual-kubelet release
+## VK_RELEASES names for its minor and k8s.io/api, apimachinery and
+## client-go v0.x.y. The kit
+## requires the oldest supported release; the README's "Kubernetes
+## releases" lists the others.
+K8S_TARGETS ?= test-kit test-consumer test-vk
+# The virtual-kubelet release the vk modules are tested on, per Kubernetes
+# minor: the VK release built on it. VK v1.13.0 is on k8s.io/* 0.35 (the
+# pin), v1.14.1 on 0.37. No VK release the module proxy serves is on 0.36
+# (it serves v1.13.0 and v1.14.1, not v1.13.1 or v1.14.0): a provider's
+# module on 1.36 keeps v1.13.0 and Go's minimal version selection gives it
+# k8s.io/* 0.36, so 1.36 is tested that way.
+VK_RELEASES ?= 1.35=v1.13.0 1.36=v1.13.0 1.37=v1.14.1
 test-k8s:
-	@if [ -z "$(K8S_VERSION)" ]; then echo "usage: make test-k8s K8S_VERSION=v1.x.y [K8S_TARGETS='test-kit test-consumer'] [RACE=]" >&2; exit 2; fi
-	$(COLOR) OUTPUT=$(abspath $(OUTPUT)) GO=$(GO) bash hack/test-k8s.sh $(K8S_VERSION) $(K8S_TARGETS) RACE=$(RACE)
+	@if [ -z "$(K8S_VERSION)" ]; then echo "usage: make test-k8s K8S_VERSION=v1.x.y [K8S_TARGETS='test-kit test-consumer test-vk'] [RACE=]" >&2; exit 2; fi
+	$(COLOR) OUTPUT=$(abspath $(OUTPUT)) GO=$(GO) VK_RELEASES="$(VK_RELEASES)" VK_MODULES="vk $(VK_PROVIDER_MODULES)" \
+		bash hack/test-k8s.sh $(K8S_VERSION) $(K8S_TARGETS) RACE=$(RACE)
 
 ## test-k8s-all: make test-k8s for every supported release but the pinned
 ## one (K8S_RELEASES), one after the other; CI runs it with RACE=.
@@ -145,7 +161,7 @@ lint:
 tidy-check:
 	$(GO) mod tidy -diff
 	cd vk && $(GO) mod tidy -diff
-	cd testdata/vkconsumer && $(GO) mod tidy -diff
+	for m in $(VK_PROVIDER_MODULES); do (cd $$m && $(GO) mod tidy -diff) || exit 1; done
 
 ## kuscia-cite: check every kuscia citation of testdata/contract.yaml against
 ## a kuscia checkout: KUSCIA is a work tree (a directory holding pkg/agent)

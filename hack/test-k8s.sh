@@ -1,33 +1,80 @@
 #!/usr/bin/env bash
 # Usage: hack/test-k8s.sh v1.MINOR.PATCH [make target ...]
 #
-# Runs make targets (default: test-kit test-consumer) on a copy of this
-# repository moved to another Kubernetes release: the files git tracks or
-# would track (uncommitted changes included) are copied to
-# $OUTPUT/k8s-<version>, the go.mod of the kit and of testdata/consumer are
-# rewritten to the release (k8s.io/kubernetes, its staging modules and the
-# replace block, by hack/replaceblock -rewrite), tidied, and make runs there
-# with the variables given in MAKEFLAGS-style arguments (RACE=, say). The
-# modules with a release of their own (examples/kubeletruntime,
+# Runs make targets (default: test-kit test-consumer test-vk) on a copy of
+# this repository moved to another Kubernetes release: the files git tracks
+# or would track (uncommitted changes included) are copied to
+# $OUTPUT/k8s-<version>, and make runs there with the variables given in
+# MAKEFLAGS-style arguments (RACE=, say). Before that the copy's go.mod
+# files are rewritten to the release and tidied:
+#
+#   - for any target but test-vk, the kit's and testdata/consumer's:
+#     k8s.io/kubernetes, its staging modules and the replace block
+#     (hack/replaceblock -rewrite);
+#   - for test-vk (or test), the vk modules' (VK_MODULES, default vk
+#     testdata/vkconsumer): github.com/virtual-kubelet/virtual-kubelet at
+#     the release VK_RELEASES names for the minor ("1.35=v1.13.0
+#     1.37=v1.14.1 ..."), and k8s.io/api, apimachinery and client-go at
+#     v0.MINOR.PATCH.
+#
+# The modules with a release of their own (examples/kubeletruntime,
 # hack/e2e/apiserver) keep it: in the copy they build the kit at their
 # release, as make test already does.
 set -euo pipefail
 version=${1:?usage: hack/test-k8s.sh v1.MINOR.PATCH [make target ...]}
 shift
-[ $# -gt 0 ] || set -- test-kit test-consumer
+[ $# -gt 0 ] || set -- test-kit test-consumer test-vk
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUTPUT:-$root/_output}
 GO=${GO:-go}
 copy=$out/k8s-$version
+minor=${version#v}
+minor=${minor%.*}          # 1.37
+staging=v0.${version#v1.} # v0.37.2
+
+kit=false vkmods=false
+for target in "$@"; do
+	case $target in
+	*=*) ;;                     # a variable for make
+	test-vk) vkmods=true ;;
+	test) kit=true vkmods=true ;;
+	*) kit=true ;;
+	esac
+done
+vk=
+if $vkmods; then
+	for pair in ${VK_RELEASES:-}; do
+		[ "${pair%%=*}" = "$minor" ] && vk=${pair#*=}
+	done
+	if [ -z "$vk" ]; then
+		echo "test-k8s: VK_RELEASES ('${VK_RELEASES:-}') names no virtual-kubelet release for Kubernetes $minor" >&2
+		exit 2
+	fi
+fi
 
 start=$SECONDS
 rm -rf "$copy"
 mkdir -p "$copy"
 (cd "$root" && git ls-files -z -c -o --exclude-standard | xargs -0 cp --parents -t "$copy" --)
-for mod in . testdata/consumer; do
-	(cd "$root" && "$GO" run ./hack/replaceblock -version "$version" -rewrite "$copy/$mod")
-	(cd "$copy/$mod" && "$GO" mod tidy)
-done
-echo "test-k8s: $copy requires k8s.io/kubernetes $version ($((SECONDS - start)) s to copy and tidy); make $*"
+if $kit; then
+	for mod in . testdata/consumer; do
+		(cd "$root" && "$GO" run ./hack/replaceblock -version "$version" -rewrite "$copy/$mod")
+		(cd "$copy/$mod" && "$GO" mod tidy)
+	done
+	echo "test-k8s: $copy requires k8s.io/kubernetes $version"
+fi
+if $vkmods; then
+	for mod in ${VK_MODULES:-vk testdata/vkconsumer}; do
+		# go get lists every module it upgrades: shown only when it fails.
+		if ! log=$(cd "$copy/$mod" && "$GO" get "github.com/virtual-kubelet/virtual-kubelet@$vk" \
+			"k8s.io/api@$staging" "k8s.io/apimachinery@$staging" "k8s.io/client-go@$staging" 2>&1 && "$GO" mod tidy 2>&1); then
+			echo "$log" >&2
+			echo "test-k8s: moving $mod to virtual-kubelet $vk and k8s.io/* $staging failed" >&2
+			exit 1
+		fi
+	done
+	echo "test-k8s: the vk modules of $copy require virtual-kubelet $vk and k8s.io/client-go $staging"
+fi
+echo "test-k8s: $((SECONDS - start)) s to copy and tidy; make $*"
 make -C "$copy" OUTPUT="$copy/_output" GO="$GO" "$@"
-echo "test-k8s: k8s.io/kubernetes $version passed make $* in $((SECONDS - start)) s"
+echo "test-k8s: Kubernetes $version passed make $* in $((SECONDS - start)) s"

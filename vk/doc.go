@@ -66,7 +66,9 @@
 //
 // This is a module of its own, github.com/kri-kit/testkit/vk, requiring
 // github.com/virtual-kubelet/virtual-kubelet v1.13.0, the release on the
-// kit's Kubernetes pin (k8s.io/* v0.35.4; v1.14.1 is on 0.37.1). A VK
+// kit's Kubernetes pin (k8s.io/* v0.35.4; v1.14.1 is on 0.37.1, and
+// 'make test-k8s' runs the suite on it too: nothing here depends on which
+// of the two it is built with). A VK
 // provider's module that requires it needs neither k8s.io/kubernetes nor
 // the kit's replace block (testdata/vkconsumer checks it: its go.mod has no
 // replace but the one pointing at this module's checkout, and 'go list -m
