@@ -39,6 +39,19 @@ func podKillBenign() []*benign {
 			},
 		},
 		{
+			name:    "kill-returns-late-on-a-loaded-machine",
+			freedom: "a KillPod that returns seconds after the grace period and the runtime's minimum are over, as a real runtime on a loaded machine can (KRI-POD-065's first try, whose limit leaves a grace period's worth of slack, gets a second with the State timeout)",
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+					err := next.KillPod(ctx, pod, rp, grace)
+					if pod != nil && pod.Labels[conformance.SpecLabel] == "KRI-POD-065" && pod.Labels[conformance.TryLabel] == "1" {
+						time.Sleep(3500 * time.Millisecond) // the fake takes 1s (grace period 1s): 4.5s, past the first try's 4.1s, within the Call timeout of 5s
+					}
+					return err
+				}}
+			},
+		},
+		{
 			name:    "forgets-on-kill",
 			freedom: "forgetting a pod as KillPod stops it, as a provider that deletes the backend cluster's pod does (GetPodStatus then reports it unknown, GetPods leaves it out)",
 			pod:     func(*fake.PodProvider) interceptor.PodFuncs { return forgetOnKill() },
