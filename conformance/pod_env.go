@@ -402,10 +402,10 @@ const (
 // the State timeout the user scales for a slow runtime (at least four
 // times first). try runs one try on a pod of its own (n counts from 1;
 // newPod labels the try's pods with it, TryLabel) and returns the pod and,
-// when the try missed, what it saw; a passed try returns "". A missed try is noted and its pod killed as the agent would
-// before the next; the last try's miss fails the spec. A provider that
-// never does it fails both tries; one that is only slow passes the second,
-// the fake the first.
+// when the try missed, what it saw; a passed try returns "". A missed try
+// is noted and its pod killed as the agent would before the next; the last
+// try's miss fails the spec. A provider that never does it fails both
+// tries; one that is only slow passes the second, the fake the first.
 func (e *podEnv) slowTries(first time.Duration, try func(n int, window time.Duration, last bool) (pod *v1.Pod, missed string)) {
 	windows := []time.Duration{first, max(e.st.t.State, 4*first)}
 	defer func() { e.attempt = 0 }()

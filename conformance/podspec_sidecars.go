@@ -225,9 +225,9 @@ const slowStopCode = 64
 // tells nothing of the order, so such a run is a miss of slowTries, which
 // repeats it once with a new pod held running for the State timeout (at
 // least four stable windows) before the kill; when SIGTERM beats the trap
-// that time too, the spec fails: the order was never seen. When no status showed first
-// stopped (the pod forgotten at once), the order cannot be seen: the spec
-// says so and passes.
+// that time too, the spec fails: the order was never seen. When no status
+// showed first stopped (the pod forgotten at once), the order cannot be
+// seen: the spec says so and passes.
 func (e *podEnv) killInOrder(build func(attempt int) *v1.Pod, slow, first, later, why string, names ...string) {
 	e.slowTries(e.st.t.Stable, func(attempt int, settle time.Duration, _ bool) (*v1.Pod, string) {
 		pod := build(attempt)

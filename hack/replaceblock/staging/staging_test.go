@@ -55,16 +55,17 @@ func TestGoModsMatchPinnedKubernetes(t *testing.T) {
 			t.Fatalf("%s is not among the checked go.mod files: %v", must, paths)
 		}
 	}
-	required := map[string]string{}
+	kubernetes, vkProviders := map[string]string{}, 0
 	for _, path := range paths {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		version := requiredKubernetes(string(data))
-		if slices.Contains(kubeletFreeModules, filepath.ToSlash(strings.TrimPrefix(path, root+string(filepath.Separator)))) {
+		version := required(string(data), "k8s.io/kubernetes")
+		if required(string(data), vkModule) != "" {
 			// A VK provider's module: it needs neither k8s.io/kubernetes
 			// nor the replace block (make test-vk checks its build list).
+			vkProviders++
 			if version != "" || k8sReplaces(string(data)) != "replace (\n)\n" {
 				t.Errorf("%s requires k8s.io/kubernetes %q or replaces k8s.io modules: a VK provider's module needs neither", path, version)
 			}
@@ -74,7 +75,7 @@ func TestGoModsMatchPinnedKubernetes(t *testing.T) {
 			t.Errorf("%s requires no k8s.io/kubernetes version", path)
 			continue
 		}
-		required[path] = version
+		kubernetes[path] = version
 		out, err := exec.Command("go", "mod", "download", "-json", "k8s.io/kubernetes@"+version).Output()
 		if err != nil {
 			t.Fatalf("go mod download k8s.io/kubernetes@%s: %v", version, err)
@@ -95,24 +96,25 @@ func TestGoModsMatchPinnedKubernetes(t *testing.T) {
 			t.Errorf("%s: the k8s.io replace directives do not match k8s.io/kubernetes %s.\ngot:\n%s\nwant (make replace-block K8S_VERSION=%s):\n%s", path, version, got, version, want)
 		}
 	}
-	kit, consumer := required[filepath.Join(root, "go.mod")], required[filepath.Join(root, "testdata", "consumer", "go.mod")]
+	if vkProviders == 0 {
+		t.Errorf("no go.mod under testdata/ or examples/ requires %s: the VK providers' modules (testdata/vkconsumer, examples/vkremote) were not checked", vkModule)
+	}
+	kit, consumer := kubernetes[filepath.Join(root, "go.mod")], kubernetes[filepath.Join(root, "testdata", "consumer", "go.mod")]
 	if kit != consumer {
 		t.Errorf("the kit requires k8s.io/kubernetes %s and testdata/consumer %s: the consumer shows the oldest supported release, the kit's", kit, consumer)
 	}
 }
 
-// kubeletFreeModules are the go.mod files, under testdata/ or examples/,
-// of modules that must not require k8s.io/kubernetes: a virtual-kubelet
-// provider's module, which needs only the vk module (README,
-// "virtual-kubelet providers").
-var kubeletFreeModules = []string{"testdata/vkconsumer/go.mod"}
+// vkModule is the module of the virtual-kubelet provider suite. A module
+// that requires it is a VK provider's and must not require
+// k8s.io/kubernetes (README, "virtual-kubelet providers").
+const vkModule = "github.com/kri-kit/testkit/vk"
 
-// requiredKubernetes returns the k8s.io/kubernetes version a go.mod
-// requires.
-func requiredKubernetes(gomod string) string {
+// required returns the version of module a go.mod requires, or "".
+func required(gomod, module string) string {
 	for line := range strings.Lines(gomod) {
 		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
-		if len(f) >= 2 && f[0] == "k8s.io/kubernetes" && strings.HasPrefix(f[1], "v") {
+		if len(f) >= 2 && f[0] == module && strings.HasPrefix(f[1], "v") {
 			return f[1]
 		}
 	}
