@@ -246,13 +246,13 @@ func (e *podEnv) cadenceFailure(pod *v1.Pod, desc string, within time.Duration, 
 		}
 		time.Sleep(e.st.t.Poll)
 	}
-	if whatIf == nil {
-		e.failHandler(fmt.Sprintf("%s: kuscia's agent never got there: %s; syncs it would not have made reach it (%d more, every %s). kuscia's agent syncs a pod again only when its provider calls HandlePodSyncByUID (kri.PodSyncNotifier; pods_controller.go syncLoopIteration has no resync), so it still publishes %s",
-			desc, calls, extra, e.st.t.Poll, describeAPIStatus(published)), 2)
-	}
 	seen := "no sync came"
 	if last != nil {
 		seen = "last seen: " + gist(last.message)
+	}
+	if whatIf == nil {
+		e.failHandler(fmt.Sprintf("%s: kuscia's agent never got there: %s; syncs it would not have made reach it (%d more, every %s). kuscia's agent syncs a pod again only when its provider calls HandlePodSyncByUID (kri.PodSyncNotifier; pods_controller.go syncLoopIteration has no resync), so it still publishes %s; at its %d syncs in the wait (%s), %s",
+			desc, calls, extra, e.st.t.Poll, describeAPIStatus(published), rounds, within, seen), 2)
 	}
 	seen += e.backOffHint(pod)
 	e.failHandler(fmt.Sprintf("%s: not reached within %s; %s\n\n"+
