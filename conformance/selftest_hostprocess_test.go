@@ -164,12 +164,27 @@ func (m *mutant) hostConfig() conformance.Config {
 	// startup probe allows the State timeout), and at load 23 (helper
 	// sessions' builds besides) 10 of 31 host mutants failed KRI-POD-028,
 	// whose 8 concurrent pod lifecycles of real processes had calls of 6s.
-	cfg.Timeouts = conformance.Timeouts{Call: 3 * conformance.DefaultTimeouts().Call, State: 3 * conformance.DefaultTimeouts().State}
-	cfg.TimeoutScale = mutantScale
+	cfg.Timeouts, cfg.TimeoutScale = hostMutantTimeouts(nil), 1
 	if m.timeouts != nil {
-		cfg.Timeouts, cfg.TimeoutScale = *m.timeouts, 1
+		cfg.Timeouts = *m.timeouts
 	}
 	return cfg
+}
+
+// hostMutantTimeouts are the timeouts of every host mutant's run, unscaled:
+// the defaults scaled by mutantScale, with three times the default Call and
+// State before scaling, and then edit applied when it is not nil (for a
+// mutant that needs a wider window to be seen).
+func hostMutantTimeouts(edit func(*conformance.Timeouts)) conformance.Timeouts {
+	d := conformance.DefaultTimeouts()
+	d.Call, d.State = 3*d.Call, 3*d.State
+	for _, v := range []*time.Duration{&d.Call, &d.State, &d.Poll, &d.Stable, &d.ShortRun, &d.GracePeriod} {
+		*v = time.Duration(float64(*v) * mutantScale)
+	}
+	if edit != nil {
+		edit(&d)
+	}
+	return d
 }
 
 // hostIntercepted is p with the interceptors ic makes around every method,
