@@ -30,11 +30,11 @@ import "time"
 // fails the run is killed then (postStartFailed).
 func (p *Pod) postStart(c *PodContainer, t time.Time) {
 	r := c.Current
-	lc := c.Spec.Lifecycle
+	lc := r.Spec.Lifecycle
 	if !r.Running() || lc == nil || lc.PostStart == nil {
 		return
 	}
-	run := RunHook(c.Spec, lc.PostStart, r.Instance, t)
+	run := RunHook(r.Spec, lc.PostStart, r.Instance, t)
 	if run.Forever {
 		run.Takes = 0
 	}
@@ -55,20 +55,19 @@ func (p *Pod) postStartFailed(c *PodContainer, at time.Time) {
 	r.postStartFail = false
 	r.HookError = ErrPostStartHook
 	r.HookMessage = r.postStartMessage
-	p.busyUntil = maxTime(p.busyUntil, p.kill(c, at, p.GracePeriod))
+	p.busyUntil = maxTime(p.busyUntil, p.kill(c, c.Current, at, p.GracePeriod))
 }
 
-// preStop runs the preStop hook of running container c when the pod kills
+// preStop runs the preStop hook of run r of container c when the pod kills
 // it at now with grace (Instance.PreStop), and returns when SIGTERM comes
 // and what is left of grace then.
-func (p *Pod) preStop(c *PodContainer, now time.Time, grace time.Duration) (time.Time, time.Duration) {
-	r := c.Current
+func (p *Pod) preStop(c *PodContainer, r *Run, now time.Time, grace time.Duration) (time.Time, time.Duration) {
 	at, left, _ := r.PreStop(now, grace, func() (Hook, bool) {
-		lc := c.Spec.Lifecycle
+		lc := r.Spec.Lifecycle
 		if lc == nil || lc.PreStop == nil {
 			return Hook{}, false
 		}
-		return RunHook(c.Spec, lc.PreStop, r.Instance, now), true
+		return RunHook(r.Spec, lc.PreStop, r.Instance, now), true
 	})
 	return at, left
 }

@@ -1,0 +1,171 @@
+package workload
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// A Pod whose caller starts the runs (Pod.CallerStarts), as a node agent's
+// sync asks a runtime for each start and the runtime answers it: the
+// caller decides when a container starts (its sync, its back-off, its
+// faults) and hands the run's particulars in (StartRun's RunOptions: ID,
+// restart count, start latency, a scripted exit); the Pod plays every run
+// it was handed on the caller's clock as it plays its own (Advance: starts,
+// exits, signals' ends, probes) and tells the caller of each event
+// (OnEvent). This is how package fake runs its pods: what a run does is
+// written once, in this package, for the fake, the examples' backends and
+// users' simulators.
+//
+// Design, as far as it has come: the runs, their signals and their probes
+// are the Pod's in both modes; in CallerStarts mode the caller keeps the
+// decisions a sync makes (which container starts, restart policy,
+// back-off, the order of a pod's kill) and may replace the kill a failed
+// probe makes (Pod.Kill). A run started beside a live one (a sync that
+// acted on a stale status) becomes the current run and the live one the
+// previous, which the Pod plays on until it exits.
+
+// PodEventKind is the kind of a PodEvent.
+type PodEventKind int
+
+// The kinds of a PodEvent.
+const (
+	// RunStarted: the run runs from At on (it was created until then).
+	RunStarted PodEventKind = iota
+	// RunExited: the run exited at At (on its own, or as a signal ended
+	// it).
+	RunExited
+	// ProbeChanged: a probe of the run changed its result (PodEvent.Probe).
+	ProbeChanged
+)
+
+func (k PodEventKind) String() string {
+	switch k {
+	case RunStarted:
+		return "RunStarted"
+	case RunExited:
+		return "RunExited"
+	case ProbeChanged:
+		return "ProbeChanged"
+	}
+	return "PodEventKind(?)"
+}
+
+// PodEvent is an event of a run of a Pod, as Pod.OnEvent hears of it: at
+// At, Run of Container had an event of Kind; Probe is the probe's run for a
+// ProbeChanged.
+type PodEvent struct {
+	Kind      PodEventKind
+	Container *PodContainer
+	Run       *Run
+	At        time.Time
+	Probe     ProbeRun
+}
+
+// emit hands e to OnEvent, if set.
+func (p *Pod) emit(e PodEvent) {
+	if p.OnEvent != nil {
+		p.OnEvent(e)
+	}
+}
+
+// sigterm sends SIGTERM to run r of c at at (Instance.SIGTERM) and emits
+// RunExited when the run exits at once.
+func (p *Pod) sigterm(c *PodContainer, r *Run, now, at time.Time, grace time.Duration) time.Time {
+	alive := r.State() != InstanceExited
+	end := r.SIGTERM(now, at, grace)
+	if alive && r.State() == InstanceExited {
+		p.emit(PodEvent{Kind: RunExited, Container: c, Run: r, At: r.FinishedAt()})
+	}
+	return end
+}
+
+// RunOptions are the particulars of a run a caller starts (StartRun).
+type RunOptions struct {
+	// ID is the run's ID; empty: Pod.NewID's.
+	ID string
+	// Spec is the container as this run is started (a changed image, say);
+	// nil: the container's Spec. StartRun keeps a copy.
+	Spec *v1.Container
+	// Restarts is the run's restart count; nil: one more than the current
+	// run's (0 for the first).
+	Restarts *int
+	// StartsAt is when the run starts running (a runtime's start latency,
+	// the postStart hooks of the containers started before it): it is
+	// created until then. Zero, or before now: at once.
+	StartsAt time.Time
+	// Exit, when set, is how the run ends on its own whatever its command
+	// says (Instance.ExitAfter): after Exit.After with Exit.Code.
+	Exit *RunExit
+	// IgnoreSIGTERM makes the run ignore SIGTERM (Instance.IgnoreSIGTERM).
+	IgnoreSIGTERM bool
+}
+
+// RunExit is a scripted end of a run: it exits with Code once it has run
+// for After.
+type RunExit struct {
+	After time.Duration
+	Code  int
+}
+
+// StartRun starts a run of the container spec names at now, as the
+// caller's runtime has started it, and returns it: the container is the
+// pod's init (isInit) or app container of that name, added (at the end of
+// Init or App) when the pod has none. The run becomes the container's
+// current run, the one before it the previous run (which plays on while it
+// has not exited); its probes start with it (counted from the moment it
+// runs). The run is created when StartRun returns: the caller's next
+// Advance (to now, for a run that starts at once) runs it, with its
+// RunStarted event. What fails a start (StartFailure) is the caller's to decide
+// before: StartRun always starts. Its lifecycle hooks are the caller's
+// business in this mode. StartRun works in either mode, but a Pod that
+// starts its own runs (CallerStarts false) does not plan around runs it did
+// not start.
+func (p *Pod) StartRun(spec *v1.Container, isInit bool, now time.Time, opts RunOptions) *Run {
+	c := p.Container(spec.Name)
+	if c == nil {
+		c = newPodContainer(spec, isInit)
+		if isInit {
+			p.Init = append(p.Init, c)
+		} else {
+			p.App = append(p.App, c)
+		}
+	}
+	if opts.Spec == nil {
+		opts.Spec = spec
+	}
+	runSpec := opts.Spec.DeepCopy()
+	b := OfEnv(runSpec)
+	io := InstanceOptions{StartsAt: opts.StartsAt}
+	if p.Shutdown != nil {
+		sh := p.Shutdown(b)
+		io.Shutdown = &sh
+	}
+	id := opts.ID
+	if id == "" {
+		newID := p.NewID
+		if newID == nil {
+			newID = randomID
+		}
+		id = newID()
+	}
+	r := &Run{Instance: NewInstance(b, now, io), ID: id, Image: runSpec.Image, Spec: runSpec}
+	if opts.Exit != nil {
+		r.ExitAfter(opts.Exit.After, opts.Exit.Code)
+	}
+	if opts.IgnoreSIGTERM {
+		r.IgnoreSIGTERM()
+	}
+	switch {
+	case opts.Restarts != nil:
+		r.Restarts = *opts.Restarts
+	case c.Current != nil:
+		r.Restarts = c.Current.Restarts + 1
+	}
+	if c.Current != nil {
+		c.Previous = c.Current
+	}
+	c.Current, c.Waiting, c.pending = r, nil, false
+	r.Prober = p.newProber(c, r) // pod_probes.go
+	return r
+}

@@ -1,0 +1,113 @@
+package workload_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kri-kit/testkit/workload"
+)
+
+// newCallerPod returns a pod of the given app containers whose caller
+// starts the runs, and the log its OnEvent keeps: one line per event,
+// "at kind container/run".
+func newCallerPod(app ...v1.Container) (*workload.Pod, *[]string) {
+	pod := &v1.Pod{}
+	pod.Name, pod.Namespace, pod.UID = "p", "ns", "u"
+	pod.Spec.Containers = app
+	p := workload.NewPod(pod)
+	p.CallerStarts = true
+	var log []string
+	p.OnEvent = func(e workload.PodEvent) {
+		s := fmt.Sprintf("%v %s %s/%s", e.At.Sub(t0), e.Kind, e.Container.Name, e.Run.ID)
+		switch e.Kind {
+		case workload.RunExited:
+			s += fmt.Sprintf(" exit %d", e.Run.ExitCode())
+		case workload.ProbeChanged:
+			s += fmt.Sprintf(" %s ok=%v", e.Probe.Kind, e.Probe.Succeeded)
+		}
+		log = append(log, s)
+	}
+	return p, &log
+}
+
+// A pod whose caller starts the runs starts nothing by itself; a run it
+// is handed is created until its StartsAt, ends as its scripted exit says,
+// with the restart count and ID the caller gives, and each of its events
+// reaches OnEvent at its own instant.
+func TestPodCallerStartsRuns(t *testing.T) {
+	app := shc("app", "sleep infinity")
+	p, log := newCallerPod(app)
+	p.Reconcile(t0)
+	p.Advance(sec(100))
+	if c := p.Container("app"); c.Current != nil || c.Waiting != nil {
+		t.Fatalf("CallerStarts: the pod started app by itself: %+v", c.Current)
+	}
+	if next, ok := p.Next(); ok {
+		t.Fatalf("CallerStarts: Next %v, want nothing planned", next.Sub(t0))
+	}
+	seven := 7
+	r := p.StartRun(&app, false, sec(1), workload.RunOptions{ID: "one", Restarts: &seven, StartsAt: sec(3), Exit: &workload.RunExit{After: 2 * time.Second, Code: 4}})
+	p.Advance(sec(2))
+	if r.State() != workload.InstanceCreated || r.Restarts != 7 {
+		t.Errorf("at 2s: run %s restarts %d, want Created (it starts at 3s), 7", r.State(), r.Restarts)
+	}
+	p.Advance(sec(10))
+	r2 := p.StartRun(&app, false, sec(10), workload.RunOptions{ID: "two"})
+	p.Advance(sec(10))
+	c := p.Container("app")
+	if c.Current != r2 || c.Previous != r || r2.Restarts != 8 || !r2.Running() {
+		t.Errorf("second run: current %v previous %v restarts %d running %v; want two, one, 8, true", c.Current.ID, c.Previous.ID, r2.Restarts, r2.Running())
+	}
+	want := "3s RunStarted app/one\n5s RunExited app/one exit 4\n10s RunStarted app/two"
+	if got := strings.Join(*log, "\n"); got != want {
+		t.Errorf("events:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A run started beside a live one (a sync that acted on a stale status)
+// does not end the live one: the pod plays it on, as the previous run,
+// until it exits, with its probes.
+func TestPodCallerStartsBesideLiveRun(t *testing.T) {
+	app := shc("app", "sleep 10")
+	app.ReadinessProbe = execProbe("true", 0, 1, 1, 1)
+	p, log := newCallerPod(app)
+	p.StartRun(&app, false, t0, workload.RunOptions{ID: "one"})
+	p.Advance(sec(4))
+	p.StartRun(&app, false, sec(4), workload.RunOptions{ID: "two"})
+	p.Advance(sec(11))
+	want := "0s RunStarted app/one\n0s ProbeChanged app/one readiness ok=true\n4s RunStarted app/two\n4s ProbeChanged app/two readiness ok=true\n10s RunExited app/one exit 0"
+	if got := strings.Join(*log, "\n"); got != want {
+		t.Errorf("events:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A failed liveness probe of a run the caller started is killed by the
+// caller's Kill, with the probe's grace period, once it is due; the pod's
+// own kill runs without one.
+func TestPodCallerStartsKill(t *testing.T) {
+	app := shc("app", "sleep infinity")
+	app.LivenessProbe = execProbe("false", 2, 1, 1, 1)
+	app.LivenessProbe.TerminationGracePeriodSeconds = ptr(int64(3))
+	for _, own := range []bool{true, false} {
+		p, log := newCallerPod(app)
+		if own {
+			p.Kill = func(c *workload.PodContainer, r *workload.Run, at time.Time, grace time.Duration) {
+				*log = append(*log, fmt.Sprintf("%v Kill %s/%s grace %v", at.Sub(t0), c.Name, r.ID, grace))
+				r.SIGKILL(at, at.Add(time.Second))
+			}
+		}
+		p.StartRun(&app, false, t0, workload.RunOptions{ID: "one"})
+		p.Advance(sec(10))
+		want := "0s RunStarted app/one\n2s ProbeChanged app/one liveness ok=false\n2s Kill app/one grace 3s\n3s RunExited app/one exit 137"
+		if !own {
+			want = "0s RunStarted app/one\n2s ProbeChanged app/one liveness ok=false\n2s RunExited app/one exit 143"
+		}
+		if got := strings.Join(*log, "\n"); got != want {
+			t.Errorf("own Kill %v: events:\n%s\nwant:\n%s", own, got, want)
+		}
+	}
+}
