@@ -129,7 +129,7 @@ func (s *syncer) postStart(c *v1.Container, in *instance, script *containerScrip
 		return true
 	}
 	res.Fail(workload.ErrPostStartHook, in.hookFailure)
-	s.p.advanceInstance(s.ps, in, s.now)
+	s.p.advanceSim(s.ps, s.now)
 	return false
 }
 

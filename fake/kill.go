@@ -196,6 +196,7 @@ func (p *PodProvider) forget(uid types.UID) {
 			in.stopTimers()
 		}
 	}
+	ps.stopWake()
 	p.forgetBackOff(ps)
 	p.forgetImageBackOff(ps)
 	p.forgetNotifications(ps)

@@ -74,12 +74,15 @@ func (p *PodProvider) podFor(pod *v1.Pod, now time.Time) *podState {
 			containers:   map[string]*containerHistory{},
 			lastStartErr: map[string]kri.ReasonItem{},
 		}
+		ps.sim = p.newSim(ps)
 		p.pods[pod.UID] = ps
 	}
 	ps.orphan = false
 	if ps.pod == nil || !sameSpec(ps.pod, pod) {
 		ps.pod = specCopy(pod)
 		ps.ref = refOf(pod)
+		ps.sim.UID, ps.sim.Namespace, ps.sim.Name = pod.UID, pod.Namespace, pod.Name
+		ps.sim.GracePeriod = gracePeriod(nil, ps.pod, nil) // of a kill for a probe
 		if key := ps.ref.Key(); key != ps.key {
 			if ps.key != "" && p.byKey[ps.key] == pod.UID {
 				delete(p.byKey, ps.key)
@@ -228,23 +231,21 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 	// The postStart hooks of the containers started before it in this
 	// sync have ended (hooks.go).
 	in.runningAt = maxTime(in.runningAt, s.cursor)
-	in.sim = workload.NewInstance(b, s.now, workload.InstanceOptions{StartsAt: in.runningAt, PID1: p.pid1Signals})
+	// The run is the pod simulation's (workload.Pod): it plays its start,
+	// its exit, its signals' ends and its probes (probe.go), and tells
+	// the fake of each (onRunEvent).
+	opts := workload.RunOptions{ID: in.id, Spec: c, Restarts: &in.restartCount, StartsAt: in.runningAt}
 	if script != nil {
 		if run, ok := script.takeExitRun(); ok {
-			in.sim.ExitAfter(run.after, run.code)
+			opts.Exit = &workload.RunExit{After: run.after, Code: run.code}
 		} else if script.exit != nil {
-			in.sim.ExitAfter(script.exit.after, script.exit.code)
+			opts.Exit = &workload.RunExit{After: script.exit.after, Code: script.exit.code}
 		}
-		if script.ignoreTERM {
-			in.sim.IgnoreSIGTERM()
-		}
+		opts.IgnoreSIGTERM = script.ignoreTERM
 	}
-	in.probes = p.newProbeState(ps, in, c) // probe.go
-	p.schedule(in, in.runningAt)
-	if exitAt, ok := in.sim.ExitsAt(); ok {
-		p.schedule(in, exitAt)
-	}
-	p.advanceInstance(ps, in, s.now)
+	in.run = ps.sim.StartRun(c, init, s.now, opts)
+	in.sim = in.run.Instance
+	p.advanceSim(ps, s.now)
 	return s.postStart(c, in, script, res)
 }
 
@@ -381,11 +382,7 @@ func (p *PodProvider) advanceAll() {
 // reports whether the fake still knows the pod: an orphan is forgotten once
 // none of its containers is active. The caller holds p.mu.
 func (p *PodProvider) advancePod(ps *podState, now time.Time) bool {
-	for _, h := range ps.order {
-		for _, in := range h.instances {
-			p.advanceInstance(ps, in, now)
-		}
-	}
+	p.advanceSim(ps, now)
 	p.dueRetries(ps, now) // podsync.go
 	if ps.orphan && !ps.anyActive() {
 		p.forget(ps.ref.UID)
@@ -394,20 +391,85 @@ func (p *PodProvider) advancePod(ps *podState, now time.Time) bool {
 	return true
 }
 
-func (p *PodProvider) advanceInstance(ps *podState, in *instance, now time.Time) {
-	p.advanceProbes(ps, in, now) // probe.go
-	p.stepInstance(ps, in, now)
+// advanceSim carries out the events of the pod's runs due by now, each at
+// its own instant (workload.Pod.Advance, which reports them to
+// onRunEvent), and sets the wake-up of its next one. The caller holds
+// p.mu.
+func (p *PodProvider) advanceSim(ps *podState, now time.Time) {
+	ps.sim.Advance(now)
+	next, ok := ps.sim.Next()
+	if !ok {
+		next = time.Time{}
+	}
+	if next.Equal(ps.wakeAt) {
+		return
+	}
+	ps.stopWake()
+	ps.wakeAt = next
+	if ok {
+		ps.wake = p.clock.AfterFunc(max(next.Sub(now), 0), p.wake)
+	}
 }
 
-// stepInstance moves in to its state at now and publishes the transitions.
-func (p *PodProvider) stepInstance(ps *podState, in *instance, now time.Time) {
-	started, exited := in.advance(now)
-	if started {
+// stopWake stops the wake-up of the pod's next event, if any.
+func (ps *podState) stopWake() {
+	if ps.wake != nil {
+		ps.wake.Stop()
+		ps.wake = nil
+	}
+	ps.wakeAt = time.Time{}
+}
+
+// newSim returns the simulation of the runs of pod ps (workload.Pod), in
+// the mode where the fake's syncs start them: it plays them as the fake's
+// options say (WithPID1Signals), with the scripted probe results
+// (probe.go), tells the fake of each of their events (onRunEvent) and
+// kills a run whose liveness or startup probe failed as KillPod does
+// (killForProbe).
+func (p *PodProvider) newSim(ps *podState) *workload.Pod {
+	return &workload.Pod{
+		CallerStarts: true,
+		Shutdown:     func(b workload.Behaviour) workload.Shutdown { return b.Shutdown(p.pid1Signals) },
+		ProbeFunc:    func(c *workload.PodContainer, r *workload.Run) workload.ProbeFunc { return p.probeFunc(ps, c, r) },
+		OnEvent:      func(e workload.PodEvent) { p.onRunEvent(ps, e) },
+		Kill: func(c *workload.PodContainer, r *workload.Run, at time.Time, grace time.Duration) {
+			p.killForProbe(ps, c, r, at, grace)
+		},
+	}
+}
+
+// onRunEvent mirrors an event of a run of pod ps in its instance and
+// publishes it. Events of runs the fake no longer remembers are dropped.
+// The caller holds p.mu.
+func (p *PodProvider) onRunEvent(ps *podState, e workload.PodEvent) {
+	in := ps.instanceOf(e.Container.Name, e.Run.ID)
+	if in == nil || !in.active() {
+		return
+	}
+	switch e.Kind {
+	case workload.RunStarted:
+		in.state, in.startedAt = pkgcontainer.ContainerStateRunning, e.Run.StartedAt()
 		p.publish(Event{At: in.startedAt, Type: EventContainerStarted, Pod: ps.ref, Container: in.name, ContainerID: in.id})
-	}
-	if exited {
+	case workload.RunExited:
+		in.exited()
+		in.stopTimers()
 		p.publish(Event{At: in.finishedAt, Type: EventContainerExited, Pod: ps.ref, Container: in.name, ContainerID: in.id, ExitCode: in.exitCode})
+	case workload.ProbeChanged:
+		p.publishProbe(ps, in, e.Probe) // probe.go
 	}
+}
+
+// instanceOf returns the instance id of container name, nil if the fake
+// does not remember it.
+func (ps *podState) instanceOf(name, id string) *instance {
+	if h := ps.containers[name]; h != nil {
+		for _, in := range h.instances {
+			if in.id == id {
+				return in
+			}
+		}
+	}
+	return nil
 }
 
 // publish publishes e to subscribers and, for a transition the agent
