@@ -82,7 +82,9 @@ func (p *PodProvider) podFor(pod *v1.Pod, now time.Time) *podState {
 		ps.pod = specCopy(pod)
 		ps.ref = refOf(pod)
 		ps.sim.UID, ps.sim.Namespace, ps.sim.Name = pod.UID, pod.Namespace, pod.Name
-		ps.sim.GracePeriod = gracePeriod(nil, ps.pod, nil) // of a kill for a probe
+		// The grace period of the kills the pod decides (a failed probe
+		// or postStart hook), with the floor of WithMinimumGracePeriod.
+		ps.sim.GracePeriod = p.gracePeriod(nil, ps.pod, nil)
 		if key := ps.ref.Key(); key != ps.key {
 			if ps.key != "" && p.byKey[ps.key] == pod.UID {
 				delete(p.byKey, ps.key)
@@ -246,7 +248,7 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 	in.run = ps.sim.StartRun(c, init, s.now, opts)
 	in.sim = in.run.Instance
 	p.advanceSim(ps, s.now)
-	return s.postStart(c, in, script, res)
+	return s.postStart(c, in, res)
 }
 
 // newInstance creates an instance of c in sandbox sb, the container's
@@ -422,20 +424,27 @@ func (ps *podState) stopWake() {
 
 // newSim returns the simulation of the runs of pod ps (workload.Pod), in
 // the mode where the fake's syncs start them: it plays them as the fake's
-// options say (WithPID1Signals), with the scripted probe results
-// (probe.go), tells the fake of each of their events (onRunEvent) and
+// options say (WithPID1Signals, WithMinimumGracePeriod), with the scripted
+// probe results (probe.go) and hooks (hooks.go), tells the fake of each of their events (onRunEvent) and
 // kills a run whose liveness or startup probe failed as KillPod does
 // (killForProbe).
 func (p *PodProvider) newSim(ps *podState) *workload.Pod {
-	return &workload.Pod{
+	sim := &workload.Pod{
 		CallerStarts: true,
 		Shutdown:     func(b workload.Behaviour) workload.Shutdown { return b.Shutdown(p.pid1Signals) },
 		ProbeFunc:    func(c *workload.PodContainer, r *workload.Run) workload.ProbeFunc { return p.probeFunc(ps, c, r) },
 		OnEvent:      func(e workload.PodEvent) { p.onRunEvent(ps, e) },
+		HookFunc: func(c *workload.PodContainer, r *workload.Run, kind workload.HookKind, at time.Time) (workload.Hook, bool) {
+			return p.hookFunc(ps, c, r, kind, at)
+		},
 		Kill: func(c *workload.PodContainer, r *workload.Run, at time.Time, grace time.Duration) {
 			p.killForProbe(ps, c, r, at, grace)
 		},
 	}
+	if p.minimumGracePeriod {
+		sim.MinimumGracePeriod = minimumGracePeriod
+	}
+	return sim
 }
 
 // onRunEvent mirrors an event of a run of pod ps in its instance and
@@ -443,10 +452,12 @@ func (p *PodProvider) newSim(ps *podState) *workload.Pod {
 // The caller holds p.mu.
 func (p *PodProvider) onRunEvent(ps *podState, e workload.PodEvent) {
 	in := ps.instanceOf(e.Container.Name, e.Run.ID)
-	if in == nil || !in.active() {
+	if in == nil || !in.active() && e.Kind != workload.HookRan {
 		return
 	}
 	switch e.Kind {
+	case workload.HookRan:
+		p.publishHook(ps, in, e) // hooks.go
 	case workload.RunStarted:
 		in.state, in.startedAt = pkgcontainer.ContainerStateRunning, e.Run.StartedAt()
 		p.publish(Event{At: in.startedAt, Type: EventContainerStarted, Pod: ps.ref, Container: in.name, ContainerID: in.id})

@@ -174,7 +174,7 @@ func (p *PodProvider) sigterm(ps *podState, h *containerHistory, in *instance, n
 	}
 	at := now
 	if in.state == pkgcontainer.ContainerStateRunning {
-		at, grace = p.preStop(ps, in, now, now, grace)
+		at, grace = ps.sim.PreStop(ps.sim.Container(in.name), in.run, now, grace) // hooks.go
 	}
 	if turn != nil {
 		at, grace = turn(at, grace)

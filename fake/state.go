@@ -173,11 +173,10 @@ type instance struct {
 	sim         *workload.Instance
 	termination terminationSource
 
-	// Lifecycle hooks (hooks.go). stopping: SIGTERM is due at termAt,
-	// after a failed postStart hook (sim.SIGTERMAt). hookFailPending: the
-	// failure of its postStart hook (hookFailure) is still to be reported
-	// to the ReasonCache.
-	stopping        bool
+	// Lifecycle hooks (hooks.go). hookFailure: its postStart hook failed
+	// and the pod simulation kills it at termAt, the hook's end;
+	// hookFailPending: that failure is still to be reported to the
+	// ReasonCache.
 	termAt          time.Time
 	hookFailPending bool
 	hookFailure     string

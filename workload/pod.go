@@ -100,6 +100,14 @@ type Pod struct {
 	// of grace): a simulator that stops containers its own way. It sends
 	// the run a signal (Instance.SIGTERM, SIGKILL) or ends it (Exit).
 	Kill func(c *PodContainer, r *Run, at time.Time, grace time.Duration)
+	// HookFunc, when set, returns what the lifecycle hook of kind of run r
+	// of c does when it runs at at, false when there is none (a
+	// simulator's scripted hooks). Nil: DefaultHook, the spec's handler.
+	HookFunc func(c *PodContainer, r *Run, kind HookKind, at time.Time) (Hook, bool)
+	// MinimumGracePeriod is the least a run gets after its preStop hook
+	// before SIGKILL, as the kubelet's minimumGracePeriodInSeconds (2s)
+	// gives it; zero by default: what is left of the grace period.
+	MinimumGracePeriod time.Duration
 	// CallerStarts: the caller starts the runs (StartRun), as a node
 	// agent's sync asks a runtime for each start; Reconcile plans no start
 	// and stops no sidecar (pod_caller_starts.go).
@@ -357,8 +365,10 @@ func (p *Pod) due() (e event) {
 		}
 	}
 	for _, c := range all {
-		if c.Running() && c.Current.postStartFail {
-			consider(eventPostStart, c, c.Current, c.Current.postStartEnd)
+		for _, r := range c.live() {
+			if r.postStartFail {
+				consider(eventPostStart, c, r, r.postStartEnd)
+			}
 		}
 	}
 	for i, c := range p.Init {
@@ -405,14 +415,9 @@ func (p *Pod) Advance(now time.Time) {
 		switch e.kind {
 		case eventInstance:
 			started, exited := e.r.Advance(e.at)
-			if started {
-				p.emit(PodEvent{Kind: RunStarted, Container: e.c, Run: e.r, At: e.r.StartedAt()})
-			}
-			if exited {
-				p.emit(PodEvent{Kind: RunExited, Container: e.c, Run: e.r, At: e.r.FinishedAt()})
-			}
+			p.emitAdvance(e.c, e.r, started, exited)
 		case eventPostStart:
-			p.postStartFailed(e.c, e.at)
+			p.postStartFailed(e.c, e.r, e.at)
 		case eventTurn:
 			p.takeTurn(e.c, e.at)
 		case eventProbe:
@@ -456,14 +461,28 @@ func (p *Pod) start(c *PodContainer, t time.Time) {
 		newID = randomID
 	}
 	r := &Run{Instance: NewInstance(c.Behaviour, t, opts), ID: newID(), Image: c.Image, Spec: c.Spec}
-	r.Advance(t)
+	started, exited := r.Advance(t)
 	if c.Current != nil {
 		r.Restarts = c.Current.Restarts + 1
 		c.Previous = c.Current
 	}
 	c.Current = r
 	r.Prober = p.newProber(c, r) // pod_probes.go
-	p.postStart(c, t)            // pod_hooks.go
+	p.emitAdvance(c, r, started, exited)
+	if r.Running() {
+		p.postStart(c, r, t) // pod_hooks.go
+	}
+}
+
+// emitAdvance emits the events of an Advance of run r of c that reported
+// started and exited.
+func (p *Pod) emitAdvance(c *PodContainer, r *Run, started, exited bool) {
+	if started {
+		p.emit(PodEvent{Kind: RunStarted, Container: c, Run: r, At: r.StartedAt()})
+	}
+	if exited {
+		p.emit(PodEvent{Kind: RunExited, Container: c, Run: r, At: r.FinishedAt()})
+	}
 }
 
 // nextBackOff moves the back-off of c on for an event at t and returns the

@@ -17,13 +17,15 @@ import (
 // written once, in this package, for the fake, the examples' backends and
 // users' simulators.
 //
-// Design, as far as it has come: the runs, their signals and their probes
-// are the Pod's in both modes; in CallerStarts mode the caller keeps the
-// decisions a sync makes (which container starts, restart policy,
-// back-off, the order of a pod's kill) and may replace the kill a failed
-// probe makes (Pod.Kill). A run started beside a live one (a sync that
-// acted on a stale status) becomes the current run and the live one the
-// previous, which the Pod plays on until it exits.
+// Design, as far as it has come: the runs, their signals, their probes and
+// their hooks are the Pod's in both modes; in CallerStarts mode the caller
+// keeps the decisions a sync makes (which container starts, restart
+// policy, back-off, the order of a pod's kill), runs the postStart hook of
+// each start it makes (PostStart) and the preStop hook of each kill
+// (PreStop), and may replace the kill a failed probe makes (Pod.Kill); the
+// pod kills a run whose postStart hook failed itself. A run started beside
+// a live one (a sync that acted on a stale status) becomes the current run
+// and the live one the previous, which the Pod plays on until it exits.
 
 // PodEventKind is the kind of a PodEvent.
 type PodEventKind int
@@ -37,6 +39,10 @@ const (
 	RunExited
 	// ProbeChanged: a probe of the run changed its result (PodEvent.Probe).
 	ProbeChanged
+	// HookRan: the pod ran a lifecycle hook of the run at At
+	// (PodEvent.HookKind, Hook): from From until Until (for a preStop
+	// hook, when SIGTERM comes, within PodEvent.Grace).
+	HookRan
 )
 
 func (k PodEventKind) String() string {
@@ -47,19 +53,26 @@ func (k PodEventKind) String() string {
 		return "RunExited"
 	case ProbeChanged:
 		return "ProbeChanged"
+	case HookRan:
+		return "HookRan"
 	}
 	return "PodEventKind(?)"
 }
 
 // PodEvent is an event of a run of a Pod, as Pod.OnEvent hears of it: at
 // At, Run of Container had an event of Kind; Probe is the probe's run for a
-// ProbeChanged.
+// ProbeChanged; HookKind, Hook, From, Until and Grace say what hook ran
+// for a HookRan.
 type PodEvent struct {
-	Kind      PodEventKind
-	Container *PodContainer
-	Run       *Run
-	At        time.Time
-	Probe     ProbeRun
+	Kind        PodEventKind
+	Container   *PodContainer
+	Run         *Run
+	At          time.Time
+	Probe       ProbeRun
+	HookKind    HookKind
+	Hook        Hook
+	From, Until time.Time
+	Grace       time.Duration
 }
 
 // emit hands e to OnEvent, if set.
@@ -117,8 +130,11 @@ type RunExit struct {
 // runs). The run is created when StartRun returns: the caller's next
 // Advance (to now, for a run that starts at once) runs it, with its
 // RunStarted event. What fails a start (StartFailure) is the caller's to decide
-// before: StartRun always starts. Its lifecycle hooks are the caller's
-// business in this mode. StartRun works in either mode, but a Pod that
+// before: StartRun always starts. Its postStart hook is the
+// caller's to run: PostStart, once it has advanced the pod to now; the pod
+// runs the preStop hook of the kills it makes itself (a failed postStart
+// hook; a failed probe unless Pod.Kill is set), the caller the others'
+// (PreStop). StartRun works in either mode, but a Pod that
 // starts its own runs (CallerStarts false) does not plan around runs it did
 // not start.
 func (p *Pod) StartRun(spec *v1.Container, isInit bool, now time.Time, opts RunOptions) *Run {

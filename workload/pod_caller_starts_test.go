@@ -28,6 +28,11 @@ func newCallerPod(app ...v1.Container) (*workload.Pod, *[]string) {
 			s += fmt.Sprintf(" exit %d", e.Run.ExitCode())
 		case workload.ProbeChanged:
 			s += fmt.Sprintf(" %s ok=%v", e.Probe.Kind, e.Probe.Succeeded)
+		case workload.HookRan:
+			s += fmt.Sprintf(" %s %s from %v until %v failed=%v", e.HookKind, e.Hook.Action, e.From.Sub(t0), e.Until.Sub(t0), e.Hook.Failed)
+			if e.HookKind == workload.HookPreStop {
+				s += fmt.Sprintf(" grace %v", e.Grace)
+			}
 		}
 		log = append(log, s)
 	}
@@ -109,5 +114,57 @@ func TestPodCallerStartsKill(t *testing.T) {
 		if got := strings.Join(*log, "\n"); got != want {
 			t.Errorf("own Kill %v: events:\n%s\nwant:\n%s", own, got, want)
 		}
+	}
+}
+
+// The caller runs the postStart hook of a run it started (PostStart), with
+// the hooks HookFunc says; a failed one has the pod kill the run at its
+// end, with its preStop hook and at least MinimumGracePeriod after it.
+func TestPodCallerStartsHooks(t *testing.T) {
+	app := shc("app", "trap '' TERM; sleep infinity")
+	for _, floor := range []time.Duration{0, 2 * time.Second} {
+		p, log := newCallerPod(app)
+		p.GracePeriod, p.MinimumGracePeriod = 2*time.Second, floor
+		p.HookFunc = func(c *workload.PodContainer, r *workload.Run, kind workload.HookKind, at time.Time) (workload.Hook, bool) {
+			if kind == workload.HookPostStart {
+				return workload.Hook{Action: "scripted", Takes: 2 * time.Second, Failed: true, Detail: "boom"}, true
+			}
+			return workload.Hook{Action: "scripted", Takes: time.Second}, true
+		}
+		r := p.StartRun(&app, false, sec(1), workload.RunOptions{ID: "one"})
+		p.Advance(sec(1))
+		if end := p.PostStart(p.Container("app"), r, sec(1)); !end.Equal(sec(3)) {
+			t.Errorf("floor %v: PostStart returned %v, want the hook's end at 3s", floor, end.Sub(t0))
+		}
+		p.Advance(sec(20))
+		killed := "5s RunExited app/one exit 137" // 1s of grace left after the preStop hook
+		if floor > 0 {
+			killed = "6s RunExited app/one exit 137" // the floor's 2s
+		}
+		want := "1s RunStarted app/one\n1s HookRan app/one postStart scripted from 1s until 3s failed=true\n" +
+			"3s HookRan app/one preStop scripted from 3s until 4s failed=false grace 2s\n" + killed
+		if got := strings.Join(*log, "\n"); got != want {
+			t.Errorf("floor %v: events:\n%s\nwant:\n%s", floor, got, want)
+		}
+		if r.HookError != workload.ErrPostStartHook || !strings.Contains(r.HookMessage, "boom") {
+			t.Errorf("floor %v: HookError %v %q, want ErrPostStartHook with the hook's detail", floor, r.HookError, r.HookMessage)
+		}
+	}
+}
+
+// A pod that starts its own runs reports their events too, its spec's
+// hooks among them (DefaultHook).
+func TestPodOwnRunsEvents(t *testing.T) {
+	app := shc("app", "sleep 3")
+	app.Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", "sleep 1"}}}}
+	p, log := newCallerPod(app)
+	p.CallerStarts = false
+	p.RestartPolicy = v1.RestartPolicyNever
+	p.NewID = func() string { return "own" }
+	p.Reconcile(t0)
+	p.Advance(sec(10))
+	want := "0s RunStarted app/own\n0s HookRan app/own postStart exec from 0s until 1s failed=false\n3s RunExited app/own exit 0"
+	if got := strings.Join(*log, "\n"); got != want {
+		t.Errorf("events:\n%s\nwant:\n%s", got, want)
 	}
 }
