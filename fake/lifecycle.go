@@ -280,7 +280,6 @@ func (s *syncer) newInstance(c *v1.Container, init bool, sb *sandboxState) *inst
 	h.instances = append(h.instances, in)
 	s.restarted = s.restarted || in.restartCount > 0
 	if len(h.instances) > maxInstancesPerContainer {
-		h.instances[0].stopTimers()
 		h.instances = slices.Delete(h.instances, 0, 1)
 	}
 	s.publish(Event{At: s.now, Type: EventContainerCreated, Pod: ps.ref, Container: c.Name, ContainerID: in.id})
@@ -342,16 +341,6 @@ func (s *syncer) publish(e Event) {
 	s.p.publish(e)
 }
 
-// schedule arranges for the simulation to be advanced when the clock
-// reaches at. The caller holds p.mu.
-func (p *PodProvider) schedule(in *instance, at time.Time) {
-	d := at.Sub(p.clock.Now())
-	if d <= 0 {
-		return
-	}
-	in.timers = append(in.timers, p.clock.AfterFunc(d, p.wake))
-}
-
 // wake is run by the clock when a scheduled transition is due. It runs with
 // the clock's own lock held (FakeClock.Step calls it synchronously), so it
 // must neither call the clock nor take p.mu.
@@ -399,6 +388,12 @@ func (p *PodProvider) advancePod(ps *podState, now time.Time) bool {
 // p.mu.
 func (p *PodProvider) advanceSim(ps *podState, now time.Time) {
 	ps.sim.Advance(now)
+	p.armWake(ps, now)
+}
+
+// armWake sets the wake-up of the pod's next event (none when nothing is
+// planned), after a change of its runs. The caller holds p.mu.
+func (p *PodProvider) armWake(ps *podState, now time.Time) {
 	next, ok := ps.sim.Next()
 	if !ok {
 		next = time.Time{}
@@ -461,9 +456,10 @@ func (p *PodProvider) onRunEvent(ps *podState, e workload.PodEvent) {
 	case workload.RunStarted:
 		in.state, in.startedAt = pkgcontainer.ContainerStateRunning, e.Run.StartedAt()
 		p.publish(Event{At: in.startedAt, Type: EventContainerStarted, Pod: ps.ref, Container: in.name, ContainerID: in.id})
+	case workload.RunKilling:
+		p.publish(Event{At: e.At, Type: EventContainerKilling, Pod: ps.ref, Container: in.name, ContainerID: in.id})
 	case workload.RunExited:
 		in.exited()
-		in.stopTimers()
 		p.publish(Event{At: in.finishedAt, Type: EventContainerExited, Pod: ps.ref, Container: in.name, ContainerID: in.id, ExitCode: in.exitCode})
 	case workload.ProbeChanged:
 		p.publishProbe(ps, in, e.Probe) // probe.go

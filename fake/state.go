@@ -180,19 +180,10 @@ type instance struct {
 	termAt          time.Time
 	hookFailPending bool
 	hookFailure     string
-
-	timers []clock.Timer
 }
 
 func (in *instance) active() bool {
 	return in.state == pkgcontainer.ContainerStateCreated || in.state == pkgcontainer.ContainerStateRunning
-}
-
-func (in *instance) stopTimers() {
-	for _, t := range in.timers {
-		t.Stop()
-	}
-	in.timers = nil
 }
 
 // terminating reports whether a signal has set the end of the running

@@ -17,15 +17,17 @@ import (
 // written once, in this package, for the fake, the examples' backends and
 // users' simulators.
 //
-// Design, as far as it has come: the runs, their signals, their probes and
-// their hooks are the Pod's in both modes; in CallerStarts mode the caller
-// keeps the decisions a sync makes (which container starts, restart
-// policy, back-off, the order of a pod's kill), runs the postStart hook of
-// each start it makes (PostStart) and the preStop hook of each kill
-// (PreStop), and may replace the kill a failed probe makes (Pod.Kill); the
-// pod kills a run whose postStart hook failed itself. A run started beside
-// a live one (a sync that acted on a stale status) becomes the current run
-// and the live one the previous, which the Pod plays on until it exits.
+// Design, as far as it has come: the runs, their signals, their probes,
+// their hooks and the order of a kill are the Pod's in both modes; in
+// CallerStarts mode the caller keeps the decisions a sync makes (which
+// container starts, restart policy, back-off, faults, which runs a kill
+// stops), runs the postStart hook of each start it makes (PostStart), and
+// stops runs with StopRuns (a kill: preStop hooks, SIGTERM, the sidecars
+// last) or ExitRun (a sandbox's end); it may replace the kill a failed
+// probe makes (Pod.Kill); the pod kills a run whose postStart hook failed
+// itself. A run started beside a live one (a sync that acted on a stale
+// status) becomes the current run and the live one the previous, which
+// the Pod plays on until it exits.
 
 // PodEventKind is the kind of a PodEvent.
 type PodEventKind int
@@ -39,6 +41,9 @@ const (
 	RunExited
 	// ProbeChanged: a probe of the run changed its result (PodEvent.Probe).
 	ProbeChanged
+	// RunKilling: the run is being stopped at At with PodEvent.Grace
+	// (StopRuns), before its preStop hook and SIGTERM.
+	RunKilling
 	// HookRan: the pod ran a lifecycle hook of the run at At
 	// (PodEvent.HookKind, Hook): from From until Until (for a preStop
 	// hook, when SIGTERM comes, within PodEvent.Grace).
@@ -53,6 +58,8 @@ func (k PodEventKind) String() string {
 		return "RunExited"
 	case ProbeChanged:
 		return "ProbeChanged"
+	case RunKilling:
+		return "RunKilling"
 	case HookRan:
 		return "HookRan"
 	}
@@ -62,7 +69,7 @@ func (k PodEventKind) String() string {
 // PodEvent is an event of a run of a Pod, as Pod.OnEvent hears of it: at
 // At, Run of Container had an event of Kind; Probe is the probe's run for a
 // ProbeChanged; HookKind, Hook, From, Until and Grace say what hook ran
-// for a HookRan.
+// for a HookRan; Grace is the kill's for a RunKilling.
 type PodEvent struct {
 	Kind        PodEventKind
 	Container   *PodContainer
@@ -184,4 +191,79 @@ func (p *Pod) StartRun(spec *v1.Container, isInit bool, now time.Time, opts RunO
 	c.Current, c.Waiting, c.pending = r, nil, false
 	r.Prober = p.newProber(c, r) // pod_probes.go
 	return r
+}
+
+// StopRuns stops the live runs of the pod that pick selects (every one
+// when pick is nil) at now with grace before SIGKILL, as a caller's kill of
+// the pod asks its runtime (the kubelet's killContainersWithSyncResult),
+// and returns when the last of them will have exited, as far as the
+// signals decide it (now when none is left). Each gets a RunKilling event;
+// a running one runs its preStop hook first, its time taken from grace
+// (PreStop); then SIGTERM, which ends it as its Shutdown says. The runs of
+// the restartable init containers (sidecars) come last, the last in spec
+// order first, each waiting for its turn: once the runs stopped before it
+// will have exited as their signals say, not before its preStop hook's
+// end, and at the latest when its grace period ends; it then gets what is
+// left of grace, at least MinimumGracePeriod. Unlike Stop, which sends a
+// sidecar SIGTERM once the others have exited, StopRuns plans every signal
+// at now, so that the caller knows how long its kill takes; the pod is not
+// stopped (its caller decides what starts next).
+func (p *Pod) StopRuns(now time.Time, grace time.Duration, pick func(*PodContainer, *Run) bool) time.Time {
+	deadline := now
+	for _, c := range p.Containers() {
+		if c.Restartable {
+			continue
+		}
+		for _, r := range c.live() {
+			if pick == nil || pick(c, r) {
+				deadline = maxTime(deadline, p.stopRun(c, r, now, grace, nil))
+			}
+		}
+	}
+	for i := len(p.Init) - 1; i >= 0; i-- {
+		c := p.Init[i]
+		if !c.Restartable {
+			continue
+		}
+		for _, r := range c.live() {
+			if pick != nil && !pick(c, r) {
+				continue
+			}
+			waited := deadline
+			turn := func(hookEnd time.Time, left time.Duration) (time.Time, time.Duration) {
+				end := hookEnd.Add(left)
+				at := minTime(maxTime(hookEnd, waited), end)
+				return at, max(end.Sub(at), p.MinimumGracePeriod)
+			}
+			deadline = maxTime(deadline, p.stopRun(c, r, now, grace, turn))
+		}
+	}
+	return deadline
+}
+
+// stopRun stops live run r of c at now with grace (StopRuns): RunKilling,
+// its preStop hook when it runs, its turn when turn is set (a sidecar:
+// turn returns when SIGTERM comes and what is left of grace then), then
+// SIGTERM. It returns when r will have exited.
+func (p *Pod) stopRun(c *PodContainer, r *Run, now time.Time, grace time.Duration, turn func(time.Time, time.Duration) (time.Time, time.Duration)) time.Time {
+	p.emit(PodEvent{Kind: RunKilling, Container: c, Run: r, At: now, Grace: grace})
+	at := now
+	if r.Running() {
+		at, grace = p.preStop(c, r, now, grace)
+	}
+	if turn != nil {
+		at, grace = turn(at, grace)
+	}
+	return p.sigterm(c, r, now, at, grace)
+}
+
+// ExitRun ends live run r of c at at with code, at once, whatever it was
+// doing (a runtime that kills it with its sandbox: no hook, no grace), with
+// its RunExited event.
+func (p *Pod) ExitRun(c *PodContainer, r *Run, at time.Time, code int) {
+	if r.State() == InstanceExited {
+		return
+	}
+	r.Exit(at, code)
+	p.emit(PodEvent{Kind: RunExited, Container: c, Run: r, At: r.FinishedAt()})
 }

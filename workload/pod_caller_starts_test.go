@@ -28,6 +28,8 @@ func newCallerPod(app ...v1.Container) (*workload.Pod, *[]string) {
 			s += fmt.Sprintf(" exit %d", e.Run.ExitCode())
 		case workload.ProbeChanged:
 			s += fmt.Sprintf(" %s ok=%v", e.Probe.Kind, e.Probe.Succeeded)
+		case workload.RunKilling:
+			s += fmt.Sprintf(" grace %v", e.Grace)
 		case workload.HookRan:
 			s += fmt.Sprintf(" %s %s from %v until %v failed=%v", e.HookKind, e.Hook.Action, e.From.Sub(t0), e.Until.Sub(t0), e.Hook.Failed)
 			if e.HookKind == workload.HookPreStop {
@@ -166,5 +168,45 @@ func TestPodOwnRunsEvents(t *testing.T) {
 	want := "0s RunStarted app/own\n0s HookRan app/own postStart exec from 0s until 1s failed=false\n3s RunExited app/own exit 0"
 	if got := strings.Join(*log, "\n"); got != want {
 		t.Errorf("events:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// StopRuns stops the picked runs at once, the sidecars last, the last in
+// spec order first: a sidecar gets SIGTERM once the runs stopped before it
+// will have exited as their signals say, with what is left of grace, at
+// least MinimumGracePeriod; it returns when the last will have exited.
+// ExitRun ends a run at once.
+func TestPodCallerStartsStopRuns(t *testing.T) {
+	app := shc("app", "trap '' TERM; sleep infinity")
+	plain := sidecarOf(shc("plain", "sleep infinity"))
+	side := sidecarOf(shc("side", "trap '' TERM; sleep infinity"))
+	other := shc("other", "sleep infinity")
+	for _, floor := range []time.Duration{0, 2 * time.Second} {
+		p, log := newCallerPod()
+		p.MinimumGracePeriod = floor
+		p.StartRun(&plain, true, t0, workload.RunOptions{ID: "p"})
+		p.StartRun(&side, true, t0, workload.RunOptions{ID: "s"})
+		p.StartRun(&app, false, t0, workload.RunOptions{ID: "a"})
+		o := p.StartRun(&other, false, t0, workload.RunOptions{ID: "o"})
+		p.Advance(sec(1))
+		*log = nil
+		deadline := p.StopRuns(sec(1), 4*time.Second, func(c *workload.PodContainer, r *workload.Run) bool { return c.Name != "other" })
+		p.ExitRun(p.Container("other"), o, sec(2), 137)
+		p.Advance(sec(20))
+		// side's turn comes when app is killed at 5s, with no grace left
+		// (at the same instant, init containers come first); plain's when
+		// its own grace period ends, at 5s too.
+		ends := "5s RunExited plain/p exit 143\n5s RunExited side/s exit 137\n5s RunExited app/a exit 137"
+		if floor > 0 {
+			ends = "5s RunExited plain/p exit 143\n5s RunExited app/a exit 137\n7s RunExited side/s exit 137"
+		}
+		want := "1s RunKilling app/a grace 4s\n1s RunKilling side/s grace 4s\n1s RunKilling plain/p grace 4s\n2s RunExited other/o exit 137\n" + ends
+		if got := strings.Join(*log, "\n"); got != want {
+			t.Errorf("floor %v: events:\n%s\nwant:\n%s", floor, got, want)
+		}
+		wantDeadline := sec(5).Add(floor)
+		if !deadline.Equal(wantDeadline) {
+			t.Errorf("floor %v: StopRuns returned %v, want %v", floor, deadline.Sub(t0), wantDeadline.Sub(t0))
+		}
 	}
 }
