@@ -356,18 +356,25 @@ func (p *Pod) due() (e event) {
 			e = event{kind: kind, c: c, r: r, at: t}
 		}
 	}
-	all := p.Containers()
-	for _, c := range all {
-		for _, r := range c.live() {
-			if t, ok := r.Next(); ok {
-				consider(eventInstance, c, r, t)
+	lists := [2][]*PodContainer{p.Init, p.App} // p.Containers(), without a copy
+	for _, all := range lists {
+		for _, c := range all {
+			for _, r := range c.live() {
+				if r == nil {
+					continue
+				}
+				if t, ok := r.Next(); ok {
+					consider(eventInstance, c, r, t)
+				}
 			}
 		}
 	}
-	for _, c := range all {
-		for _, r := range c.live() {
-			if r.postStartFail {
-				consider(eventPostStart, c, r, r.postStartEnd)
+	for _, all := range lists {
+		for _, c := range all {
+			for _, r := range c.live() {
+				if r != nil && r.postStartFail {
+					consider(eventPostStart, c, r, r.postStartEnd)
+				}
 			}
 		}
 	}
@@ -376,29 +383,36 @@ func (p *Pod) due() (e event) {
 			consider(eventTurn, c, c.Current, p.turnAt(i))
 		}
 	}
-	for _, c := range all {
-		for _, r := range c.live() {
-			if t, ok := r.Prober.Next(); ok && r.Running() {
-				consider(eventProbe, c, r, t)
+	for _, all := range lists {
+		for _, c := range all {
+			for _, r := range c.live() {
+				if r == nil || !r.Running() {
+					continue
+				}
+				if t, ok := r.Prober.Next(); ok {
+					consider(eventProbe, c, r, t)
+				}
 			}
 		}
 	}
-	for _, c := range all {
-		if c.pending {
-			consider(eventStart, c, nil, maxTime(c.startAt, p.busyUntil))
+	for _, all := range lists {
+		for _, c := range all {
+			if c.pending {
+				consider(eventStart, c, nil, maxTime(c.startAt, p.busyUntil))
+			}
 		}
 	}
 	return e
 }
 
-// live returns the runs of c that have not exited: the current run, and
-// the previous one when a caller started the current beside it
-// (CallerStarts); the previous first.
-func (c *PodContainer) live() []*Run {
-	var rs []*Run
-	for _, r := range [2]*Run{c.Previous, c.Current} {
-		if r != nil && r.State() != InstanceExited {
-			rs = append(rs, r)
+// live returns the runs of c that have not exited, nil in the place of
+// others: the previous run, when a caller started the current one beside
+// it (CallerStarts), and the current run.
+func (c *PodContainer) live() [2]*Run {
+	rs := [2]*Run{c.Previous, c.Current}
+	for i, r := range rs {
+		if r != nil && r.State() == InstanceExited {
+			rs[i] = nil
 		}
 	}
 	return rs

@@ -215,7 +215,7 @@ func (p *Pod) StopRuns(now time.Time, grace time.Duration, pick func(*PodContain
 			continue
 		}
 		for _, r := range c.live() {
-			if pick == nil || pick(c, r) {
+			if r != nil && (pick == nil || pick(c, r)) {
 				deadline = maxTime(deadline, p.stopRun(c, r, now, grace, nil))
 			}
 		}
@@ -226,7 +226,7 @@ func (p *Pod) StopRuns(now time.Time, grace time.Duration, pick func(*PodContain
 			continue
 		}
 		for _, r := range c.live() {
-			if pick != nil && !pick(c, r) {
+			if r == nil || pick != nil && !pick(c, r) {
 				continue
 			}
 			waited := deadline
