@@ -236,7 +236,7 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 	// The run is the pod simulation's (workload.Pod): it plays its start,
 	// its exit, its signals' ends and its probes (probe.go), and tells
 	// the fake of each (onRunEvent).
-	opts := workload.RunOptions{ID: in.id, Spec: c, Restarts: &in.restartCount, StartsAt: in.runningAt}
+	opts := workload.RunOptions{ID: in.id, Restarts: &in.restartCount, StartsAt: in.runningAt}
 	if script != nil {
 		if run, ok := script.takeExitRun(); ok {
 			opts.Exit = &workload.RunExit{After: run.after, Code: run.code}
@@ -245,7 +245,7 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 		}
 		opts.IgnoreSIGTERM = script.ignoreTERM
 	}
-	in.run = ps.sim.StartRun(c, init, s.now, opts)
+	in.run = ps.sim.StartRun(ps.storedSpec(c), init, s.now, opts)
 	in.sim = in.run.Instance
 	p.advanceSim(ps, s.now)
 	return s.postStart(c, in, res)
@@ -464,6 +464,21 @@ func (p *PodProvider) onRunEvent(ps *podState, e workload.PodEvent) {
 	case workload.ProbeChanged:
 		p.publishProbe(ps, in, e.Probe) // probe.go
 	}
+}
+
+// storedSpec returns the fake's private copy of container c (ps.pod, as
+// this sync's pod was copied: c may be the caller's, which the fake reads
+// during the call only), the spec the pod simulation keeps for its runs;
+// ps.pod is replaced, never modified, when the spec changes.
+func (ps *podState) storedSpec(c *v1.Container) *v1.Container {
+	for _, list := range [2][]v1.Container{ps.pod.Spec.InitContainers, ps.pod.Spec.Containers} {
+		for i := range list {
+			if list[i].Name == c.Name {
+				return &list[i]
+			}
+		}
+	}
+	return c.DeepCopy()
 }
 
 // instanceOf returns the instance id of container name, nil if the fake

@@ -127,8 +127,9 @@ type PodContainer struct {
 	// Restartable is true for a restartable init container, a sidecar
 	// (restartPolicy Always; pod_sidecars.go).
 	Restartable bool
-	// Spec is the container as the pod was made with; Pod never modifies
-	// it.
+	// Spec is the container as the pod was made with (as the current run
+	// was started, for a run the caller started: StartRun); Pod never
+	// modifies it.
 	Spec *v1.Container
 	// Image is the container's image, as SetImage last changed it.
 	Image string
@@ -160,8 +161,8 @@ type Run struct {
 	*Instance
 	// ID is the run's ID (Pod.NewID).
 	ID string
-	// Spec is the container as the run was started (the container's Spec,
-	// or StartRun's RunOptions.Spec); its probes and hooks are the run's.
+	// Spec is the container as the run was started (the container's Spec
+	// then); its probes and hooks are the run's.
 	Spec *v1.Container
 	// Image is the container's image when the run started.
 	Image string

@@ -104,9 +104,6 @@ func (p *Pod) sigterm(c *PodContainer, r *Run, now, at time.Time, grace time.Dur
 type RunOptions struct {
 	// ID is the run's ID; empty: Pod.NewID's.
 	ID string
-	// Spec is the container as this run is started (a changed image, say);
-	// nil: the container's Spec. StartRun keeps a copy.
-	Spec *v1.Container
 	// Restarts is the run's restart count; nil: one more than the current
 	// run's (0 for the first).
 	Restarts *int
@@ -131,37 +128,38 @@ type RunExit struct {
 // StartRun starts a run of the container spec names at now, as the
 // caller's runtime has started it, and returns it: the container is the
 // pod's init (isInit) or app container of that name, added (at the end of
-// Init or App) when the pod has none. The run becomes the container's
-// current run, the one before it the previous run (which plays on while it
-// has not exited); its probes start with it (counted from the moment it
-// runs). The run is created when StartRun returns: the caller's next
-// Advance (to now, for a run that starts at once) runs it, with its
-// RunStarted event. What fails a start (StartFailure) is the caller's to decide
-// before: StartRun always starts. Its postStart hook is the
-// caller's to run: PostStart, once it has advanced the pod to now; the pod
-// runs the preStop hook of the kills it makes itself (a failed postStart
-// hook; a failed probe unless Pod.Kill is set), the caller the others'
-// (PreStop). StartRun works in either mode, but a Pod that
-// starts its own runs (CallerStarts false) does not plan around runs it did
-// not start.
+// Init or App) when the pod has none, and spec becomes its Spec and the
+// run's (the container as this run is started: a changed image, say).
+// StartRun keeps spec as it is: the caller does not modify it afterwards
+// (a simulator keeps a private copy of the pod's spec, and replaces it
+// when the spec changes). The run becomes the container's current run,
+// the one before it the previous run (which plays on while it has not
+// exited); its probes start with it (counted from the moment it runs).
+// The run is created when StartRun returns: the caller's next Advance (to
+// now, for a run that starts at once) runs it, with its RunStarted event.
+// What fails a start (StartFailure) is the caller's to decide before:
+// StartRun always starts. Its postStart hook is the caller's to run:
+// PostStart, once it has advanced the pod to now; the pod runs the preStop
+// hook of the kills it makes itself (a failed postStart hook; a failed
+// probe unless Pod.Kill is set), the caller the others' (PreStop).
+// StartRun works in either mode, but a Pod that starts its own runs
+// (CallerStarts false) does not plan around runs it did not start.
 func (p *Pod) StartRun(spec *v1.Container, isInit bool, now time.Time, opts RunOptions) *Run {
 	c := p.Container(spec.Name)
-	if c == nil {
-		c = newPodContainer(spec, isInit)
+	switch {
+	case c == nil:
+		c = &PodContainer{Name: spec.Name, IsInit: isInit, Restartable: isInit && isSidecar(spec), Spec: spec, Image: spec.Image, Behaviour: OfEnv(spec)}
 		if isInit {
 			p.Init = append(p.Init, c)
 		} else {
 			p.App = append(p.App, c)
 		}
+	case c.Spec != spec:
+		c.Spec, c.Image, c.Behaviour = spec, spec.Image, OfEnv(spec)
 	}
-	if opts.Spec == nil {
-		opts.Spec = spec
-	}
-	runSpec := opts.Spec.DeepCopy()
-	b := OfEnv(runSpec)
 	io := InstanceOptions{StartsAt: opts.StartsAt}
 	if p.Shutdown != nil {
-		sh := p.Shutdown(b)
+		sh := p.Shutdown(c.Behaviour)
 		io.Shutdown = &sh
 	}
 	id := opts.ID
@@ -172,7 +170,7 @@ func (p *Pod) StartRun(spec *v1.Container, isInit bool, now time.Time, opts RunO
 		}
 		id = newID()
 	}
-	r := &Run{Instance: NewInstance(b, now, io), ID: id, Image: runSpec.Image, Spec: runSpec}
+	r := &Run{Instance: NewInstance(c.Behaviour, now, io), ID: id, Image: spec.Image, Spec: spec}
 	if opts.Exit != nil {
 		r.ExitAfter(opts.Exit.After, opts.Exit.Code)
 	}
