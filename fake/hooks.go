@@ -10,26 +10,26 @@ import (
 	"github.com/kri-kit/testkit/workload"
 )
 
-// Lifecycle hooks, simulated on the provider's clock as the kubelet's
-// runtime manager runs them (k8s.io/kubernetes/pkg/kubelet/kuberuntime/
-// kuberuntime_container.go: startContainer step 4, killContainer,
-// executePreStopHook):
+// Lifecycle hooks, run by the pod simulation (workload.Pod: PostStart,
+// PreStop, the kill after a failed postStart hook; workload/pod_hooks.go)
+// on the provider's clock as the kubelet's runtime manager runs them
+// (k8s.io/kubernetes/pkg/kubelet/kuberuntime/kuberuntime_container.go:
+// startContainer step 4, killContainer, executePreStopHook), with the
+// hooks a ContainerScript imposes (hookFunc). What is the fake's:
 //
-//   - postStart runs from the moment the container runs, for as long as its
-//     command says (workload.OfHandler; a sleep action for its seconds).
-//     The containers SyncPod starts after it in the same call run only once
-//     it has ended, as the kubelet starts them one after another. When it
-//     fails, the container is killed at its end as KillPod kills it, with
-//     the pod's grace period: its preStop hook first, then SIGTERM (SIGKILL
-//     when the grace period is over if it ignores SIGTERM); the start is
-//     reported to the ReasonCache as workload.ErrPostStartHook: by the
-//     SyncPod that started it when the hook fails at once, else by the
-//     first SyncPod after its end.
-//   - preStop runs when KillPod (or CleanupPods) stops a running container
-//     with a grace period above 0, for as long as its command says but at
-//     most the grace period; SIGTERM comes when it ends, and the container
-//     gets what is left of the grace period (at least 2s under
-//     WithMinimumGracePeriod).
+//   - the containers SyncPod starts after one with a postStart hook run
+//     only once it has ended, as the kubelet starts them one after
+//     another; when it fails, the pod simulation kills the container at
+//     its end with the pod's grace period (its preStop hook first, then
+//     SIGTERM), and the start is reported to the ReasonCache as
+//     workload.ErrPostStartHook: by the SyncPod that started it when the
+//     hook fails at once, else by the first SyncPod after its end;
+//   - KillPod and CleanupPods run the preStop hook of a running container
+//     they stop with a grace period above 0, for as long as its command
+//     says but at most the grace period; SIGTERM comes when it ends, and
+//     the container gets what is left of the grace period (at least 2s
+//     under WithMinimumGracePeriod);
+//   - EventPostStartHook and EventPreStopHook (publishHook).
 //
 // What a hook of the spec does is workload.RunHook's: an exec command of
 // the vocabulary takes its sleeps and fails with a non-zero exit code or a
@@ -58,29 +58,20 @@ func (sh *scriptedHook) hook() workload.Hook {
 	return h
 }
 
-// hookOf returns what the postStart (post) or preStop hook of c does, as
-// script imposes it or its spec says, run at at in instance in, and
-// whether there is one.
-func hookOf(script *containerScript, c *v1.Container, post bool, in *instance, at time.Time) (workload.Hook, bool) {
-	if script != nil {
-		if sh := script.postStart; post && sh != nil {
+// hookFunc returns what the hook of kind of run r of container c of pod ps
+// does, run at at: the scripted hook, if the container's script imposes
+// one, else the spec's (workload.DefaultHook). It is the pod
+// simulation's HookFunc (lifecycle.go newSim). The caller holds p.mu.
+func (p *PodProvider) hookFunc(ps *podState, c *workload.PodContainer, r *workload.Run, kind workload.HookKind, at time.Time) (workload.Hook, bool) {
+	if script := p.scripts.containers[containerKey{pod: ps.key, name: c.Name}]; script != nil {
+		if sh := script.postStart; kind == workload.HookPostStart && sh != nil {
 			return sh.hook(), true
 		}
-		if sh := script.preStop; !post && sh != nil {
+		if sh := script.preStop; kind == workload.HookPreStop && sh != nil {
 			return sh.hook(), true
 		}
 	}
-	if c == nil || c.Lifecycle == nil {
-		return workload.Hook{}, false
-	}
-	h := c.Lifecycle.PreStop
-	if post {
-		h = c.Lifecycle.PostStart
-	}
-	if h == nil {
-		return workload.Hook{}, false
-	}
-	return workload.RunHook(c, h, in.sim, at), true
+	return workload.DefaultHook(c, r, kind, at)
 }
 
 // exitCode is the exit code EventPostStartHook reports of hook h: an exec
@@ -92,44 +83,44 @@ func exitCode(h workload.Hook) int {
 	return h.ExitCode
 }
 
-// postStart simulates the postStart hook of c, whose instance in has just
-// been created, and reports whether the start still counts as a success.
-// The caller holds p.mu.
-func (s *syncer) postStart(c *v1.Container, in *instance, script *containerScript, res *pkgcontainer.SyncResult) bool {
-	run, ok := hookOf(script, c, true, in, in.runningAt)
-	if !ok {
-		return true
+// publishHook publishes the run of a hook of instance in (a HookRan event
+// of the pod simulation): EventPostStartHook, or EventPreStopHook. A
+// failed postStart hook is noted on the instance, for its start to be
+// reported failed (postStart, reportHookFailure). The caller holds p.mu.
+func (p *PodProvider) publishHook(ps *podState, in *instance, e workload.PodEvent) {
+	run := e.Hook
+	if e.HookKind == workload.HookPreStop {
+		p.publish(Event{At: e.At, Type: EventPreStopHook, Pod: ps.ref, Container: in.name, ContainerID: in.id,
+			Message: fmt.Sprintf("%s hook runs %s of the grace period %s from %s", run.Action, e.Until.Sub(e.From), e.Grace, e.From.Format(time.RFC3339Nano))})
+		return
 	}
-	if run.Forever {
-		run.Takes = 0
+	p.publish(Event{At: e.At, Type: EventPostStartHook, Pod: ps.ref, Container: in.name, ContainerID: in.id, ExitCode: exitCode(run),
+		Message: fmt.Sprintf("%s hook runs %s from %s, exits %d", run.Action, run.Takes, e.From.Format(time.RFC3339Nano), exitCode(run))})
+	if run.Failed {
+		in.termAt, in.hookFailure = e.Until, run.PostStartFailure(in.name)
 	}
-	end := in.runningAt.Add(run.Takes)
+}
+
+// postStart runs the postStart hook of c, whose instance in has just been
+// started (workload.Pod.PostStart: the pod simulation kills it at the end
+// of a hook that fails, with the pod's grace period), has the containers
+// started after it in this sync wait for its end (s.cursor), and reports
+// whether the start still counts as a success: a hook that fails at once
+// fails it; one that fails later is reported by the first SyncPod after
+// its end (reportHookFailure). The caller holds p.mu.
+func (s *syncer) postStart(c *v1.Container, in *instance, res *pkgcontainer.SyncResult) bool {
+	end := s.ps.sim.PostStart(s.ps.sim.Container(c.Name), in.run, s.now)
 	s.cursor = maxTime(s.cursor, end)
-	in.sim.RecordHook(run, in.runningAt, end)
-	s.p.publish(Event{At: s.now, Type: EventPostStartHook, Pod: s.ps.ref, Container: c.Name, ContainerID: in.id, ExitCode: exitCode(run),
-		Message: fmt.Sprintf("%s hook runs %s from %s, exits %d", run.Action, run.Takes, in.runningAt.Format(time.RFC3339Nano), exitCode(run))})
-	if !run.Failed {
+	if in.hookFailure == "" {
 		return true
 	}
-	// killContainer with the pod's grace period (setTerminationGracePeriod).
-	// Its preStop hook runs first, its time taken from grace.
-	grace := s.p.gracePeriod(nil, s.ps.pod, nil)
-	in.termAt = end
-	term, left := s.p.preStop(s.ps, in, s.now, end, grace)
-	in.sim.SIGTERMAt(term, left)
-	s.p.schedule(in, term)
-	s.p.schedule(in, term.Add(left))
-	if d := in.sim.Shutdown().Delay; d > 0 && d < left {
-		s.p.schedule(in, term.Add(d)) // a handler that takes a while
-	}
-	in.hookFailure = run.PostStartFailure(c.Name)
 	if end.After(s.now) {
 		in.hookFailPending = true
 		s.p.notifyAt(s.ps, end, s.now) // podsync.go: the next sync reports it
 		return true
 	}
 	res.Fail(workload.ErrPostStartHook, in.hookFailure)
-	s.p.advanceInstance(s.ps, in, s.now)
+	s.p.advanceSim(s.ps, s.now)
 	return false
 }
 
@@ -150,43 +141,4 @@ func (s *syncer) reportHookFailure(c *v1.Container) bool {
 	// asked for it (podsync.go), as for any failed start to be retried.
 	s.p.notifyPod(s.ps.ref.UID)
 	return true
-}
-
-// preStop runs the preStop hook of the running instance in (as the spec
-// last synced says: a container's hooks cannot change) when KillPod sends
-// it SIGTERM at at with grace before SIGKILL (workload.Instance.PreStop),
-// and returns when SIGTERM comes instead (once the hook has ended, at most
-// grace later) and what is left of grace then (at least 2s under
-// WithMinimumGracePeriod when the hook ran). The caller holds p.mu.
-func (p *PodProvider) preStop(ps *podState, in *instance, now, at time.Time, grace time.Duration) (time.Time, time.Duration) {
-	var run workload.Hook
-	term, left, ran := in.sim.PreStop(at, grace, func() (workload.Hook, bool) {
-		var ok bool
-		run, ok = hookOf(p.scripts.containers[containerKey{pod: ps.key, name: in.name}], specOf(ps.pod, in.name), false, in, at)
-		return run, ok
-	})
-	if !ran {
-		return term, left
-	}
-	if p.minimumGracePeriod {
-		left = max(left, minimumGracePeriod)
-	}
-	p.publish(Event{At: now, Type: EventPreStopHook, Pod: ps.ref, Container: in.name, ContainerID: in.id,
-		Message: fmt.Sprintf("%s hook runs %s of the grace period %s from %s", run.Action, term.Sub(at), grace, at.Format(time.RFC3339Nano))})
-	return term, left
-}
-
-// specOf returns the container of pod named name, or nil.
-func specOf(pod *v1.Pod, name string) *v1.Container {
-	if pod == nil {
-		return nil
-	}
-	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
 }

@@ -74,12 +74,17 @@ func (p *PodProvider) podFor(pod *v1.Pod, now time.Time) *podState {
 			containers:   map[string]*containerHistory{},
 			lastStartErr: map[string]kri.ReasonItem{},
 		}
+		ps.sim = p.newSim(ps)
 		p.pods[pod.UID] = ps
 	}
 	ps.orphan = false
 	if ps.pod == nil || !sameSpec(ps.pod, pod) {
 		ps.pod = specCopy(pod)
 		ps.ref = refOf(pod)
+		ps.sim.UID, ps.sim.Namespace, ps.sim.Name = pod.UID, pod.Namespace, pod.Name
+		// The grace period of the kills the pod decides (a failed probe
+		// or postStart hook), with the floor of WithMinimumGracePeriod.
+		ps.sim.GracePeriod = p.gracePeriod(nil, ps.pod, nil)
 		if key := ps.ref.Key(); key != ps.key {
 			if ps.key != "" && p.byKey[ps.key] == pod.UID {
 				delete(p.byKey, ps.key)
@@ -228,24 +233,22 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 	// The postStart hooks of the containers started before it in this
 	// sync have ended (hooks.go).
 	in.runningAt = maxTime(in.runningAt, s.cursor)
-	in.sim = workload.NewInstance(b, s.now, workload.InstanceOptions{StartsAt: in.runningAt, PID1: p.pid1Signals})
+	// The run is the pod simulation's (workload.Pod): it plays its start,
+	// its exit, its signals' ends and its probes (probe.go), and tells
+	// the fake of each (onRunEvent).
+	opts := workload.RunOptions{ID: in.id, Restarts: &in.restartCount, StartsAt: in.runningAt}
 	if script != nil {
 		if run, ok := script.takeExitRun(); ok {
-			in.sim.ExitAfter(run.after, run.code)
+			opts.Exit = &workload.RunExit{After: run.after, Code: run.code}
 		} else if script.exit != nil {
-			in.sim.ExitAfter(script.exit.after, script.exit.code)
+			opts.Exit = &workload.RunExit{After: script.exit.after, Code: script.exit.code}
 		}
-		if script.ignoreTERM {
-			in.sim.IgnoreSIGTERM()
-		}
+		opts.IgnoreSIGTERM = script.ignoreTERM
 	}
-	in.probes = p.newProbeState(ps, in, c) // probe.go
-	p.schedule(in, in.runningAt)
-	if exitAt, ok := in.sim.ExitsAt(); ok {
-		p.schedule(in, exitAt)
-	}
-	p.advanceInstance(ps, in, s.now)
-	return s.postStart(c, in, script, res)
+	in.run = ps.sim.StartRun(ps.storedSpec(c), init, s.now, opts)
+	in.sim = in.run.Instance
+	p.advanceSim(ps, s.now)
+	return s.postStart(c, in, res)
 }
 
 // newInstance creates an instance of c in sandbox sb, the container's
@@ -277,7 +280,6 @@ func (s *syncer) newInstance(c *v1.Container, init bool, sb *sandboxState) *inst
 	h.instances = append(h.instances, in)
 	s.restarted = s.restarted || in.restartCount > 0
 	if len(h.instances) > maxInstancesPerContainer {
-		h.instances[0].stopTimers()
 		h.instances = slices.Delete(h.instances, 0, 1)
 	}
 	s.publish(Event{At: s.now, Type: EventContainerCreated, Pod: ps.ref, Container: c.Name, ContainerID: in.id})
@@ -339,16 +341,6 @@ func (s *syncer) publish(e Event) {
 	s.p.publish(e)
 }
 
-// schedule arranges for the simulation to be advanced when the clock
-// reaches at. The caller holds p.mu.
-func (p *PodProvider) schedule(in *instance, at time.Time) {
-	d := at.Sub(p.clock.Now())
-	if d <= 0 {
-		return
-	}
-	in.timers = append(in.timers, p.clock.AfterFunc(d, p.wake))
-}
-
 // wake is run by the clock when a scheduled transition is due. It runs with
 // the clock's own lock held (FakeClock.Step calls it synchronously), so it
 // must neither call the clock nor take p.mu.
@@ -381,11 +373,7 @@ func (p *PodProvider) advanceAll() {
 // reports whether the fake still knows the pod: an orphan is forgotten once
 // none of its containers is active. The caller holds p.mu.
 func (p *PodProvider) advancePod(ps *podState, now time.Time) bool {
-	for _, h := range ps.order {
-		for _, in := range h.instances {
-			p.advanceInstance(ps, in, now)
-		}
-	}
+	p.advanceSim(ps, now)
 	p.dueRetries(ps, now) // podsync.go
 	if ps.orphan && !ps.anyActive() {
 		p.forget(ps.ref.UID)
@@ -394,20 +382,116 @@ func (p *PodProvider) advancePod(ps *podState, now time.Time) bool {
 	return true
 }
 
-func (p *PodProvider) advanceInstance(ps *podState, in *instance, now time.Time) {
-	p.advanceProbes(ps, in, now) // probe.go
-	p.stepInstance(ps, in, now)
+// advanceSim carries out the events of the pod's runs due by now, each at
+// its own instant (workload.Pod.Advance, which reports them to
+// onRunEvent), and sets the wake-up of its next one. The caller holds
+// p.mu.
+func (p *PodProvider) advanceSim(ps *podState, now time.Time) {
+	ps.sim.Advance(now)
+	p.armWake(ps, now)
 }
 
-// stepInstance moves in to its state at now and publishes the transitions.
-func (p *PodProvider) stepInstance(ps *podState, in *instance, now time.Time) {
-	started, exited := in.advance(now)
-	if started {
+// armWake sets the wake-up of the pod's next event (none when nothing is
+// planned), after a change of its runs. The caller holds p.mu.
+func (p *PodProvider) armWake(ps *podState, now time.Time) {
+	next, ok := ps.sim.Next()
+	if !ok {
+		next = time.Time{}
+	}
+	if next.Equal(ps.wakeAt) {
+		return
+	}
+	ps.stopWake()
+	ps.wakeAt = next
+	if ok {
+		ps.wake = p.clock.AfterFunc(max(next.Sub(now), 0), p.wake)
+	}
+}
+
+// stopWake stops the wake-up of the pod's next event, if any.
+func (ps *podState) stopWake() {
+	if ps.wake != nil {
+		ps.wake.Stop()
+		ps.wake = nil
+	}
+	ps.wakeAt = time.Time{}
+}
+
+// newSim returns the simulation of the runs of pod ps (workload.Pod), in
+// the mode where the fake's syncs start them: it plays them as the fake's
+// options say (WithPID1Signals, WithMinimumGracePeriod), with the scripted
+// probe results (probe.go) and hooks (hooks.go), tells the fake of each of their events (onRunEvent) and
+// kills a run whose liveness or startup probe failed as KillPod does
+// (killForProbe).
+func (p *PodProvider) newSim(ps *podState) *workload.Pod {
+	sim := &workload.Pod{
+		CallerStarts: true,
+		Shutdown:     func(b workload.Behaviour) workload.Shutdown { return b.Shutdown(p.pid1Signals) },
+		ProbeFunc:    func(c *workload.PodContainer, r *workload.Run) workload.ProbeFunc { return p.probeFunc(ps, c, r) },
+		OnEvent:      func(e workload.PodEvent) { p.onRunEvent(ps, e) },
+		HookFunc: func(c *workload.PodContainer, r *workload.Run, kind workload.HookKind, at time.Time) (workload.Hook, bool) {
+			return p.hookFunc(ps, c, r, kind, at)
+		},
+		Kill: func(c *workload.PodContainer, r *workload.Run, at time.Time, grace time.Duration) {
+			p.killForProbe(ps, c, r, at, grace)
+		},
+	}
+	if p.minimumGracePeriod {
+		sim.MinimumGracePeriod = minimumGracePeriod
+	}
+	return sim
+}
+
+// onRunEvent mirrors an event of a run of pod ps in its instance and
+// publishes it. Events of runs the fake no longer remembers are dropped.
+// The caller holds p.mu.
+func (p *PodProvider) onRunEvent(ps *podState, e workload.PodEvent) {
+	in := ps.instanceOf(e.Container.Name, e.Run.ID)
+	if in == nil || !in.active() && e.Kind != workload.HookRan {
+		return
+	}
+	switch e.Kind {
+	case workload.HookRan:
+		p.publishHook(ps, in, e) // hooks.go
+	case workload.RunStarted:
+		in.state, in.startedAt = pkgcontainer.ContainerStateRunning, e.Run.StartedAt()
 		p.publish(Event{At: in.startedAt, Type: EventContainerStarted, Pod: ps.ref, Container: in.name, ContainerID: in.id})
-	}
-	if exited {
+	case workload.RunKilling:
+		p.publish(Event{At: e.At, Type: EventContainerKilling, Pod: ps.ref, Container: in.name, ContainerID: in.id})
+	case workload.RunExited:
+		in.exited()
 		p.publish(Event{At: in.finishedAt, Type: EventContainerExited, Pod: ps.ref, Container: in.name, ContainerID: in.id, ExitCode: in.exitCode})
+	case workload.ProbeChanged:
+		p.publishProbe(ps, in, e.Probe) // probe.go
 	}
+}
+
+// storedSpec returns the fake's private copy of container c (ps.pod, as
+// this sync's pod was copied: c may be the caller's, which the fake reads
+// during the call only), the spec the pod simulation keeps for its runs;
+// ps.pod is replaced, never modified, when the spec changes.
+func (ps *podState) storedSpec(c *v1.Container) *v1.Container {
+	for _, list := range [2][]v1.Container{ps.pod.Spec.InitContainers, ps.pod.Spec.Containers} {
+		for i := range list {
+			if list[i].Name == c.Name {
+				return &list[i]
+			}
+		}
+	}
+	return c.DeepCopy()
+}
+
+// instanceOf returns the instance id of container name, nil if the fake
+// does not remember it.
+func (ps *podState) instanceOf(name, id string) *instance {
+	if h := ps.containers[name]; h != nil {
+		for _, in := range h.instances {
+			if in.id == id {
+				return in
+			}
+		}
+	}
+	return nil
 }
 
 // publish publishes e to subscribers and, for a transition the agent

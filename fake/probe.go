@@ -4,8 +4,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
-	"k8s.io/utils/clock"
 
 	"github.com/kri-kit/testkit/workload"
 )
@@ -32,42 +30,30 @@ const (
 	EventProbeFailed    EventType = "ProbeFailed"
 )
 
-// probeState is the prober of one instance: the kubelet's prober workers
-// (k8s.io/kubernetes/pkg/kubelet/prober/worker.go), one per probe, run on
-// the provider's clock by workload.Prober. Probes run lazily: whenever the
-// instance is brought up to date, every probe due since is run at its own
+// The probes of a container run on the provider's clock as the pod
+// simulation runs them (workload.Pod: a workload.Prober per run, the
+// kubelet's prober workers, k8s.io/kubernetes/pkg/kubelet/prober/worker.go):
+// every probe due since the pod was last brought up to date runs at its own
 // moment, in order, so the outcome does not depend on when the fake is
-// read. Guarded by p.mu.
-type probeState struct {
-	*workload.Prober
-	// timer wakes the fake at the next probe, so that WaitFor and
-	// Subscribe see probe results without polling.
-	timer   clock.Timer
-	timerAt time.Time
-}
+// read, and the fake's wake-up at the pod's next event (advanceSim) lets
+// WaitFor and Subscribe see probe results without polling.
 
-// newProbeState returns the prober of instance in of c, of pod ps, which
-// runs from in.runningAt on; nil when c has no probes. The result of a
-// probe is the script's, if the container's probe of that kind is
-// scripted, else workload.InstanceProbes's: an exec command run against
-// the container's files at that moment, an HTTP or TCP probe answered by
-// the server the container's command runs, as if the fake had the pod's
+// probeFunc returns the results of the probes of run r of container c of
+// pod ps: the script's, if the container's probe of that kind is scripted,
+// else workload.InstanceProbes's: an exec command run against the
+// container's files at that moment, an HTTP or TCP probe answered by the
+// server the container's command runs, as if the fake had the pod's
 // network, a gRPC probe a success. The caller holds p.mu.
-func (p *PodProvider) newProbeState(ps *podState, in *instance, c *v1.Container) *probeState {
-	if c.StartupProbe == nil && c.LivenessProbe == nil && c.ReadinessProbe == nil {
-		return nil
-	}
-	spec := c.DeepCopy()
-	exec := workload.InstanceProbes(spec, in.sim)
-	result := func(kind workload.ProbeKind, probe *v1.Probe, at time.Time) bool {
-		if script := p.scripts.containers[containerKey{pod: ps.key, name: in.name}]; script != nil {
+func (p *PodProvider) probeFunc(ps *podState, c *workload.PodContainer, r *workload.Run) workload.ProbeFunc {
+	exec := workload.DefaultProbeFunc(c, r)
+	return func(kind workload.ProbeKind, probe *v1.Probe, at time.Time) bool {
+		if script := p.scripts.containers[containerKey{pod: ps.key, name: c.Name}]; script != nil {
 			if ok, scripted := script.probes[ProbeKind(kind)]; scripted {
 				return ok
 			}
 		}
 		return exec(kind, probe, at)
 	}
-	return &probeState{Prober: workload.NewProber(spec, in.runningAt, result)}
 }
 
 // probeStarted and probeReady are the Started and Ready of a running
@@ -75,95 +61,46 @@ func (p *PodProvider) newProbeState(ps *podState, in *instance, c *v1.Container)
 // container without a startup probe has started, one without a readiness
 // probe is ready once started.
 func (in *instance) probeStarted() bool {
-	return in.probes == nil || in.probes.Started()
+	return in.prober().Started()
 }
 
 func (in *instance) probeReady() bool {
-	return in.probes == nil || in.probes.Ready()
+	return in.prober().Ready()
 }
 
-// advanceProbes runs every probe of in that is due at or before now, each
-// at its own moment, with the instance brought to that moment first, then
-// sets the timer of the next probe. A liveness or startup failure kills the
-// instance as KillPod would, with the probe's
-// terminationGracePeriodSeconds, else the pod's grace period; the next
-// SyncPod restarts it as the restart policy (and back-off) allow, as the
-// kubelet's computePodActions does. The caller holds p.mu.
-func (p *PodProvider) advanceProbes(ps *podState, in *instance, now time.Time) {
-	pr := in.probes
-	if pr == nil {
-		return
+// prober returns the prober of the instance's run, nil without probes.
+func (in *instance) prober() *workload.Prober {
+	if in.run == nil {
+		return nil
 	}
-	for {
-		if in.state == pkgcontainer.ContainerStateCreated && !in.runningAt.After(now) {
-			p.stepInstance(ps, in, in.runningAt)
-		}
-		if in.state != pkgcontainer.ContainerStateRunning {
-			break
-		}
-		at, due := pr.Next()
-		if !due || at.After(now) {
-			break
-		}
-		p.stepInstance(ps, in, at)
-		if in.state != pkgcontainer.ContainerStateRunning {
-			break
-		}
-		p.runProbe(ps, in)
-	}
-	p.scheduleProbe(in, now)
+	return in.run.Prober
 }
 
-// scheduleProbe sets the timer of the next probe of in (none once it no
-// longer runs).
-func (p *PodProvider) scheduleProbe(in *instance, now time.Time) {
-	pr := in.probes
-	var next time.Time
-	if in.state == pkgcontainer.ContainerStateRunning {
-		next, _ = pr.Next()
-	} else if in.state == pkgcontainer.ContainerStateCreated {
-		next = in.runningAt
-	}
-	if next.Equal(pr.timerAt) {
-		return
-	}
-	if pr.timer != nil {
-		pr.timer.Stop()
-		pr.timer = nil
-	}
-	pr.timerAt = next
-	if next.IsZero() {
-		return
-	}
-	pr.timer = p.clock.AfterFunc(max(next.Sub(now), 0), p.wake)
-}
-
-// stopProbeTimer stops the timer of the next probe, if any: the instance
-// has exited or is forgotten.
-func (in *instance) stopProbeTimer() {
-	if pr := in.probes; pr != nil && pr.timer != nil {
-		pr.timer.Stop()
-		pr.timer, pr.timerAt = nil, time.Time{}
-	}
-}
-
-// runProbe runs the probe of the running instance in that is due first,
-// publishes a change of its result, and kills the instance when its
-// liveness or startup probe has failed.
-func (p *PodProvider) runProbe(ps *podState, in *instance) {
-	run, _ := in.probes.RunNext(in.terminating())
-	if !run.Changed {
-		return
-	}
+// publishProbe publishes the change of a probe's result of instance in.
+func (p *PodProvider) publishProbe(ps *podState, in *instance, run workload.ProbeRun) {
 	typ := EventProbeSucceeded
 	if !run.Succeeded {
 		typ = EventProbeFailed
 	}
 	p.publish(Event{At: run.At, Type: typ, Pod: ps.ref, Container: in.name, ContainerID: in.id, Message: string(run.Kind)})
-	if run.Kill { // liveness or startup: kill, to be started again
-		in.stopProbeTimer()
-		p.terminate(ps, run.At, p.gracePeriod(nil, ps.pod, run.Probe.TerminationGracePeriodSeconds), func(x *instance) bool { return x == in })
+}
+
+// killForProbe kills run r of container c, whose liveness or startup
+// probe failed at at, as KillPod would, with grace (the probe's
+// terminationGracePeriodSeconds, else the pod's grace period: the pod
+// simulation's GracePeriod, which podFor keeps), at least 2s under
+// WithMinimumGracePeriod; the next SyncPod restarts it as the restart
+// policy (and back-off) allow, as the kubelet's computePodActions does.
+// The caller holds p.mu.
+func (p *PodProvider) killForProbe(ps *podState, c *workload.PodContainer, r *workload.Run, at time.Time, grace time.Duration) {
+	in := ps.instanceOf(c.Name, r.ID)
+	if in == nil {
+		return
 	}
+	if p.minimumGracePeriod {
+		grace = max(grace, minimumGracePeriod)
+	}
+	p.terminate(ps, at, grace, func(x *instance) bool { return x == in })
 }
 
 // FailProbe makes the container's probe of kind fail from now on, whatever

@@ -290,6 +290,17 @@ func (s *ContainerScript) IgnoreSIGTERM() *ContainerScript {
 	s.p.mu.Lock()
 	defer s.p.unlock()
 	s.p.scripts.container(s.key).ignoreTERM = true
+	// The runs of the container that are live now ignore it too; the
+	// next ones are started so (lifecycle.go).
+	if ps := s.p.pods[s.p.byKey[s.key.pod]]; ps != nil {
+		if h := ps.containers[s.key.name]; h != nil {
+			for _, in := range h.instances {
+				if in.active() && in.sim != nil {
+					in.sim.IgnoreSIGTERM()
+				}
+			}
+		}
+	}
 	return s
 }
 

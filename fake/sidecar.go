@@ -2,12 +2,9 @@ package fake
 
 import (
 	"slices"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
-
-	"github.com/kri-kit/testkit/workload"
 )
 
 // Native sidecars: restartable init containers (restartPolicy Always), as
@@ -17,7 +14,8 @@ import (
 // pod's restart policy; computePodActions (kuberuntime_manager.go) kills
 // the pod, sidecars included, once no app container is left to keep or
 // start; killContainersWithSyncResult stops the sidecars after the app
-// containers, the last first (kuberuntime_termination_order.go).
+// containers, the last first (kuberuntime_termination_order.go), which the
+// pod simulation does (workload.Pod.StopRuns, through terminate).
 
 // isSidecar reports whether c is a restartable init container.
 func isSidecar(c *v1.Container) bool {
@@ -105,87 +103,6 @@ func (s *syncer) stopSidecarsIfDone() {
 	}
 	s.p.terminate(ps, s.now, s.p.gracePeriod(s.pod, ps.pod, nil), nil)
 	s.p.stopSandboxes(ps, s.now, nil)
-}
-
-// terminate stops every active instance of the pod that pick selects
-// (every one when pick is nil): a running one's preStop hook runs at once,
-// then SIGTERM: a container that honours it exits at once with 143 (or its
-// handler's code, after its handler's sleep); one that ignores it gets
-// SIGKILL when grace ends (at once for a grace of 0). Restartable init
-// containers get SIGTERM only once every other container has exited, one
-// at a time, the last in spec order first, each waiting for its turn (not
-// before its preStop hook's end) no longer than grace and then given what
-// is left of it (at least minimumGracePeriod under
-// WithMinimumGracePeriod), as the kubelet's killContainer and
-// terminationOrdering do. It returns when the last of them will have
-// exited (now if none is left running). The caller holds p.mu.
-func (p *PodProvider) terminate(ps *podState, now time.Time, grace time.Duration, pick func(*instance) bool) time.Time {
-	sidecars := ps.sidecarNames()
-	deadline := now
-	for _, h := range ps.order {
-		if !slices.Contains(sidecars, h.name) {
-			for _, in := range h.instances {
-				if in.active() && (pick == nil || pick(in)) {
-					deadline = maxTime(deadline, p.sigterm(ps, h, in, now, grace, nil))
-				}
-			}
-		}
-	}
-	for i := len(sidecars) - 1; i >= 0; i-- {
-		h := ps.containers[sidecars[i]]
-		if h == nil {
-			continue
-		}
-		for _, in := range h.instances {
-			if !in.active() || (pick != nil && !pick(in)) {
-				continue
-			}
-			// Its turn: once the containers before it in the termination
-			// order have exited, not before its preStop hook's end, at the
-			// latest when its grace period ends.
-			waited := deadline
-			turn := func(hookEnd time.Time, left time.Duration) (time.Time, time.Duration) {
-				end := hookEnd.Add(left)
-				at := maxTime(hookEnd, waited)
-				if at.After(end) {
-					at = end
-				}
-				left = end.Sub(at)
-				if p.minimumGracePeriod {
-					left = max(left, minimumGracePeriod)
-				}
-				return at, left
-			}
-			deadline = maxTime(deadline, p.sigterm(ps, h, in, now, grace, turn))
-		}
-	}
-	return deadline
-}
-
-// sigterm stops active instance in of container h at now with grace before
-// SIGKILL, as the kubelet's killContainer does: its preStop hook runs
-// first, its time taken from grace (hooks.go); then, when turn is set (a
-// sidecar), it waits for its turn, which turn returns with what is left of
-// grace then; then SIGTERM. It returns when in will have exited.
-func (p *PodProvider) sigterm(ps *podState, h *containerHistory, in *instance, now time.Time, grace time.Duration, turn func(hookEnd time.Time, left time.Duration) (time.Time, time.Duration)) time.Time {
-	p.publish(Event{At: now, Type: EventContainerKilling, Pod: ps.ref, Container: in.name, ContainerID: in.id})
-	if script := p.scripts.containers[containerKey{pod: ps.key, name: h.name}]; script != nil && script.ignoreTERM {
-		in.sim.IgnoreSIGTERM()
-	}
-	at := now
-	if in.state == pkgcontainer.ContainerStateRunning {
-		at, grace = p.preStop(ps, in, now, now, grace)
-	}
-	if turn != nil {
-		at, grace = turn(at, grace)
-	}
-	end := in.sim.SIGTERM(now, at, grace)
-	if in.sim.State() == workload.InstanceExited {
-		p.exitNow(ps, in, now, in.sim.ExitCode()) // it exited at once, at now
-		return now
-	}
-	p.schedule(in, end)
-	return end
 }
 
 // startedByProbe reports whether the instance id of container name has
