@@ -387,14 +387,20 @@ func (p *PodProvider) advancePod(ps *podState, now time.Time) bool {
 // onRunEvent), and sets the wake-up of its next one. The caller holds
 // p.mu.
 func (p *PodProvider) advanceSim(ps *podState, now time.Time) {
-	ps.sim.Advance(now)
-	p.armWake(ps, now)
+	next, ok := ps.sim.Advance(now)
+	p.setWake(ps, now, next, ok)
 }
 
 // armWake sets the wake-up of the pod's next event (none when nothing is
 // planned), after a change of its runs. The caller holds p.mu.
 func (p *PodProvider) armWake(ps *podState, now time.Time) {
 	next, ok := ps.sim.Next()
+	p.setWake(ps, now, next, ok)
+}
+
+// setWake sets the wake-up of the pod's next event at next (none unless
+// ok). The caller holds p.mu.
+func (p *PodProvider) setWake(ps *podState, now, next time.Time, ok bool) {
 	if !ok {
 		next = time.Time{}
 	}

@@ -350,16 +350,19 @@ func (p *Pod) Next() (time.Time, bool) {
 
 // due returns the pod's earliest event; its c is nil when nothing is
 // planned. At the same instant, events come in the order of eventKind
-// (exits before starts), and containers in spec order.
+// (exits before starts), and containers in spec order (Init, then App;
+// a container's previous run before its current one). One pass over the
+// containers; the runs' states are read, not asked for, as this runs at
+// every Next and after every event.
 func (p *Pod) due() (e event) {
 	consider := func(kind eventKind, c *PodContainer, r *Run, t time.Time) {
-		if e.c == nil || t.Before(e.at) {
+		if e.c == nil || t.Before(e.at) || t.Equal(e.at) && kind < e.kind {
 			e = event{kind: kind, c: c, r: r, at: t}
 		}
 	}
 	lists := [2][]*PodContainer{p.Init, p.App} // p.Containers(), without a copy
-	for _, all := range lists {
-		for _, c := range all {
+	for li, all := range lists {
+		for i, c := range all {
 			for _, r := range c.live() {
 				if r == nil {
 					continue
@@ -367,37 +370,18 @@ func (p *Pod) due() (e event) {
 				if t, ok := r.Next(); ok {
 					consider(eventInstance, c, r, t)
 				}
-			}
-		}
-	}
-	for _, all := range lists {
-		for _, c := range all {
-			for _, r := range c.live() {
-				if r != nil && r.postStartFail {
+				if r.postStartFail {
 					consider(eventPostStart, c, r, r.postStartEnd)
 				}
-			}
-		}
-	}
-	for i, c := range p.Init {
-		if c.Running() && c.Current.turn != nil {
-			consider(eventTurn, c, c.Current, p.turnAt(i))
-		}
-	}
-	for _, all := range lists {
-		for _, c := range all {
-			for _, r := range c.live() {
-				if r == nil || !r.Running() {
-					continue
-				}
-				if t, ok := r.Prober.Next(); ok {
-					consider(eventProbe, c, r, t)
+				if r.state == InstanceRunning && r.Prober != nil {
+					if t, ok := r.Prober.Next(); ok {
+						consider(eventProbe, c, r, t)
+					}
 				}
 			}
-		}
-	}
-	for _, all := range lists {
-		for _, c := range all {
+			if li == 0 && c.Current != nil && c.Current.state == InstanceRunning && c.Current.turn != nil {
+				consider(eventTurn, c, c.Current, p.turnAt(i))
+			}
 			if c.pending {
 				consider(eventStart, c, nil, maxTime(c.startAt, p.busyUntil))
 			}
@@ -412,7 +396,7 @@ func (p *Pod) due() (e event) {
 func (c *PodContainer) live() [2]*Run {
 	rs := [2]*Run{c.Previous, c.Current}
 	for i, r := range rs {
-		if r != nil && r.State() == InstanceExited {
+		if r != nil && r.state == InstanceExited {
 			rs[i] = nil
 		}
 	}
@@ -420,12 +404,14 @@ func (c *PodContainer) live() [2]*Run {
 }
 
 // Advance carries out every event of the pod due by now, in order, each at
-// its own instant, and the starts each makes necessary (Reconcile).
-func (p *Pod) Advance(now time.Time) {
+// its own instant, and the starts each makes necessary (Reconcile). It
+// returns what Next then returns: when the pod's next event is due, false
+// when none is planned.
+func (p *Pod) Advance(now time.Time) (next time.Time, ok bool) {
 	for {
 		e := p.due()
 		if e.c == nil || e.at.After(now) {
-			return
+			return e.at, e.c != nil
 		}
 		switch e.kind {
 		case eventInstance:
