@@ -105,7 +105,7 @@
 //     for its turn within the grace period, as the kubelet's
 //     terminationOrdering does. A running sidecar is started and
 //     ready in RefreshPodStatus;
-//   - lifecycle hooks (hooks.go, run by workload.Pod as workload.RunHook says): a
+//   - lifecycle hooks (run by workload.Pod as workload.RunHook says): a
 //     postStart hook runs for as long as its action takes once its
 //     container runs, and the containers SyncPod starts after it run once
 //     it has ended; one that fails kills the container at its end (preStop

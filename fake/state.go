@@ -173,7 +173,7 @@ type instance struct {
 	sim         *workload.Instance
 	termination terminationSource
 
-	// Lifecycle hooks (hooks.go). hookFailure: its postStart hook failed
+	// Lifecycle hooks (lifecycle.go: postStart, publishHook). hookFailure: its postStart hook failed
 	// and the pod simulation kills it at termAt, the hook's end;
 	// hookFailPending: that failure is still to be reported to the
 	// ReasonCache.
