@@ -454,6 +454,40 @@ func (s *syncer) publish(e Event) {
 	s.p.publish(e)
 }
 
+// Lifecycle hooks, run by the pod simulation (workload.Pod: PostStart,
+// PreStop, the kill after a failed postStart hook; workload/pod_hooks.go)
+// on the provider's clock as the kubelet's runtime manager runs them
+// (k8s.io/kubernetes/pkg/kubelet/kuberuntime/kuberuntime_container.go:
+// startContainer step 4, killContainer, executePreStopHook), with the
+// hooks a ContainerScript imposes (hookFunc). What is the fake's:
+//
+//   - the containers SyncPod starts after one with a postStart hook run
+//     only once it has ended, as the kubelet starts them one after
+//     another; when it fails, the pod simulation kills the container at
+//     its end with the pod's grace period (its preStop hook first, then
+//     SIGTERM; EventPreStopHook is published at that end, when the clock
+//     reaches it), and the start is reported to the ReasonCache as
+//     workload.ErrPostStartHook: by the SyncPod that started it when the
+//     hook fails at once, else by the first SyncPod after its end;
+//   - KillPod and CleanupPods run the preStop hook of a running container
+//     they stop with a grace period above 0, for as long as its command
+//     says but at most the grace period; SIGTERM comes when it ends, and
+//     the container gets what is left of the grace period (at least 2s
+//     under WithMinimumGracePeriod);
+//   - EventPostStartHook and EventPreStopHook (publishHook).
+//
+// What a hook of the spec does is workload.RunHook's: an exec command of
+// the vocabulary takes its sleeps and fails with a non-zero exit code or a
+// missing executable (one outside the vocabulary succeeds at once); an
+// HTTP GET action is answered by the server the container's command runs
+// (httpd -f -p PORT: workload.HTTPHookAt), which logs it, and succeeds at
+// once when something listens on its port, whatever the status; a sleep
+// action takes its seconds; any other (tcpSocket) fails at once. A command
+// that runs until killed takes the whole grace period as a preStop hook
+// and, as a postStart hook, succeeds at once (the kubelet would block for
+// ever). What a hook writes goes to the instance's files, at the times it
+// writes it (workload.Instance.RecordHook).
+
 // postStart runs the postStart hook of c, whose instance in has just been
 // started (workload.Pod.PostStart: the pod simulation kills it at the end
 // of a hook that fails, with the pod's grace period), has the containers
@@ -699,39 +733,6 @@ func (p *PodProvider) killForProbe(ps *podState, c *workload.PodContainer, r *wo
 	}
 	p.terminate(ps, at, grace, func(x *instance) bool { return x == in })
 }
-
-// Lifecycle hooks, run by the pod simulation (workload.Pod: PostStart,
-// PreStop, the kill after a failed postStart hook; workload/pod_hooks.go)
-// on the provider's clock as the kubelet's runtime manager runs them
-// (k8s.io/kubernetes/pkg/kubelet/kuberuntime/kuberuntime_container.go:
-// startContainer step 4, killContainer, executePreStopHook), with the
-// hooks a ContainerScript imposes (hookFunc). What is the fake's:
-//
-//   - the containers SyncPod starts after one with a postStart hook run
-//     only once it has ended, as the kubelet starts them one after
-//     another; when it fails, the pod simulation kills the container at
-//     its end with the pod's grace period (its preStop hook first, then
-//     SIGTERM), and the start is reported to the ReasonCache as
-//     workload.ErrPostStartHook: by the SyncPod that started it when the
-//     hook fails at once, else by the first SyncPod after its end;
-//   - KillPod and CleanupPods run the preStop hook of a running container
-//     they stop with a grace period above 0, for as long as its command
-//     says but at most the grace period; SIGTERM comes when it ends, and
-//     the container gets what is left of the grace period (at least 2s
-//     under WithMinimumGracePeriod);
-//   - EventPostStartHook and EventPreStopHook (publishHook).
-//
-// What a hook of the spec does is workload.RunHook's: an exec command of
-// the vocabulary takes its sleeps and fails with a non-zero exit code or a
-// missing executable (one outside the vocabulary succeeds at once); an
-// HTTP GET action is answered by the server the container's command runs
-// (httpd -f -p PORT: workload.HTTPHookAt), which logs it, and succeeds at
-// once when something listens on its port, whatever the status; a sleep
-// action takes its seconds; any other (tcpSocket) fails at once. A command
-// that runs until killed takes the whole grace period as a preStop hook
-// and, as a postStart hook, succeeds at once (the kubelet would block for
-// ever). What a hook writes goes to the instance's files, at the times it
-// writes it (workload.Instance.RecordHook).
 
 // hookFunc returns what the hook of kind of run r of container c of pod ps
 // does, run at at: the scripted hook, if the container's script imposes
