@@ -649,7 +649,7 @@ func (p *PodProvider) onRunEvent(ps *podState, e workload.PodEvent) {
 	case workload.HookRan:
 		p.publishHook(ps, in, e)
 	case workload.RunStarted:
-		in.state, in.startedAt = pkgcontainer.ContainerStateRunning, e.Run.StartedAt()
+		in.state, in.startedAt = pkgcontainer.ContainerStateRunning, e.At
 		p.publish(Event{At: in.startedAt, Type: EventContainerStarted, Pod: ps.ref, Container: in.name, ContainerID: in.id})
 	case workload.RunKilling:
 		p.publish(Event{At: e.At, Type: EventContainerKilling, Pod: ps.ref, Container: in.name, ContainerID: in.id})

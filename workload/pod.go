@@ -479,10 +479,10 @@ func (p *Pod) start(c *PodContainer, t time.Time) {
 // started and exited.
 func (p *Pod) emitAdvance(c *PodContainer, r *Run, started, exited bool) {
 	if started {
-		p.emit(PodEvent{Kind: RunStarted, Container: c, Run: r, At: r.StartedAt()})
+		p.emit(PodEvent{Kind: RunStarted, Container: c, Run: r, At: r.startedAt})
 	}
 	if exited {
-		p.emit(PodEvent{Kind: RunExited, Container: c, Run: r, At: r.FinishedAt()})
+		p.emit(PodEvent{Kind: RunExited, Container: c, Run: r, At: r.finishedAt})
 	}
 }
 

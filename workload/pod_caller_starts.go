@@ -92,10 +92,10 @@ func (p *Pod) emit(e PodEvent) {
 // sigterm sends SIGTERM to run r of c at at (Instance.SIGTERM) and emits
 // RunExited when the run exits at once.
 func (p *Pod) sigterm(c *PodContainer, r *Run, now, at time.Time, grace time.Duration) time.Time {
-	alive := r.State() != InstanceExited
+	alive := r.state != InstanceExited
 	end := r.SIGTERM(now, at, grace)
-	if alive && r.State() == InstanceExited {
-		p.emit(PodEvent{Kind: RunExited, Container: c, Run: r, At: r.FinishedAt()})
+	if alive && r.state == InstanceExited {
+		p.emit(PodEvent{Kind: RunExited, Container: c, Run: r, At: r.finishedAt})
 	}
 	return end
 }

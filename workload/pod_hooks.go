@@ -77,7 +77,7 @@ func (p *Pod) PostStart(c *PodContainer, r *Run, now time.Time) time.Time {
 // when it fails the run is killed then (postStartFailed). It returns the
 // hook's end.
 func (p *Pod) postStart(c *PodContainer, r *Run, now time.Time) time.Time {
-	from := r.StartsAt()
+	from := r.startsAt
 	run, ok := p.hook(c, r, HookPostStart, from)
 	if !ok {
 		return from

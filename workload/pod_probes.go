@@ -62,14 +62,14 @@ func InstanceProbes(spec *v1.Container, in *Instance) ProbeFunc {
 // no probes, when r has exited already, and for a plain init container.
 func (p *Pod) newProber(c *PodContainer, r *Run) *Prober {
 	s := r.Spec
-	if r.State() == InstanceExited || c.IsInit && !c.Restartable || s.StartupProbe == nil && s.LivenessProbe == nil && s.ReadinessProbe == nil {
+	if r.state == InstanceExited || c.IsInit && !c.Restartable || s.StartupProbe == nil && s.LivenessProbe == nil && s.ReadinessProbe == nil {
 		return nil
 	}
 	newFunc := p.ProbeFunc
 	if newFunc == nil {
 		newFunc = DefaultProbeFunc
 	}
-	return NewProber(s, r.StartsAt(), newFunc(c, r))
+	return NewProber(s, r.startsAt, newFunc(c, r))
 }
 
 // runProbe runs the probe of running run r of c that is due at at; a
