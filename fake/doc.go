@@ -105,7 +105,7 @@
 //     for its turn within the grace period, as the kubelet's
 //     terminationOrdering does. A running sidecar is started and
 //     ready in RefreshPodStatus;
-//   - lifecycle hooks (hooks.go, run as workload.RunHook says): a
+//   - lifecycle hooks (run by workload.Pod as workload.RunHook says): a
 //     postStart hook runs for as long as its action takes once its
 //     container runs, and the containers SyncPod starts after it run once
 //     it has ended; one that fails kills the container at its end (preStop
@@ -132,8 +132,10 @@
 //
 // # Probes
 //
-// The startup, liveness and readiness probes of a container run on the
-// provider's clock as the kubelet's prober workers run them: the first
+// The startup, liveness and readiness probes of an app container or a
+// sidecar run on the provider's clock as the kubelet's prober workers run
+// them (a plain init container is not probed, as the kubelet's prober
+// manager does not, and the API server rejects such probes): the first
 // initialDelaySeconds after the start, then every periodSeconds; a result
 // flips after successThreshold successes or failureThreshold failures in a
 // row; liveness and readiness wait for the startup probe to succeed. An exec
@@ -143,9 +145,12 @@
 // write); an HTTP or TCP probe is answered by the server the container's
 // command runs (httpd -f -p PORT -h DIR: a GET succeeds while the file it
 // asks for is under DIR, a TCP probe while httpd listens), as if the pod's
-// network reached it; a gRPC probe succeeds (outside the vocabulary). Probes due since the last
-// read run at their own moments whenever the fake is read, so results do not
-// depend on when a test looks. RefreshPodStatus and Snapshot report a
+// network reached it; a gRPC probe succeeds (outside the vocabulary). Probes
+// and the other events of a pod's containers due since the last read run at
+// their own moments, in time order (at one instant: the runs' starts and
+// exits, then the kills after failed postStart hooks and the sidecars'
+// turns to stop, then probes; containers in spec order), whenever the fake
+// is read, so results do not depend on when a test looks. RefreshPodStatus and Snapshot report a
 // running container Started once its startup probe has succeeded and Ready
 // while its readiness probe succeeds (from its first success); a liveness
 // or startup failure kills the container as KillPod would (its probe's

@@ -128,3 +128,10 @@ func (p *PodProvider) WaitFor(ctx context.Context, key string, cond func(snap Po
 		}
 	}
 }
+
+// The events of probe results: a probe's result changed (the kubelet's
+// results managers publish changes only), Message names the probe kind.
+const (
+	EventProbeSucceeded EventType = "ProbeSucceeded"
+	EventProbeFailed    EventType = "ProbeFailed"
+)

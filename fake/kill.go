@@ -76,8 +76,22 @@ func (p *PodProvider) runningPodPicks(runningPod pkgcontainer.Pod) (func(*instan
 		func(sb *sandboxState) bool { return listed(runningPod.Sandboxes, sb.id) }
 }
 
-// terminate is in sidecar.go: it orders the stop of restartable init
-// containers after the other containers.
+// terminate stops every active instance of the pod that pick selects
+// (every one when pick is nil) at now with grace before SIGKILL, as the
+// pod simulation stops them (workload.Pod.StopRuns: EventContainerKilling,
+// the preStop hook, then SIGTERM; the restartable init containers last,
+// the last in spec order first, each in its turn, given what is left of
+// grace then, at least 2s under WithMinimumGracePeriod), and returns when
+// the last of them will have exited (now if none is left running). The
+// caller holds p.mu.
+func (p *PodProvider) terminate(ps *podState, now time.Time, grace time.Duration, pick func(*instance) bool) time.Time {
+	deadline := ps.sim.StopRuns(now, grace, func(c *workload.PodContainer, r *workload.Run) bool {
+		in := ps.instanceOf(c.Name, r.ID)
+		return in != nil && in.active() && (pick == nil || pick(in))
+	})
+	p.armWake(ps, now)
+	return deadline
+}
 
 // stopSandboxes stops the ready sandboxes of the pod that pick selects
 // (every one when pick is nil), as a CRI runtime's StopPodSandbox does: a
@@ -95,7 +109,7 @@ func (p *PodProvider) stopSandboxes(ps *podState, now time.Time, pick func(*sand
 		for _, h := range ps.order {
 			for _, in := range h.instances {
 				if in.sandboxID == sb.id && in.active() && !in.terminating() {
-					p.exitNow(ps, in, now, workload.ExitCodeSIGKILL)
+					ps.sim.ExitRun(ps.sim.Container(in.name), in.run, now, workload.ExitCodeSIGKILL)
 				}
 			}
 		}
@@ -126,13 +140,6 @@ func (p *PodProvider) waitLocked(ctx context.Context, deadline time.Time) error 
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// exitNow ends a container at once with code. The caller holds p.mu.
-func (p *PodProvider) exitNow(ps *podState, in *instance, now time.Time, code int) {
-	in.exit(now, code)
-	in.stopTimers()
-	p.publish(Event{At: now, Type: EventContainerExited, Pod: ps.ref, Container: in.name, ContainerID: in.id, ExitCode: code})
 }
 
 // gracePeriod picks the grace period KillPod gives a container: the
@@ -191,11 +198,7 @@ func (p *PodProvider) forget(uid types.UID) {
 	if ps == nil {
 		return
 	}
-	for _, h := range ps.containers {
-		for _, in := range h.instances {
-			in.stopTimers()
-		}
-	}
+	ps.stopWake()
 	p.forgetBackOff(ps)
 	p.forgetImageBackOff(ps)
 	p.forgetNotifications(ps)

@@ -74,12 +74,17 @@ func (p *PodProvider) podFor(pod *v1.Pod, now time.Time) *podState {
 			containers:   map[string]*containerHistory{},
 			lastStartErr: map[string]kri.ReasonItem{},
 		}
+		ps.sim = p.newSim(ps)
 		p.pods[pod.UID] = ps
 	}
 	ps.orphan = false
 	if ps.pod == nil || !sameSpec(ps.pod, pod) {
 		ps.pod = specCopy(pod)
 		ps.ref = refOf(pod)
+		ps.sim.UID, ps.sim.Namespace, ps.sim.Name = pod.UID, pod.Namespace, pod.Name
+		// The grace period of the kills the pod decides (a failed probe
+		// or postStart hook), with the floor of WithMinimumGracePeriod.
+		ps.sim.GracePeriod = p.gracePeriod(nil, ps.pod, nil)
 		if key := ps.ref.Key(); key != ps.key {
 			if ps.key != "" && p.byKey[ps.key] == pod.UID {
 				delete(p.byKey, ps.key)
@@ -103,7 +108,7 @@ type syncer struct {
 	now     time.Time
 	result  pkgcontainer.PodSyncResult
 	// cursor is when the next container started may run: the end of the
-	// postStart hooks of those started before it (hooks.go).
+	// postStart hooks of those started before it (postStart).
 	cursor time.Time
 	// quiet is set while failStart records a failed start: its events do
 	// not notify the agent by themselves (podsync.go).
@@ -156,6 +161,119 @@ func (s *syncer) sync() {
 		s.start(c, false)
 	}
 	s.stopSidecarsIfDone()
+}
+
+// Native sidecars: restartable init containers (restartPolicy Always), as
+// the kubelet's runtime manager runs them. computeInitContainerActions
+// (kuberuntime_container.go) starts one in spec order and the next init
+// container once it runs, and restarts it whenever it exits, whatever the
+// pod's restart policy; computePodActions (kuberuntime_manager.go) kills
+// the pod, sidecars included, once no app container is left to keep or
+// start; killContainersWithSyncResult stops the sidecars after the app
+// containers, the last first (kuberuntime_termination_order.go), which the
+// pod simulation does (workload.Pod.StopRuns, through terminate).
+
+// isSidecar reports whether c is a restartable init container.
+func isSidecar(c *v1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+}
+
+// sidecarNames returns the names of the restartable init containers of the
+// pod's spec as last synced, in spec order.
+func (ps *podState) sidecarNames() []string {
+	if ps.pod == nil {
+		return nil
+	}
+	var names []string
+	for i := range ps.pod.Spec.InitContainers {
+		if c := &ps.pod.Spec.InitContainers[i]; isSidecar(c) {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// appsDone reports whether every app container has run and exited for
+// good: none is active and none is to be restarted under the pod's policy.
+func (ps *podState) appsDone() bool {
+	spec := &ps.pod.Spec
+	for i := range spec.Containers {
+		cur := ps.containers[spec.Containers[i].Name].current()
+		if cur == nil || cur.active() || shouldRestart(cur, spec.RestartPolicy) {
+			return false
+		}
+	}
+	return len(spec.Containers) > 0
+}
+
+// syncSidecar does what sync does for restartable init container c, the
+// i-th init container: it starts it unless it is active or the app
+// containers are done, and reports whether the next init container may
+// follow: c runs and, when it has a startup probe, that probe has
+// succeeded, unless a later container already started (computeInitContainerActions
+// in kuberuntime_container.go waits for a running restartable init
+// container's startup probe before it starts the next one, but only the
+// first time: a container started after it means the pod was initialized
+// past it).
+func (s *syncer) syncSidecar(c *v1.Container, i int) bool {
+	cur := s.ps.containers[c.Name].current()
+	switch {
+	case cur != nil && cur.state == pkgcontainer.ContainerStateRunning:
+		return cur.probeStarted() || s.ps.startedAfterInit(i)
+	case cur != nil && cur.active():
+		return false // created: wait for it to run
+	case s.ps.appsDone():
+		return true // not restarted: the pod is done
+	}
+	if !s.start(c, true) {
+		return false
+	}
+	cur = s.ps.containers[c.Name].current()
+	return cur.state == pkgcontainer.ContainerStateRunning && cur.probeStarted()
+}
+
+// startedAfterInit reports whether a container after the i-th init
+// container (a later init container, or an app container) has an instance.
+func (ps *podState) startedAfterInit(i int) bool {
+	spec := &ps.pod.Spec
+	for _, c := range slices.Concat(spec.InitContainers[i+1:], spec.Containers) {
+		if ps.containers[c.Name].current() != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// stopSidecarsIfDone stops the pod once its app containers are done for
+// good while a sidecar is active, as the kubelet's runtime kills such a pod:
+// its sidecars get SIGTERM in the order of KillPod, with the pod's grace
+// period, and its sandbox stops. SyncPod does not wait for them.
+func (s *syncer) stopSidecarsIfDone() {
+	ps := s.ps
+	active := slices.ContainsFunc(ps.sidecarNames(), func(name string) bool {
+		cur := ps.containers[name].current()
+		return cur != nil && cur.active()
+	})
+	if !active || !ps.appsDone() {
+		return
+	}
+	s.p.terminate(ps, s.now, s.p.gracePeriod(s.pod, ps.pod, nil), nil)
+	s.p.stopSandboxes(ps, s.now, nil)
+}
+
+// startedByProbe reports whether the instance id of container name has
+// passed its startup probe (an instance the fake does not know has not).
+func (ps *podState) startedByProbe(name, id string) bool {
+	h := ps.containers[name]
+	if h == nil {
+		return false
+	}
+	for _, in := range h.instances {
+		if in.id == id {
+			return in.probeStarted()
+		}
+	}
+	return false
 }
 
 // shouldRestart reports whether an app container whose current instance
@@ -226,26 +344,24 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 		in.runningAt = s.now.Add(script.latency)
 	}
 	// The postStart hooks of the containers started before it in this
-	// sync have ended (hooks.go).
+	// sync have ended (postStart).
 	in.runningAt = maxTime(in.runningAt, s.cursor)
-	in.sim = workload.NewInstance(b, s.now, workload.InstanceOptions{StartsAt: in.runningAt, PID1: p.pid1Signals})
+	// The run is the pod simulation's (workload.Pod): it plays its start,
+	// its exit, its signals' ends and its probes (probeFunc), and tells
+	// the fake of each (onRunEvent).
+	opts := workload.RunOptions{ID: in.id, Restarts: &in.restartCount, StartsAt: in.runningAt}
 	if script != nil {
 		if run, ok := script.takeExitRun(); ok {
-			in.sim.ExitAfter(run.after, run.code)
+			opts.Exit = &workload.RunExit{After: run.after, Code: run.code}
 		} else if script.exit != nil {
-			in.sim.ExitAfter(script.exit.after, script.exit.code)
+			opts.Exit = &workload.RunExit{After: script.exit.after, Code: script.exit.code}
 		}
-		if script.ignoreTERM {
-			in.sim.IgnoreSIGTERM()
-		}
+		opts.IgnoreSIGTERM = script.ignoreTERM
 	}
-	in.probes = p.newProbeState(ps, in, c) // probe.go
-	p.schedule(in, in.runningAt)
-	if exitAt, ok := in.sim.ExitsAt(); ok {
-		p.schedule(in, exitAt)
-	}
-	p.advanceInstance(ps, in, s.now)
-	return s.postStart(c, in, script, res)
+	in.run = ps.sim.StartRun(ps.storedSpec(c), init, s.now, opts)
+	in.sim = in.run.Instance
+	p.advanceSim(ps, s.now)
+	return s.postStart(c, in, res)
 }
 
 // newInstance creates an instance of c in sandbox sb, the container's
@@ -277,7 +393,6 @@ func (s *syncer) newInstance(c *v1.Container, init bool, sb *sandboxState) *inst
 	h.instances = append(h.instances, in)
 	s.restarted = s.restarted || in.restartCount > 0
 	if len(h.instances) > maxInstancesPerContainer {
-		h.instances[0].stopTimers()
 		h.instances = slices.Delete(h.instances, 0, 1)
 	}
 	s.publish(Event{At: s.now, Type: EventContainerCreated, Pod: ps.ref, Container: c.Name, ContainerID: in.id})
@@ -339,14 +454,80 @@ func (s *syncer) publish(e Event) {
 	s.p.publish(e)
 }
 
-// schedule arranges for the simulation to be advanced when the clock
-// reaches at. The caller holds p.mu.
-func (p *PodProvider) schedule(in *instance, at time.Time) {
-	d := at.Sub(p.clock.Now())
-	if d <= 0 {
-		return
+// Lifecycle hooks, run by the pod simulation (workload.Pod: PostStart,
+// PreStop, the kill after a failed postStart hook; workload/pod_hooks.go)
+// on the provider's clock as the kubelet's runtime manager runs them
+// (k8s.io/kubernetes/pkg/kubelet/kuberuntime/kuberuntime_container.go:
+// startContainer step 4, killContainer, executePreStopHook), with the
+// hooks a ContainerScript imposes (hookFunc). What is the fake's:
+//
+//   - the containers SyncPod starts after one with a postStart hook run
+//     only once it has ended, as the kubelet starts them one after
+//     another; when it fails, the pod simulation kills the container at
+//     its end with the pod's grace period (its preStop hook first, then
+//     SIGTERM; EventPreStopHook is published at that end, when the clock
+//     reaches it), and the start is reported to the ReasonCache as
+//     workload.ErrPostStartHook: by the SyncPod that started it when the
+//     hook fails at once, else by the first SyncPod after its end;
+//   - KillPod and CleanupPods run the preStop hook of a running container
+//     they stop with a grace period above 0, for as long as its command
+//     says but at most the grace period; SIGTERM comes when it ends, and
+//     the container gets what is left of the grace period (at least 2s
+//     under WithMinimumGracePeriod);
+//   - EventPostStartHook and EventPreStopHook (publishHook).
+//
+// What a hook of the spec does is workload.RunHook's: an exec command of
+// the vocabulary takes its sleeps and fails with a non-zero exit code or a
+// missing executable (one outside the vocabulary succeeds at once); an
+// HTTP GET action is answered by the server the container's command runs
+// (httpd -f -p PORT: workload.HTTPHookAt), which logs it, and succeeds at
+// once when something listens on its port, whatever the status; a sleep
+// action takes its seconds; any other (tcpSocket) fails at once. A command
+// that runs until killed takes the whole grace period as a preStop hook
+// and, as a postStart hook, succeeds at once (the kubelet would block for
+// ever). What a hook writes goes to the instance's files, at the times it
+// writes it (workload.Instance.RecordHook).
+
+// postStart runs the postStart hook of c, whose instance in has just been
+// started (workload.Pod.PostStart: the pod simulation kills it at the end
+// of a hook that fails, with the pod's grace period), has the containers
+// started after it in this sync wait for its end (s.cursor), and reports
+// whether the start still counts as a success: a hook that fails at once
+// fails it; one that fails later is reported by the first SyncPod after
+// its end (reportHookFailure). The caller holds p.mu.
+func (s *syncer) postStart(c *v1.Container, in *instance, res *pkgcontainer.SyncResult) bool {
+	end := s.ps.sim.PostStart(s.ps.sim.Container(c.Name), in.run, s.now)
+	s.cursor = maxTime(s.cursor, end)
+	if in.hookFailure == "" {
+		return true
 	}
-	in.timers = append(in.timers, p.clock.AfterFunc(d, p.wake))
+	if end.After(s.now) {
+		in.hookFailPending = true
+		s.p.notifyAt(s.ps, end, s.now) // podsync.go: the next sync reports it
+		return true
+	}
+	res.Fail(workload.ErrPostStartHook, in.hookFailure)
+	s.p.advanceSim(s.ps, s.now)
+	return false
+}
+
+// reportHookFailure reports to the ReasonCache the failed postStart hook of
+// container c's current instance, once its end has come, and reports
+// whether it did: the container is then not started again in this sync.
+// The caller holds p.mu.
+func (s *syncer) reportHookFailure(c *v1.Container) bool {
+	cur := s.ps.containers[c.Name].current()
+	if cur == nil || !cur.hookFailPending || cur.termAt.After(s.now) {
+		return false
+	}
+	cur.hookFailPending = false
+	res := pkgcontainer.NewSyncResult(pkgcontainer.StartContainer, c.Name)
+	res.Fail(workload.ErrPostStartHook, cur.hookFailure)
+	s.result.AddSyncResult(res)
+	// The start this sync leaves out is due at the next: the agent is
+	// asked for it (podsync.go), as for any failed start to be retried.
+	s.p.notifyPod(s.ps.ref.UID)
+	return true
 }
 
 // wake is run by the clock when a scheduled transition is due. It runs with
@@ -381,11 +562,7 @@ func (p *PodProvider) advanceAll() {
 // reports whether the fake still knows the pod: an orphan is forgotten once
 // none of its containers is active. The caller holds p.mu.
 func (p *PodProvider) advancePod(ps *podState, now time.Time) bool {
-	for _, h := range ps.order {
-		for _, in := range h.instances {
-			p.advanceInstance(ps, in, now)
-		}
-	}
+	p.advanceSim(ps, now)
 	p.dueRetries(ps, now) // podsync.go
 	if ps.orphan && !ps.anyActive() {
 		p.forget(ps.ref.UID)
@@ -394,20 +571,238 @@ func (p *PodProvider) advancePod(ps *podState, now time.Time) bool {
 	return true
 }
 
-func (p *PodProvider) advanceInstance(ps *podState, in *instance, now time.Time) {
-	p.advanceProbes(ps, in, now) // probe.go
-	p.stepInstance(ps, in, now)
+// advanceSim carries out the events of the pod's runs due by now, each at
+// its own instant (workload.Pod.Advance, which reports them to
+// onRunEvent), and sets the wake-up of its next one. The caller holds
+// p.mu.
+func (p *PodProvider) advanceSim(ps *podState, now time.Time) {
+	next, ok := ps.sim.Advance(now)
+	p.setWake(ps, now, next, ok)
 }
 
-// stepInstance moves in to its state at now and publishes the transitions.
-func (p *PodProvider) stepInstance(ps *podState, in *instance, now time.Time) {
-	started, exited := in.advance(now)
-	if started {
+// armWake sets the wake-up of the pod's next event (none when nothing is
+// planned), after a change of its runs. The caller holds p.mu.
+func (p *PodProvider) armWake(ps *podState, now time.Time) {
+	next, ok := ps.sim.Next()
+	p.setWake(ps, now, next, ok)
+}
+
+// setWake sets the wake-up of the pod's next event at next (none unless
+// ok). The caller holds p.mu.
+func (p *PodProvider) setWake(ps *podState, now, next time.Time, ok bool) {
+	if !ok {
+		next = time.Time{}
+	}
+	if next.Equal(ps.wakeAt) {
+		return
+	}
+	ps.stopWake()
+	ps.wakeAt = next
+	if ok {
+		ps.wake = p.clock.AfterFunc(max(next.Sub(now), 0), p.wake)
+	}
+}
+
+// stopWake stops the wake-up of the pod's next event, if any.
+func (ps *podState) stopWake() {
+	if ps.wake != nil {
+		ps.wake.Stop()
+		ps.wake = nil
+	}
+	ps.wakeAt = time.Time{}
+}
+
+// newSim returns the simulation of the runs of pod ps (workload.Pod), in
+// the mode where the fake's syncs start them: it plays them as the fake's
+// options say (WithPID1Signals, WithMinimumGracePeriod), with the scripted
+// probe results (probeFunc) and hooks (hookFunc), tells the fake of each of their events (onRunEvent) and
+// kills a run whose liveness or startup probe failed as KillPod does
+// (killForProbe).
+func (p *PodProvider) newSim(ps *podState) *workload.Pod {
+	sim := &workload.Pod{
+		CallerStarts: true,
+		Shutdown:     func(b workload.Behaviour) workload.Shutdown { return b.Shutdown(p.pid1Signals) },
+		ProbeFunc:    func(c *workload.PodContainer, r *workload.Run) workload.ProbeFunc { return p.probeFunc(ps, c, r) },
+		OnEvent:      func(e workload.PodEvent) { p.onRunEvent(ps, e) },
+		HookFunc: func(c *workload.PodContainer, r *workload.Run, kind workload.HookKind, at time.Time) (workload.Hook, bool) {
+			return p.hookFunc(ps, c, r, kind, at)
+		},
+		Kill: func(c *workload.PodContainer, r *workload.Run, at time.Time, grace time.Duration) {
+			p.killForProbe(ps, c, r, at, grace)
+		},
+	}
+	if p.minimumGracePeriod {
+		sim.MinimumGracePeriod = minimumGracePeriod
+	}
+	return sim
+}
+
+// onRunEvent mirrors an event of a run of pod ps in its instance and
+// publishes it. Events of runs the fake no longer remembers are dropped.
+// The caller holds p.mu.
+func (p *PodProvider) onRunEvent(ps *podState, e workload.PodEvent) {
+	in := ps.instanceOf(e.Container.Name, e.Run.ID)
+	if in == nil || !in.active() && e.Kind != workload.HookRan {
+		return
+	}
+	switch e.Kind {
+	case workload.HookRan:
+		p.publishHook(ps, in, e)
+	case workload.RunStarted:
+		in.state, in.startedAt = pkgcontainer.ContainerStateRunning, e.At
 		p.publish(Event{At: in.startedAt, Type: EventContainerStarted, Pod: ps.ref, Container: in.name, ContainerID: in.id})
-	}
-	if exited {
+	case workload.RunKilling:
+		p.publish(Event{At: e.At, Type: EventContainerKilling, Pod: ps.ref, Container: in.name, ContainerID: in.id})
+	case workload.RunExited:
+		in.exited()
 		p.publish(Event{At: in.finishedAt, Type: EventContainerExited, Pod: ps.ref, Container: in.name, ContainerID: in.id, ExitCode: in.exitCode})
+	case workload.ProbeChanged:
+		p.publishProbe(ps, in, e.Probe)
 	}
+}
+
+// The probes of a container run on the provider's clock as the pod
+// simulation runs them (workload.Pod: a workload.Prober per run, the
+// kubelet's prober workers, k8s.io/kubernetes/pkg/kubelet/prober/worker.go):
+// every probe due since the pod was last brought up to date runs at its own
+// moment, in order, so the outcome does not depend on when the fake is
+// read, and the fake's wake-up at the pod's next event (advanceSim) lets
+// WaitFor and Subscribe see probe results without polling.
+
+// probeFunc returns the results of the probes of run r of container c of
+// pod ps: the script's, if the container's probe of that kind is scripted,
+// else workload.InstanceProbes's: an exec command run against the
+// container's files at that moment, an HTTP or TCP probe answered by the
+// server the container's command runs, as if the fake had the pod's
+// network, a gRPC probe a success. The caller holds p.mu.
+func (p *PodProvider) probeFunc(ps *podState, c *workload.PodContainer, r *workload.Run) workload.ProbeFunc {
+	exec := workload.DefaultProbeFunc(c, r)
+	return func(kind workload.ProbeKind, probe *v1.Probe, at time.Time) bool {
+		if script := p.scripts.containers[containerKey{pod: ps.key, name: c.Name}]; script != nil {
+			if ok, scripted := script.probes[ProbeKind(kind)]; scripted {
+				return ok
+			}
+		}
+		return exec(kind, probe, at)
+	}
+}
+
+// probeStarted and probeReady are the Started and Ready of a running
+// instance: as the kubelet's prober manager sets them (UpdatePodStatus), a
+// container without a startup probe has started, one without a readiness
+// probe is ready once started.
+func (in *instance) probeStarted() bool {
+	return in.prober().Started()
+}
+
+func (in *instance) probeReady() bool {
+	return in.prober().Ready()
+}
+
+// prober returns the prober of the instance's run, nil without probes.
+func (in *instance) prober() *workload.Prober {
+	if in.run == nil {
+		return nil
+	}
+	return in.run.Prober
+}
+
+// publishProbe publishes the change of a probe's result of instance in.
+func (p *PodProvider) publishProbe(ps *podState, in *instance, run workload.ProbeRun) {
+	typ := EventProbeSucceeded
+	if !run.Succeeded {
+		typ = EventProbeFailed
+	}
+	p.publish(Event{At: run.At, Type: typ, Pod: ps.ref, Container: in.name, ContainerID: in.id, Message: string(run.Kind)})
+}
+
+// killForProbe kills run r of container c, whose liveness or startup
+// probe failed at at, as KillPod would, with grace (the probe's
+// terminationGracePeriodSeconds, else the pod's grace period: the pod
+// simulation's GracePeriod, which podFor keeps), at least 2s under
+// WithMinimumGracePeriod; the next SyncPod restarts it as the restart
+// policy (and back-off) allow, as the kubelet's computePodActions does.
+// The caller holds p.mu.
+func (p *PodProvider) killForProbe(ps *podState, c *workload.PodContainer, r *workload.Run, at time.Time, grace time.Duration) {
+	in := ps.instanceOf(c.Name, r.ID)
+	if in == nil {
+		return
+	}
+	if p.minimumGracePeriod {
+		grace = max(grace, minimumGracePeriod)
+	}
+	p.terminate(ps, at, grace, func(x *instance) bool { return x == in })
+}
+
+// hookFunc returns what the hook of kind of run r of container c of pod ps
+// does, run at at: the scripted hook, if the container's script imposes
+// one, else the spec's (workload.DefaultHook). It is the pod
+// simulation's HookFunc (lifecycle.go newSim). The caller holds p.mu.
+func (p *PodProvider) hookFunc(ps *podState, c *workload.PodContainer, r *workload.Run, kind workload.HookKind, at time.Time) (workload.Hook, bool) {
+	if script := p.scripts.containers[containerKey{pod: ps.key, name: c.Name}]; script != nil {
+		if sh := script.postStart; kind == workload.HookPostStart && sh != nil {
+			return sh.hook(), true
+		}
+		if sh := script.preStop; kind == workload.HookPreStop && sh != nil {
+			return sh.hook(), true
+		}
+	}
+	return workload.DefaultHook(c, r, kind, at)
+}
+
+// exitCode is the exit code EventPostStartHook reports of hook h: an exec
+// command's, 1 for another hook that failed.
+func exitCode(h workload.Hook) int {
+	if h.Failed && h.ExitCode == 0 {
+		return 1
+	}
+	return h.ExitCode
+}
+
+// publishHook publishes the run of a hook of instance in (a HookRan event
+// of the pod simulation): EventPostStartHook, or EventPreStopHook. A
+// failed postStart hook is noted on the instance, for its start to be
+// reported failed (postStart, reportHookFailure). The caller holds p.mu.
+func (p *PodProvider) publishHook(ps *podState, in *instance, e workload.PodEvent) {
+	run := e.Hook
+	if e.HookKind == workload.HookPreStop {
+		p.publish(Event{At: e.At, Type: EventPreStopHook, Pod: ps.ref, Container: in.name, ContainerID: in.id,
+			Message: fmt.Sprintf("%s hook runs %s of the grace period %s from %s", run.Action, e.Until.Sub(e.From), e.Grace, e.From.Format(time.RFC3339Nano))})
+		return
+	}
+	p.publish(Event{At: e.At, Type: EventPostStartHook, Pod: ps.ref, Container: in.name, ContainerID: in.id, ExitCode: exitCode(run),
+		Message: fmt.Sprintf("%s hook runs %s from %s, exits %d", run.Action, run.Takes, e.From.Format(time.RFC3339Nano), exitCode(run))})
+	if run.Failed {
+		in.termAt, in.hookFailure = e.Until, run.PostStartFailure(in.name)
+	}
+}
+
+// storedSpec returns the fake's private copy of container c (ps.pod, as
+// this sync's pod was copied: c may be the caller's, which the fake reads
+// during the call only), the spec the pod simulation keeps for its runs;
+// ps.pod is replaced, never modified, when the spec changes.
+func (ps *podState) storedSpec(c *v1.Container) *v1.Container {
+	for _, list := range [2][]v1.Container{ps.pod.Spec.InitContainers, ps.pod.Spec.Containers} {
+		for i := range list {
+			if list[i].Name == c.Name {
+				return &list[i]
+			}
+		}
+	}
+	return c.DeepCopy()
+}
+
+// instanceOf returns the instance id of container name, nil if the fake
+// does not remember it.
+func (ps *podState) instanceOf(name, id string) *instance {
+	if h := ps.containers[name]; h != nil {
+		for _, in := range h.instances {
+			if in.id == id {
+				return in
+			}
+		}
+	}
+	return nil
 }
 
 // publish publishes e to subscribers and, for a transition the agent

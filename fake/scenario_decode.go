@@ -64,7 +64,7 @@ type containerDoc struct {
 	IgnoreSIGTERM *bool          `json:"ignoreSIGTERM,omitempty"`
 	PostStartHook *exitAfterDoc  `json:"postStartHook,omitempty"`
 	PreStopHook   *string        `json:"preStopHook,omitempty"`
-	// Probes scripts probe results by kind: pass or fail (probe.go).
+	// Probes scripts probe results by kind: pass or fail (ContainerScript.FailProbe).
 	Probes map[string]string `json:"probes,omitempty"`
 }
 

@@ -3,6 +3,8 @@ package fake
 import (
 	"fmt"
 	"time"
+
+	"github.com/kri-kit/testkit/workload"
 )
 
 // Always, as a count, makes a scripted fault apply to every call from now on.
@@ -50,7 +52,7 @@ type containerScript struct {
 	ignoreTERM  bool
 	postStart   *scriptedHook
 	preStop     *scriptedHook
-	probes      map[ProbeKind]bool // scripted probe results (probe.go)
+	probes      map[ProbeKind]bool // scripted probe results (FailProbe, PassProbe)
 }
 
 type startFault struct {
@@ -290,6 +292,17 @@ func (s *ContainerScript) IgnoreSIGTERM() *ContainerScript {
 	s.p.mu.Lock()
 	defer s.p.unlock()
 	s.p.scripts.container(s.key).ignoreTERM = true
+	// The runs of the container that are live now ignore it too; the
+	// next ones are started so (lifecycle.go).
+	if ps := s.p.pods[s.p.byKey[s.key.pod]]; ps != nil {
+		if h := ps.containers[s.key.name]; h != nil {
+			for _, in := range h.instances {
+				if in.active() && in.sim != nil {
+					in.sim.IgnoreSIGTERM()
+				}
+			}
+		}
+	}
 	return s
 }
 
@@ -324,4 +337,79 @@ func (s *ContainerScript) PreStopHook(d time.Duration) *ContainerScript {
 	defer s.p.unlock()
 	s.p.scripts.container(s.key).preStop = &scriptedHook{d: max(d, 0)}
 	return s
+}
+
+// ProbeKind names one of a container's probes, for scripts
+// (ContainerScript.FailProbe) and events.
+type ProbeKind string
+
+// The probes of a container (those of package workload).
+const (
+	StartupProbe   = ProbeKind(workload.StartupProbe)
+	LivenessProbe  = ProbeKind(workload.LivenessProbe)
+	ReadinessProbe = ProbeKind(workload.ReadinessProbe)
+)
+
+// probeKinds are the kinds in the order the fake runs probes due at the
+// same moment (workload.ProbeKinds).
+var probeKinds = []ProbeKind{StartupProbe, LivenessProbe, ReadinessProbe}
+
+// FailProbe makes the container's probe of kind fail from now on, whatever
+// its command says, until PassProbe or ResetProbe: "readiness of container
+// web fails from now on". Probes due before now keep the results they had.
+// A container without such a probe is not affected.
+func (s *ContainerScript) FailProbe(kind ProbeKind) *ContainerScript {
+	return s.setProbe(kind, false, true)
+}
+
+// PassProbe makes the container's probe of kind succeed from now on,
+// whatever its command says, until FailProbe or ResetProbe.
+func (s *ContainerScript) PassProbe(kind ProbeKind) *ContainerScript {
+	return s.setProbe(kind, true, true)
+}
+
+// ResetProbe makes the container's probe of kind follow its command again
+// from now on.
+func (s *ContainerScript) ResetProbe(kind ProbeKind) *ContainerScript {
+	return s.setProbe(kind, false, false)
+}
+
+func (s *ContainerScript) setProbe(kind ProbeKind, ok, set bool) *ContainerScript {
+	s.p.mu.Lock()
+	defer s.p.unlock()
+	// The probes due so far run with the script as it was.
+	if ps := s.p.pods[s.p.byKey[s.key.pod]]; ps != nil {
+		s.p.advancePod(ps, s.p.clock.Now())
+	}
+	cs := s.p.scripts.container(s.key)
+	if !set {
+		delete(cs.probes, kind)
+		return s
+	}
+	if cs.probes == nil {
+		cs.probes = map[ProbeKind]bool{}
+	}
+	cs.probes[kind] = ok
+	return s
+}
+
+// parseProbeKind reads a probe kind's name.
+func parseProbeKind(s string) (ProbeKind, error) {
+	kind, err := workload.ParseProbeKind(s)
+	return ProbeKind(kind), err
+}
+
+// scriptedHook is a hook a ContainerScript imposes.
+type scriptedHook struct {
+	d    time.Duration
+	code int
+}
+
+// hook returns what the scripted hook does.
+func (sh *scriptedHook) hook() workload.Hook {
+	h := workload.Hook{Action: "scripted", Takes: sh.d, ExitCode: sh.code}
+	if sh.code != 0 {
+		h.Failed, h.Detail = true, fmt.Sprintf("scripted hook exited with code %d", sh.code)
+	}
+	return h
 }

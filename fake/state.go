@@ -85,6 +85,12 @@ type podState struct {
 	// syncNotifiedAt is when a SyncPod's changes of the pod last notified
 	// the agent, or are due to (paceSyncNotification).
 	syncNotifiedAt time.Time
+	// sim plays the pod's runs (workload.Pod, in the mode where the fake's
+	// syncs start them: lifecycle.go newSim); wake is the wake-up at its
+	// next event, due at wakeAt (advanceSim).
+	sim    *workload.Pod
+	wake   clock.Timer
+	wakeAt time.Time
 }
 
 // anyActive reports whether some instance of the pod is created or
@@ -158,54 +164,26 @@ type instance struct {
 	message    string
 	resources  v1.ResourceRequirements // CPU and memory it runs with (resize.go)
 
-	// sim plays the container's command back (workload.Instance): when it
-	// runs, when it exits on its own, how SIGTERM, SIGKILL and a stop after
-	// a hook end it, its files. The fields above mirror its state, for
+	// run is the instance's run in the pod simulation (podState.sim),
+	// which plays it: when it runs, when it exits on its own, how SIGTERM,
+	// SIGKILL and a stop after a hook end it, its files, its probes. sim
+	// is its Instance. The fields above mirror its state (onRunEvent), for
 	// reading without calls. Nil for an instance whose start failed.
+	run         *workload.Run
 	sim         *workload.Instance
 	termination terminationSource
 
-	// Lifecycle hooks (hooks.go). stopping: SIGTERM is due at termAt,
-	// after a failed postStart hook (sim.SIGTERMAt). hookFailPending: the
-	// failure of its postStart hook (hookFailure) is still to be reported
-	// to the ReasonCache.
-	stopping        bool
+	// Lifecycle hooks (lifecycle.go: postStart, publishHook). hookFailure: its postStart hook failed
+	// and the pod simulation kills it at termAt, the hook's end;
+	// hookFailPending: that failure is still to be reported to the
+	// ReasonCache.
 	termAt          time.Time
 	hookFailPending bool
 	hookFailure     string
-
-	timers []clock.Timer
-
-	probes *probeState // nil without probes (probe.go)
 }
 
 func (in *instance) active() bool {
 	return in.state == pkgcontainer.ContainerStateCreated || in.state == pkgcontainer.ContainerStateRunning
-}
-
-func (in *instance) stopTimers() {
-	for _, t := range in.timers {
-		t.Stop()
-	}
-	in.timers = nil
-	in.stopProbeTimer() // probe.go
-}
-
-// advance moves the instance to the state it is in at now and reports
-// which transitions that took: started (created to running) and exited.
-func (in *instance) advance(now time.Time) (started, exited bool) {
-	if in.sim == nil || !in.active() {
-		return false, false
-	}
-	started, exited = in.sim.Advance(now)
-	if started {
-		in.state, in.startedAt = pkgcontainer.ContainerStateRunning, in.sim.StartedAt()
-	}
-	if exited {
-		in.exited()
-		in.stopTimers()
-	}
-	return started, exited
 }
 
 // terminating reports whether a signal has set the end of the running

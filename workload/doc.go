@@ -141,11 +141,13 @@
 // backends run their pods on Pod; ExamplePod shows a service simulator of
 // a few lines, ExamplePod_readinessAndSidecar the same with a readiness
 // probe and a sidecar. A simulator whose agent decides every start (the
-// fake provider: SyncPod starts what is missing) runs on the pieces Pod
-// itself uses, so a pod behaves the same in both: Instance and Prober,
-// RunHook (what a lifecycle hook does) and Instance.PreStop (the preStop
-// hook of a kill), InstanceProbes (a run's probe results), Restarts (the
-// restart policy), StartFailure (why a start fails), GracePeriod (a
+// fake provider: SyncPod starts what is missing) runs on Pod too, in the
+// mode where the caller starts the runs (Pod.CallerStarts; StartRun,
+// PostStart, StopRuns, ExitRun, each event to Pod.OnEvent;
+// ExamplePod_callerStarts): the runs, their probes, their hooks and the
+// order of a kill are Pod's, the sync's decisions the caller's, on the
+// pieces Pod itself uses, so a pod behaves the same in both: Restarts
+// (the restart policy), StartFailure (why a start fails), GracePeriod (a
 // kill's grace period) and KubeletBackOff.
 //
 // # What PID 1 does

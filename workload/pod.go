@@ -90,6 +90,28 @@ type Pod struct {
 	// container c, called once per run that has probes. Nil:
 	// DefaultProbeFunc.
 	ProbeFunc func(c *PodContainer, r *Run) ProbeFunc
+	// OnEvent, when set, hears of each event of a run as Advance carries
+	// it out (PodEvent): a simulator publishes them, or mirrors the runs'
+	// state in its own.
+	OnEvent func(PodEvent)
+	// Kill, when set, kills run r of c at at with grace when the pod
+	// decides so on its own (a failed liveness or startup probe), instead
+	// of the pod's kill (its preStop hook, then SIGTERM with what is left
+	// of grace): a simulator that stops containers its own way. It sends
+	// the run a signal (Instance.SIGTERM, SIGKILL) or ends it (Exit).
+	Kill func(c *PodContainer, r *Run, at time.Time, grace time.Duration)
+	// HookFunc, when set, returns what the lifecycle hook of kind of run r
+	// of c does when it runs at at, false when there is none (a
+	// simulator's scripted hooks). Nil: DefaultHook, the spec's handler.
+	HookFunc func(c *PodContainer, r *Run, kind HookKind, at time.Time) (Hook, bool)
+	// MinimumGracePeriod is the least a run gets after its preStop hook
+	// before SIGKILL, as the kubelet's minimumGracePeriodInSeconds (2s)
+	// gives it; zero by default: what is left of the grace period.
+	MinimumGracePeriod time.Duration
+	// CallerStarts: the caller starts the runs (StartRun), as a node
+	// agent's sync asks a runtime for each start; Reconcile plans no start
+	// and stops no sidecar (pod_caller_starts.go).
+	CallerStarts bool
 
 	// busyUntil: no container starts before it (a postStart hook runs, or
 	// a run its failed hook killed is still stopping), as the kubelet's
@@ -105,8 +127,9 @@ type PodContainer struct {
 	// Restartable is true for a restartable init container, a sidecar
 	// (restartPolicy Always; pod_sidecars.go).
 	Restartable bool
-	// Spec is the container as the pod was made with; Pod never modifies
-	// it.
+	// Spec is the container as the pod was made with (as the current run
+	// was started, for a run the caller started: StartRun); Pod never
+	// modifies it.
 	Spec *v1.Container
 	// Image is the container's image, as SetImage last changed it.
 	Image string
@@ -138,6 +161,9 @@ type Run struct {
 	*Instance
 	// ID is the run's ID (Pod.NewID).
 	ID string
+	// Spec is the container as the run was started (the container's Spec
+	// then); its probes and hooks are the run's.
+	Spec *v1.Container
 	// Image is the container's image when the run started.
 	Image string
 	// Restarts is the number of runs of the container before this one.
@@ -260,7 +286,7 @@ func (p *Pod) SetImage(c *PodContainer, image string, now time.Time, grace time.
 	switch {
 	case c.Running():
 		c.replace = true
-		p.kill(c, now, grace)
+		p.kill(c, c.Current, now, grace)
 	case c.pending:
 		c.startAt, c.Waiting = now, nil
 	}
@@ -278,21 +304,20 @@ func (p *Pod) Stop(now time.Time, grace time.Duration) {
 	for _, c := range p.Containers() {
 		c.pending, c.Waiting, c.replace = false, nil, false
 		if c.Running() && !c.Restartable {
-			p.kill(c, now, grace)
+			p.kill(c, c.Current, now, grace)
 		}
 	}
 	p.stopSidecars(now, grace, true)
 }
 
-// kill stops the running container c at now with grace, as the kubelet's
+// kill stops run r of container c at now with grace, as the kubelet's
 // killContainer (kuberuntime_container.go) does: its preStop hook first
 // (pod_hooks.go), SIGTERM when it ends with what is left of grace. It
 // returns when the run will have exited, as far as the signal decides it.
-func (p *Pod) kill(c *PodContainer, now time.Time, grace time.Duration) time.Time {
-	r := c.Current
-	at, left := p.preStop(c, now, grace)
+func (p *Pod) kill(c *PodContainer, r *Run, now time.Time, grace time.Duration) time.Time {
+	at, left := p.preStop(c, r, now, grace)
 	r.stopping, r.turn = true, nil
-	return r.SIGTERM(now, at, left)
+	return p.sigterm(c, r, now, at, left)
 }
 
 // eventKind is the kind of a pod's event; at the same instant they happen
@@ -311,6 +336,7 @@ const (
 type event struct {
 	kind eventKind
 	c    *PodContainer
+	r    *Run
 	at   time.Time
 }
 
@@ -324,63 +350,79 @@ func (p *Pod) Next() (time.Time, bool) {
 
 // due returns the pod's earliest event; its c is nil when nothing is
 // planned. At the same instant, events come in the order of eventKind
-// (exits before starts), and containers in spec order.
+// (exits before starts), and containers in spec order (Init, then App;
+// a container's previous run before its current one). One pass over the
+// containers; the runs' states are read, not asked for, as this runs at
+// every Next and after every event.
 func (p *Pod) due() (e event) {
-	consider := func(kind eventKind, c *PodContainer, t time.Time) {
-		if e.c == nil || t.Before(e.at) {
-			e = event{kind: kind, c: c, at: t}
+	consider := func(kind eventKind, c *PodContainer, r *Run, t time.Time) {
+		if e.c == nil || t.Before(e.at) || t.Equal(e.at) && kind < e.kind {
+			e = event{kind: kind, c: c, r: r, at: t}
 		}
 	}
-	all := p.Containers()
-	for _, c := range all {
-		if c.Running() {
-			if t, ok := c.Current.Next(); ok {
-				consider(eventInstance, c, t)
+	lists := [2][]*PodContainer{p.Init, p.App} // p.Containers(), without a copy
+	for li, all := range lists {
+		for i, c := range all {
+			for _, r := range c.live() {
+				if r == nil {
+					continue
+				}
+				if t, ok := r.Next(); ok {
+					consider(eventInstance, c, r, t)
+				}
+				if r.postStartFail {
+					consider(eventPostStart, c, r, r.postStartEnd)
+				}
+				if r.state == InstanceRunning && r.Prober != nil {
+					if t, ok := r.Prober.Next(); ok {
+						consider(eventProbe, c, r, t)
+					}
+				}
 			}
-		}
-	}
-	for _, c := range all {
-		if c.Running() && c.Current.postStartFail {
-			consider(eventPostStart, c, c.Current.postStartEnd)
-		}
-	}
-	for i, c := range p.Init {
-		if c.Running() && c.Current.turn != nil {
-			consider(eventTurn, c, p.turnAt(i))
-		}
-	}
-	for _, c := range all {
-		if c.Running() {
-			if t, ok := c.Current.Prober.Next(); ok {
-				consider(eventProbe, c, t)
+			if li == 0 && c.Current != nil && c.Current.state == InstanceRunning && c.Current.turn != nil {
+				consider(eventTurn, c, c.Current, p.turnAt(i))
 			}
-		}
-	}
-	for _, c := range all {
-		if c.pending {
-			consider(eventStart, c, maxTime(c.startAt, p.busyUntil))
+			if c.pending {
+				consider(eventStart, c, nil, maxTime(c.startAt, p.busyUntil))
+			}
 		}
 	}
 	return e
 }
 
+// live returns the runs of c that have not exited, nil in the place of
+// others: the previous run, when a caller started the current one beside
+// it (CallerStarts), and the current run.
+func (c *PodContainer) live() [2]*Run {
+	rs := [2]*Run{c.Previous, c.Current}
+	for i, r := range rs {
+		if r != nil && r.state == InstanceExited {
+			rs[i] = nil
+		}
+	}
+	return rs
+}
+
 // Advance carries out every event of the pod due by now, in order, each at
-// its own instant, and the starts each makes necessary (Reconcile).
-func (p *Pod) Advance(now time.Time) {
+// its own instant, and the starts each makes necessary (Reconcile). It
+// returns what Next then returns: when the pod's next event is due, false
+// when none is planned.
+func (p *Pod) Advance(now time.Time) (next time.Time, ok bool) {
 	for {
 		e := p.due()
 		if e.c == nil || e.at.After(now) {
-			return
+			return e.at, e.c != nil
 		}
 		switch e.kind {
 		case eventInstance:
-			e.c.Current.Advance(e.at)
+			started, exited := e.r.Advance(e.at)
+			p.emitAdvance(e.c, e.r, started, exited)
 		case eventPostStart:
-			p.postStartFailed(e.c, e.at)
+			p.postStartFailed(e.c, e.r, e.at)
 		case eventTurn:
 			p.takeTurn(e.c, e.at)
 		case eventProbe:
-			p.runProbe(e.c, e.at)
+			p.runProbe(e.c, e.r, e.at)
 		case eventStart:
 			p.start(e.c, e.at)
 		}
@@ -419,15 +461,29 @@ func (p *Pod) start(c *PodContainer, t time.Time) {
 	if newID == nil {
 		newID = randomID
 	}
-	r := &Run{Instance: NewInstance(c.Behaviour, t, opts), ID: newID(), Image: c.Image}
-	r.Advance(t)
+	r := &Run{Instance: NewInstance(c.Behaviour, t, opts), ID: newID(), Image: c.Image, Spec: c.Spec}
+	started, exited := r.Advance(t)
 	if c.Current != nil {
 		r.Restarts = c.Current.Restarts + 1
 		c.Previous = c.Current
 	}
 	c.Current = r
 	r.Prober = p.newProber(c, r) // pod_probes.go
-	p.postStart(c, t)            // pod_hooks.go
+	p.emitAdvance(c, r, started, exited)
+	if r.Running() {
+		p.postStart(c, r, t) // pod_hooks.go
+	}
+}
+
+// emitAdvance emits the events of an Advance of run r of c that reported
+// started and exited.
+func (p *Pod) emitAdvance(c *PodContainer, r *Run, started, exited bool) {
+	if started {
+		p.emit(PodEvent{Kind: RunStarted, Container: c, Run: r, At: r.startedAt})
+	}
+	if exited {
+		p.emit(PodEvent{Kind: RunExited, Container: c, Run: r, At: r.finishedAt})
+	}
 }
 
 // nextBackOff moves the back-off of c on for an event at t and returns the
@@ -448,11 +504,12 @@ func (c *PodContainer) nextBackOff(t time.Time, b BackOff) time.Duration {
 // restarts as the restart policy says, after a back-off. A sidecar is
 // started in its turn among the init containers, and the next container
 // once it runs (pod_sidecars.go); once the app containers are done for
-// good, the sidecars are stopped. A stopped pod starts nothing. Advance
-// reconciles after each event; a caller reconciles after it made or
+// good, the sidecars are stopped. A stopped pod starts nothing, nor does
+// one whose caller starts the runs (CallerStarts). Advance reconciles after
+// each event; a caller reconciles after it made or
 // resumed the pod.
 func (p *Pod) Reconcile(now time.Time) {
-	if p.Stopped {
+	if p.Stopped || p.CallerStarts {
 		return
 	}
 	done := p.appsDone()

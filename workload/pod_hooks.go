@@ -25,50 +25,111 @@ import "time"
 // whole grace period as a preStop hook and, as a postStart hook, succeeds
 // at once (the kubelet would wait for it as long as the container runs).
 
-// postStart runs the postStart hook of c, whose current run has just
-// started at t: no container of the pod starts before it ends, and when it
-// fails the run is killed then (postStartFailed).
-func (p *Pod) postStart(c *PodContainer, t time.Time) {
-	r := c.Current
-	lc := c.Spec.Lifecycle
-	if !r.Running() || lc == nil || lc.PostStart == nil {
-		return
+// HookKind names a lifecycle hook of a container.
+type HookKind string
+
+// The lifecycle hooks of a container.
+const (
+	HookPostStart HookKind = "postStart"
+	HookPreStop   HookKind = "preStop"
+)
+
+// DefaultHook is the hook of kind of run r of container c when Pod.HookFunc
+// is nil: the handler of r.Spec, run at at in r (RunHook); false when the
+// spec has none.
+func DefaultHook(c *PodContainer, r *Run, kind HookKind, at time.Time) (Hook, bool) {
+	lc := r.Spec.Lifecycle
+	if lc == nil {
+		return Hook{}, false
 	}
-	run := RunHook(c.Spec, lc.PostStart, r.Instance, t)
+	h := lc.PreStop
+	if kind == HookPostStart {
+		h = lc.PostStart
+	}
+	if h == nil {
+		return Hook{}, false
+	}
+	return RunHook(r.Spec, h, r.Instance, at), true
+}
+
+// hook returns what the hook of kind of run r of c does, run at at
+// (HookFunc, else DefaultHook), and whether it has one.
+func (p *Pod) hook(c *PodContainer, r *Run, kind HookKind, at time.Time) (Hook, bool) {
+	if p.HookFunc != nil {
+		return p.HookFunc(c, r, kind, at)
+	}
+	return DefaultHook(c, r, kind, at)
+}
+
+// PostStart runs the postStart hook of run r of c, which the caller has
+// started (StartRun) and advanced to now, as its sync runs it
+// (startContainer, step 4): from the moment the run runs, for as long as
+// the hook takes (HookRan); when it fails, the pod kills the run at its
+// end (with GracePeriod; Run.HookError is set then). It returns when the
+// hook ends (the run's start when it has none): the caller's next start
+// waits for that.
+func (p *Pod) PostStart(c *PodContainer, r *Run, now time.Time) time.Time {
+	return p.postStart(c, r, now)
+}
+
+// postStart runs the postStart hook of c's run r, which starts at
+// r.StartsAt(), at now: no container of the pod starts before it ends, and
+// when it fails the run is killed then (postStartFailed). It returns the
+// hook's end.
+func (p *Pod) postStart(c *PodContainer, r *Run, now time.Time) time.Time {
+	from := r.startsAt
+	run, ok := p.hook(c, r, HookPostStart, from)
+	if !ok {
+		return from
+	}
 	if run.Forever {
 		run.Takes = 0
 	}
-	end := t.Add(run.Takes)
+	end := from.Add(run.Takes)
 	p.busyUntil = maxTime(p.busyUntil, end)
-	r.RecordHook(run, t, end)
+	r.RecordHook(run, from, end)
+	p.emit(PodEvent{Kind: HookRan, Container: c, Run: r, At: now, Hook: run, HookKind: HookPostStart, From: from, Until: end})
 	if run.Failed {
 		r.postStartFail, r.postStartEnd = true, end
 		r.postStartMessage = run.PostStartFailure(c.Name)
 	}
+	return end
 }
 
-// postStartFailed kills running container c at at, when its postStart
-// hook has failed, with the pod's grace period; no container of the pod
-// starts before it has exited.
-func (p *Pod) postStartFailed(c *PodContainer, at time.Time) {
-	r := c.Current
+// postStartFailed kills c's run r at at, when its postStart hook has
+// failed, with the pod's grace period; no container of the pod starts
+// before it has exited.
+func (p *Pod) postStartFailed(c *PodContainer, r *Run, at time.Time) {
 	r.postStartFail = false
 	r.HookError = ErrPostStartHook
 	r.HookMessage = r.postStartMessage
-	p.busyUntil = maxTime(p.busyUntil, p.kill(c, at, p.GracePeriod))
+	if r.State() == InstanceExited {
+		return // it exited on its own meanwhile
+	}
+	p.busyUntil = maxTime(p.busyUntil, p.kill(c, r, at, p.GracePeriod))
 }
 
-// preStop runs the preStop hook of running container c when the pod kills
-// it at now with grace (Instance.PreStop), and returns when SIGTERM comes
-// and what is left of grace then.
-func (p *Pod) preStop(c *PodContainer, now time.Time, grace time.Duration) (time.Time, time.Duration) {
-	r := c.Current
-	at, left, _ := r.PreStop(now, grace, func() (Hook, bool) {
-		lc := c.Spec.Lifecycle
-		if lc == nil || lc.PreStop == nil {
-			return Hook{}, false
-		}
-		return RunHook(c.Spec, lc.PreStop, r.Instance, now), true
+// PreStop runs the preStop hook of run r of c when the caller kills it at
+// now with grace (Instance.PreStop, with the hook HookFunc says), and
+// returns when SIGTERM comes and what is left of grace then, at least
+// MinimumGracePeriod when the hook ran (HookRan).
+func (p *Pod) PreStop(c *PodContainer, r *Run, now time.Time, grace time.Duration) (time.Time, time.Duration) {
+	return p.preStop(c, r, now, grace)
+}
+
+// preStop runs the preStop hook of run r of container c when the pod kills
+// it at now with grace (PreStop).
+func (p *Pod) preStop(c *PodContainer, r *Run, now time.Time, grace time.Duration) (time.Time, time.Duration) {
+	var run Hook
+	at, left, ran := r.PreStop(now, grace, func() (Hook, bool) {
+		var ok bool
+		run, ok = p.hook(c, r, HookPreStop, now)
+		return run, ok
 	})
+	if !ran {
+		return at, left
+	}
+	left = max(left, p.MinimumGracePeriod)
+	p.emit(PodEvent{Kind: HookRan, Container: c, Run: r, At: now, Hook: run, HookKind: HookPreStop, From: now, Until: at, Grace: grace})
 	return at, left
 }

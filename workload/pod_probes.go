@@ -30,7 +30,7 @@ import (
 //		}
 //	}
 func DefaultProbeFunc(c *PodContainer, r *Run) ProbeFunc {
-	return InstanceProbes(c.Spec, r.Instance)
+	return InstanceProbes(r.Spec, r.Instance)
 }
 
 // InstanceProbes returns the ProbeFunc of the probes of container spec run
@@ -57,39 +57,51 @@ func InstanceProbes(spec *v1.Container, in *Instance) ProbeFunc {
 	return ExecProbes(spec, in.FilesAt, network)
 }
 
-// newProber returns the prober of run r of c, which has just started: nil
-// when c has no probes, when r does not run, and for a plain init
-// container.
+// newProber returns the prober of run r of c, which has just been
+// started, its probes counted from the moment it runs: nil when r.Spec has
+// no probes, when r has exited already, and for a plain init container.
 func (p *Pod) newProber(c *PodContainer, r *Run) *Prober {
-	s := c.Spec
-	if !r.Running() || c.IsInit && !c.Restartable || s.StartupProbe == nil && s.LivenessProbe == nil && s.ReadinessProbe == nil {
+	s := r.Spec
+	if r.state == InstanceExited || c.IsInit && !c.Restartable || s.StartupProbe == nil && s.LivenessProbe == nil && s.ReadinessProbe == nil {
 		return nil
 	}
 	newFunc := p.ProbeFunc
 	if newFunc == nil {
 		newFunc = DefaultProbeFunc
 	}
-	return NewProber(c.Spec, r.StartedAt(), newFunc(c, r))
+	return NewProber(s, r.startsAt, newFunc(c, r))
 }
 
-// runProbe runs the probe of running container c that is due at at. A
-// failed liveness or startup probe kills the run, with the probe's
-// terminationGracePeriodSeconds, else the pod's GracePeriod; Reconcile
-// starts it again as the restart policy says, once it has exited. The
-// liveness and startup probes of a run being stopped, or of a stopped
-// pod, no longer run (the prober worker skips them once the pod is being
-// deleted: pkg/kubelet/prober/worker.go doProbe).
-func (p *Pod) runProbe(c *PodContainer, at time.Time) {
-	r := c.Current
-	run, ok := r.Prober.RunNext(p.Stopped || r.stopping || r.turn != nil)
-	if !ok || !run.Kill {
+// runProbe runs the probe of running run r of c that is due at at; a
+// change of its result is a ProbeChanged event. A failed liveness or
+// startup probe kills the run (Pod.Kill, else the pod's kill), with the
+// probe's terminationGracePeriodSeconds, else the pod's GracePeriod;
+// Reconcile starts it again as the restart policy says, once it has
+// exited. The liveness and startup probes of a run being stopped (a signal
+// has set its end, or it waits for its preStop hook or its turn), or of a
+// stopped pod, no longer run (the prober worker skips them once the pod is
+// being deleted: pkg/kubelet/prober/worker.go doProbe).
+func (p *Pod) runProbe(c *PodContainer, r *Run, at time.Time) {
+	_, _, ending := r.Stopping()
+	run, ok := r.Prober.RunNext(p.Stopped || r.stopping || r.turn != nil || ending)
+	if !ok {
+		return
+	}
+	if run.Changed {
+		p.emit(PodEvent{Kind: ProbeChanged, Container: c, Run: r, At: run.At, Probe: run})
+	}
+	if !run.Kill {
 		return
 	}
 	grace := p.GracePeriod
 	if s := run.Probe.TerminationGracePeriodSeconds; s != nil {
 		grace = time.Duration(max(*s, 0)) * time.Second
 	}
-	p.kill(c, at, grace)
+	if p.Kill != nil {
+		p.Kill(c, r, at, grace)
+		return
+	}
+	p.kill(c, r, at, grace)
 }
 
 // Started reports whether the container runs and has started: its current

@@ -88,16 +88,16 @@ func (p *Pod) stopSidecars(now time.Time, grace time.Duration, again bool) {
 		r := c.Current
 		switch {
 		case r.stopping && again:
-			p.kill(c, now, grace)
+			p.kill(c, c.Current, now, grace)
 		case r.turn != nil && again:
 			r.turn.end = minTime(r.turn.end, now.Add(max(grace, 0)))
 		case r.stopping || r.turn != nil:
 		default:
-			at, left := p.preStop(c, now, grace)
+			at, left := p.preStop(c, c.Current, now, grace)
 			if left <= 0 {
 				// No grace left: no wait for its turn (waitForTurn).
 				r.stopping = true
-				r.SIGTERM(now, at, 0)
+				p.sigterm(c, r, now, at, 0)
 				continue
 			}
 			r.turn = &stopTurn{from: at, end: at.Add(left)}
@@ -130,7 +130,7 @@ func (p *Pod) takeTurn(c *PodContainer, at time.Time) {
 	r := c.Current
 	left := r.turn.end.Sub(at)
 	r.turn, r.stopping = nil, true
-	r.SIGTERM(at, at, left)
+	p.sigterm(c, r, at, at, left)
 }
 
 func minTime(a, b time.Time) time.Time {
