@@ -57,3 +57,7 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.2-0.20260122202528-d9cc6641c482 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+// The kit's kubelet-free module of what its suites share, from this
+// checkout.
+replace github.com/kri-kit/testkit/suite => ../suite

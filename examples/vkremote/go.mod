@@ -59,6 +59,10 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-// The kit's vk module from this checkout: the only replace. No
+// The kit's vk module and the module of what its suites share (which vk
+// requires), from this checkout: the only replaces. No
 // k8s.io/kubernetes, no replace block for its staging modules.
-replace github.com/kri-kit/testkit/vk => ../../vk
+replace (
+	github.com/kri-kit/testkit/suite => ../../suite
+	github.com/kri-kit/testkit/vk => ../../vk
+)

@@ -59,6 +59,10 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-// The only replace: the kit's vk module from this checkout. No
+// The only replaces: the kit's vk module and the kubelet-free module of
+// what its suites share (which vk requires), from this checkout. No
 // k8s.io/kubernetes, no replace block for its staging modules.
-replace github.com/kri-kit/testkit/vk => ../../vk
+replace (
+	github.com/kri-kit/testkit/suite => ../../suite
+	github.com/kri-kit/testkit/vk => ../../vk
+)
