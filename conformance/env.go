@@ -85,10 +85,8 @@ func runSpec(reg *registration, s *specDef) {
 	if s.benchmark && st.cfg.VirtualTime {
 		ginkgo.Skip("benchmark specs measure the real clock: run them without Config.VirtualTime")
 	}
-	for _, c := range s.caps {
-		if !st.caps[c] {
-			ginkgo.Skip(fmt.Sprintf("needs capability %q, which Config.Capabilities does not declare", c))
-		}
+	if reason := suite.CapabilitySkip(s.caps, func(c Capability) bool { return st.caps[c] }); reason != "" {
+		ginkgo.Skip(reason)
 	}
 	switch {
 	case s.kind == kindPod && st.cfg.NewPodProvider == nil:

@@ -80,3 +80,17 @@ func (s Suite) warning(id string, f Failure) {
 	ginkgo.Skip(fmt.Sprintf("%s is a SHOULD spec: its failure is a warning and does not fail the run (Config.Strict or -%s.strict would make it): %s",
 		id, s.Prefix, FirstLine(f.Message)))
 }
+
+// CapabilitySkip is why a spec that needs the capabilities needs is skipped
+// when declared says the configuration does not declare one of them ("" when
+// it declares every one): "needs capability "<name>", which
+// Config.Capabilities does not declare". Such a spec does not apply: it does
+// not count for the verdict.
+func CapabilitySkip[C ~string](needs []C, declared func(C) bool) string {
+	for _, c := range needs {
+		if !declared(c) {
+			return fmt.Sprintf("needs capability %q, which Config.Capabilities does not declare", c)
+		}
+	}
+	return ""
+}

@@ -190,3 +190,14 @@ func TestScaleAndValidation(t *testing.T) {
 		t.Errorf("ValidateExpectedFailures = %q, want TC-001 without a reason, then TC-009 unknown", errs)
 	}
 }
+
+func TestCapabilitySkip(t *testing.T) {
+	type capability string
+	declared := func(c capability) bool { return c == "restarts" }
+	if got := CapabilitySkip([]capability{"restarts"}, declared); got != "" {
+		t.Errorf("a declared capability: %q, want no skip", got)
+	}
+	if got, want := CapabilitySkip([]capability{"restarts", "probes"}, declared), `needs capability "probes", which Config.Capabilities does not declare`; got != want {
+		t.Errorf("an undeclared capability: %q, want %q", got, want)
+	}
+}

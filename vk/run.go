@@ -357,10 +357,8 @@ func renderSummary(outs []suite.Outcome, st *settings, j suite.Judgement) string
 // as far as cfg alone tells: "" when it does. (Whether the pod provider is
 // async is known once one is built: see execute.)
 func notApplicable(s spec, cfg Config) string {
-	for _, c := range s.Capabilities {
-		if !slices.Contains(cfg.Capabilities, c) {
-			return fmt.Sprintf("needs capability %q, which Config.Capabilities does not declare", c)
-		}
+	if reason := suite.CapabilitySkip(s.Capabilities, func(c Capability) bool { return slices.Contains(cfg.Capabilities, c) }); reason != "" {
+		return reason
 	}
 	switch {
 	case s.node && cfg.NewNodeProvider == nil:
