@@ -11,7 +11,9 @@ PKGS    ?= ./...
 all: lint test
 
 ## test: vet and race-test every package (what CI runs): test-kit, the
-## kit's own packages; test-consumer, the example consumer module
+## kit's own packages and suite/, the kubelet-free module of what the KRI
+## and VK suites share (verdict, gate, summary, ExpectedFailures, flags);
+## test-consumer, the example consumer module
 ## (testdata/consumer), which gates its own provider on the conformance
 ## suite; test-examples, examples/kubeletruntime, a module of its own (the
 ## kubelet's runtime manager as a provider) so that its dependencies stay
@@ -36,6 +38,7 @@ COLOR := [ -t 1 ] || export GINKGO_NO_COLOR=TRUE;
 test-kit:
 	$(GO) vet $(RACE) $(PKGS)
 	$(COLOR) KRI_E2E_KUBECONFIG= $(GO) test $(RACE) -timeout 20m $(PKGS)
+	cd suite && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) ./...
 
 test-consumer:
 	$(COLOR) cd testdata/consumer && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) ./...
@@ -160,6 +163,7 @@ lint:
 ## tidy-check: fail if go.mod/go.sum are not tidy.
 tidy-check:
 	$(GO) mod tidy -diff
+	cd suite && $(GO) mod tidy -diff
 	cd vk && $(GO) mod tidy -diff
 	for m in $(VK_PROVIDER_MODULES); do (cd $$m && $(GO) mod tidy -diff) || exit 1; done
 

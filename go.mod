@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/distribution/reference v0.6.0
 	github.com/google/go-cmp v0.7.0
+	github.com/kri-kit/testkit/suite v0.0.0-00010101000000-000000000000
 	github.com/onsi/ginkgo/v2 v2.34.0
 	github.com/onsi/gomega v1.44.0
 	go.uber.org/goleak v1.3.0
@@ -103,6 +104,10 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.0 // indirect
 )
+
+// The kit's kubelet-free module of what its suites share, from this
+// checkout (module suite/).
+replace github.com/kri-kit/testkit/suite => ./suite
 
 // The k8s.io/kubernetes module requires its staging modules at v0.0.0 and
 // resolves them with replace directives that only work inside its own

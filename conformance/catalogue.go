@@ -5,17 +5,20 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kri-kit/testkit/suite"
 )
 
 // Level says how binding a spec is. Only MUST specs decide the verdict, and
 // the run fails exactly when it is "not conformant"; a failing SHOULD spec is
 // reported as a warning and fails the run only in strict mode (Config.Strict).
-type Level string
+// It is the level of package suite, which the kit's suites share.
+type Level = suite.Level
 
 // The levels of the specs.
 const (
-	Must   Level = "MUST"
-	Should Level = "SHOULD"
+	Must   = suite.Must
+	Should = suite.Should
 )
 
 // SpecInfo describes one spec of the suite, as listed in the catalogue

@@ -2,8 +2,6 @@ package conformance
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"net"
@@ -16,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/suite"
 	"github.com/kri-kit/testkit/workload"
 )
 
@@ -23,8 +22,9 @@ import (
 // optional operation it does not implement. The suite turns a spec that hits
 // it into a skip naming the operation. A skipped spec never counts as passed:
 // a MUST spec skipped this way still makes the verdict "not conformant", and
-// so fails the run.
-var ErrNotSupported = errors.New("operation not supported by the provider")
+// so fails the run. It is suite.ErrNotSupported, the one of every suite of
+// the kit.
+var ErrNotSupported = suite.ErrNotSupported
 
 // Capability names an optional part of the KRI contract. A spec that needs a
 // capability carries the Ginkgo label "capability:<name>" and is skipped,
@@ -397,27 +397,10 @@ func DefaultTimeouts() Timeouts {
 	}
 }
 
-// The command-line flags of the suite, registered on flag.CommandLine so that
-// 'go test' parses them next to the -ginkgo.* flags.
-var (
-	flagTimeoutScale = 1.0
-	flagSummary      string
-	flagStrict       bool
-	flagSkipXFail    bool
-)
-
-func init() {
-	if flag.CommandLine.Lookup("kri.timeout-scale") == nil {
-		flag.Float64Var(&flagTimeoutScale, "kri.timeout-scale", 1,
-			"multiply every timeout of the KRI conformance suite (on top of Config.TimeoutScale)")
-		flag.StringVar(&flagSummary, "kri.summary", "",
-			"also write the KRI conformance summary to this file")
-		flag.BoolVar(&flagStrict, "kri.strict", false,
-			"fail the run when an applicable SHOULD spec of the KRI conformance suite fails too (Config.Strict)")
-		flag.BoolVar(&flagSkipXFail, "kri.skip-expected-failures", false,
-			"do not run the specs listed in Config.ExpectedFailures; report them as expected failures, not run (Config.SkipExpectedFailures)")
-	}
-}
+// flags are the command-line flags of the suite (-kri.timeout-scale,
+// -kri.summary, -kri.strict, -kri.skip-expected-failures), registered on
+// flag.CommandLine so that 'go test' parses them next to the -ginkgo.* flags.
+var flags = kriSuite.RegisterFlags()
 
 // settings is a Config with its defaults applied and its durations scaled.
 type settings struct {
@@ -451,20 +434,9 @@ func validate(cfg Config) error {
 	if slices.Contains(cfg.Capabilities, CapBackendFailures) && cfg.MakeBackendUnhealthy == nil {
 		errs = append(errs, fmt.Sprintf("capability %q needs MakeBackendUnhealthy", CapBackendFailures))
 	}
-	ids := make([]string, 0, len(cfg.ExpectedFailures))
-	for id := range cfg.ExpectedFailures {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		if specByID(id) == nil {
-			errs = append(errs, fmt.Sprintf("ExpectedFailures names unknown spec %q", id))
-		} else if strings.TrimSpace(cfg.ExpectedFailures[id]) == "" {
-			errs = append(errs, fmt.Sprintf("ExpectedFailures[%q] gives no reason", id))
-		}
-	}
-	if cfg.TimeoutScale < 0 || math.IsNaN(cfg.TimeoutScale) || math.IsInf(cfg.TimeoutScale, 0) {
-		errs = append(errs, fmt.Sprintf("TimeoutScale %v is not a positive number", cfg.TimeoutScale))
+	errs = append(errs, suite.ValidateExpectedFailures(cfg.ExpectedFailures, func(id string) bool { return specByID(id) != nil })...)
+	if err := suite.ValidateTimeoutScale(cfg.TimeoutScale); err != nil {
+		errs = append(errs, err.Error())
 	}
 	for name, d := range map[string]time.Duration{
 		"Call": cfg.Timeouts.Call, "State": cfg.Timeouts.State, "Poll": cfg.Timeouts.Poll,
@@ -529,14 +501,10 @@ func resolve(cfg Config) (*settings, error) {
 	}
 	s.w = w
 
-	scale := cfg.TimeoutScale
-	if scale == 0 {
-		scale = 1
+	scale, err := flags.Scale(cfg.TimeoutScale)
+	if err != nil {
+		return nil, err
 	}
-	if flagTimeoutScale <= 0 || math.IsNaN(flagTimeoutScale) || math.IsInf(flagTimeoutScale, 0) {
-		return nil, fmt.Errorf("-kri.timeout-scale=%v is not a positive number", flagTimeoutScale)
-	}
-	scale *= flagTimeoutScale
 	s.scale = scale
 
 	d := DefaultTimeouts()
@@ -576,11 +544,11 @@ func resolve(cfg Config) (*settings, error) {
 	if s.cfg.NodeName == "" {
 		s.cfg.NodeName = "kri-conformance-node"
 	}
-	if flagSummary != "" {
-		s.cfg.SummaryFile = flagSummary
+	if flags.Summary != "" {
+		s.cfg.SummaryFile = flags.Summary
 	}
-	s.strict = cfg.Strict || flagStrict
-	s.skipXFail = cfg.SkipExpectedFailures || flagSkipXFail
+	s.strict = cfg.Strict || flags.Strict
+	s.skipXFail = cfg.SkipExpectedFailures || flags.SkipExpectedFailures
 	return s, nil
 }
 

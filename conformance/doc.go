@@ -145,6 +145,10 @@
 // fails exactly when the verdict is "not conformant" or, in strict mode
 // (Config.Strict, -kri.strict), when an applicable SHOULD spec did not pass
 // and Config.ExpectedFailures does not list it.
+// These rules, the summary and the handling of warnings and expected
+// failures below are package github.com/kri-kit/testkit/suite's, a module
+// free of kubelet imports that the virtual-kubelet suite (package vk)
+// shares, with its own -vk.* flags and vk:* entries.
 //
 // Without strict mode a failed SHOULD spec is a warning: Ginkgo sees a skip
 // whose message starts "<ID> is a SHOULD spec: its failure is a warning",

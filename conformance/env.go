@@ -11,15 +11,18 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
+
+	"github.com/kri-kit/testkit/suite"
 )
 
-// Report entry names the summary reads back from the Ginkgo report.
+// Report entry names the summary reads back from the Ginkgo report (those
+// of package suite, with the prefix kri).
 const (
-	entryExpectedFailure = "kri:expected-failure"
+	entryExpectedFailure = "kri:" + suite.EntryExpectedFailure
 	entryCleanup         = "kri:cleanup"
 	// entryWarning carries the failure of a SHOULD spec that does not fail
 	// the run (no strict mode): the spec is a skip in Ginkgo's terms.
-	entryWarning = "kri:warning"
+	entryWarning = "kri:" + suite.EntryWarning
 )
 
 // base is what every spec body gets: the settings, a Gomega whose failures
@@ -59,12 +62,6 @@ type recorded struct {
 	stopped bool
 }
 
-// Messages of the specs whose failures do not fail them.
-const (
-	msgXFailNotRun = "expected failure, not run (Config.SkipExpectedFailures, -kri.skip-expected-failures)"
-	msgWarning     = "is a SHOULD spec: its failure is a warning and does not fail the run (Config.Strict or -kri.strict would make it)"
-)
-
 // runSpec runs spec s of registration reg: it applies the skips (benchmark,
 // capabilities, missing factory), builds the environment and runs the body.
 //
@@ -74,8 +71,9 @@ const (
 // (reported as a warning, a skip carrying the kri:warning report entry).
 // Either way the body stops at its first failure and the cleanups run. So
 // Ginkgo's own result, and with it the exit status, fails for exactly the
-// failures that fail the run; the summary (summary.go) tells the warnings
-// and expected failures apart from real skips.
+// failures that fail the run (suite.Suite.Settle reports the end); the
+// summary (summary.go) tells the warnings and expected failures apart from
+// real skips.
 func runSpec(reg *registration, s *specDef) {
 	st, err := reg.settings()
 	if err != nil {
@@ -87,10 +85,8 @@ func runSpec(reg *registration, s *specDef) {
 	if s.benchmark && st.cfg.VirtualTime {
 		ginkgo.Skip("benchmark specs measure the real clock: run them without Config.VirtualTime")
 	}
-	for _, c := range s.caps {
-		if !st.caps[c] {
-			ginkgo.Skip(fmt.Sprintf("needs capability %q, which Config.Capabilities does not declare", c))
-		}
+	if reason := suite.CapabilitySkip(s.caps, func(c Capability) bool { return st.caps[c] }); reason != "" {
+		ginkgo.Skip(reason)
 	}
 	switch {
 	case s.kind == kindPod && st.cfg.NewPodProvider == nil:
@@ -101,11 +97,9 @@ func runSpec(reg *registration, s *specDef) {
 
 	reason, xfail := st.cfg.ExpectedFailures[s.id]
 	if xfail && st.skipXFail {
-		ginkgo.AddReportEntry(entryExpectedFailure, "not run: "+reason, ginkgo.ReportEntryVisibilityNever)
-		ginkgo.Skip(fmt.Sprintf("%s: %s", msgXFailNotRun, reason))
+		kriSuite.SkipExpectedFailure(reason)
 	}
-	warn := s.level == Should && !st.strict
-	tolerate := xfail || warn
+	tolerate := suite.Tolerated(s.level, st.strict, xfail)
 
 	var failures []recorded
 	inBody := false // the fail handler may abort the body only
@@ -160,38 +154,15 @@ func runSpec(reg *registration, s *specDef) {
 		}()
 		run()
 	}()
-	switch {
-	case len(failures) > 0 && xfail:
-		first := firstLine(failures[0].message)
-		ginkgo.AddReportEntry(entryExpectedFailure, reason+": "+first, ginkgo.ReportEntryVisibilityNever)
-		ginkgo.Skip(fmt.Sprintf("expected failure (Config.ExpectedFailures: %s): %s", reason, first))
-	case len(failures) > 0:
-		warning(s, failures[0])
-	case xfail:
-		msg := fmt.Sprintf("%s passed but Config.ExpectedFailures lists it (%q): remove it from the list", s.id, reason)
-		if warn {
-			warning(s, recorded{message: msg, location: types.NewCodeLocation(0)})
-		} else {
-			ginkgo.Fail(msg)
-		}
+	end := suite.End{ID: s.id, Level: s.level, Strict: st.strict, XFail: xfail, Reason: reason}
+	if len(failures) > 0 {
+		end.Failure = &suite.Failure{Message: failures[0].message, Location: failures[0].location}
 	}
+	kriSuite.Settle(end)
 }
 
-// warning reports the failure f of SHOULD spec s as a warning: a report
-// entry (shown on the console and as a JUnit property) and a skip whose
-// message says why the run goes on.
-func warning(s *specDef, f recorded) {
-	ginkgo.AddReportEntry(entryWarning, fmt.Sprintf("%s\n\nat %s", strings.TrimSpace(f.message), f.location), ginkgo.ReportEntryVisibilityAlways)
-	ginkgo.Skip(fmt.Sprintf("%s %s: %s", s.id, msgWarning, firstLine(f.message)))
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
+// firstLine is the first line of s, trimmed (suite.FirstLine).
+func firstLine(s string) string { return suite.FirstLine(s) }
 
 // deferCleanup registers f to run when the spec's body ends, whether it
 // passed or failed, after the cleanups registered later (ginkgo.DeferCleanup
@@ -293,7 +264,7 @@ func (b *base) expectNil(method string, err error, what string) {
 }
 
 func (b *base) skipIfNotSupported(method string, err error) {
-	if errors.Is(err, ErrNotSupported) {
+	if suite.IsNotSupported(err) {
 		ginkgo.Skip(fmt.Sprintf("%s is not supported by the provider (%v)", method, err))
 	}
 }

@@ -19,7 +19,8 @@
 #
 # The modules with a release of their own (examples/kubeletruntime,
 # hack/e2e/apiserver) keep it: in the copy they build the kit at their
-# release, as make test already does.
+# release, as make test already does. suite/, the module of what the KRI
+# and VK suites share, requires no k8s.io module: it is copied as it is.
 set -euo pipefail
 version=${1:?usage: hack/test-k8s.sh v1.MINOR.PATCH [make target ...]}
 shift

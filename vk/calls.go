@@ -9,6 +9,8 @@ import (
 
 	"github.com/virtual-kubelet/virtual-kubelet/node"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kri-kit/testkit/suite"
 )
 
 // call is one call VK (or a spec) made to the provider.
@@ -147,6 +149,20 @@ func (l *callLog) add(c call) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.calls = append(l.calls, c)
+}
+
+// notSupported returns the first call the provider answered with an error
+// that is, or wraps, ErrNotSupported (suite.IsNotSupported), and whether
+// there is one.
+func (l *callLog) notSupported() (call, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range l.calls {
+		if suite.IsNotSupported(c.Err) {
+			return c, true
+		}
+	}
+	return call{}, false
 }
 
 // of returns the calls of method for the pod namespace/name, in order.

@@ -16,7 +16,7 @@ func catalogueYAML() string {
 	b.WriteString(`# The catalogue of the virtual-kubelet provider suite (package vk): every
 # spec, its level and the code of github.com/virtual-kubelet/virtual-kubelet
 # v1.13.0 it rests on. MUST specs decide the verdict; SHOULD specs are
-# reported (and decide it under -vk.strict). IDs are never renumbered.
+# reported (and fail the run under -vk.strict). IDs are never renumbered.
 #
 # TestCatalogueFile fails when this file and the specs drift apart.
 # Regenerate it with:

@@ -17,12 +17,19 @@
 //		})
 //	}
 //
-// The test fails when a MUST spec fails: its exit status is the verdict.
-// The summary (stdout, and -vk.summary=FILE) lists each spec with its
-// outcome and time and ends with the verdict line; -ginkgo.junit-report=FILE
-// writes a JUnit report, and the other -ginkgo.* flags work too
-// (-ginkgo.focus=KVK-POD-005, -ginkgo.label-filter=must). A SHOULD spec not
-// met is reported and fails the run only with Config.Strict or -vk.strict.
+// The test fails exactly when the verdict is "not conformant" (an
+// applicable MUST spec failed, was skipped because a provider call answered
+// ErrNotSupported, did not run, or is listed in Config.ExpectedFailures) or,
+// with Config.Strict or -vk.strict, when an applicable SHOULD spec did not
+// pass: its exit status is the verdict. The summary (stdout, and
+// -vk.summary=FILE) lists each spec with its level, result and time, the
+// failures with their first line, then the verdict and the gate;
+// -ginkgo.junit-report=FILE writes a JUnit report, and the other -ginkgo.*
+// flags work too (-ginkgo.focus=KVK-POD-005, -ginkgo.label-filter=must).
+// Config.ExpectedFailures, SkipExpectedFailures (-vk.skip-expected-failures),
+// TimeoutScale (-vk.timeout-scale) and Parallel (the Ginkgo CLI's --procs)
+// work as the KRI suite's: the rules are package
+// github.com/kri-kit/testkit/suite's, which both suites share.
 //
 // # The judge
 //
@@ -90,5 +97,8 @@
 // pkg/probe (ResolveContainerPort) and third_party/forked/golang/expansion;
 // importing it makes 'go mod tidy' fail on k8s.io/component-helpers@v0.0.0.
 // So the reference provider here (package simprovider) is a small
-// simulation of its own, and the runner is a minimal one of its own.
+// simulation of its own. The runner's rules (verdict, gate, summary,
+// ExpectedFailures, the flags, ErrNotSupported) are not: they are module
+// github.com/kri-kit/testkit/suite's, which the KRI suite shares and which
+// requires neither the kubelet nor virtual-kubelet (only Ginkgo).
 package vk

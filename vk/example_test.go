@@ -28,6 +28,12 @@ func ExampleRun() {
 			// What of the pod spec its backend does; the specs of a
 			// capability left out are skipped, the reason printed.
 			Capabilities: []vk.Capability{vk.CapContainerRestarts, vk.CapStartFailures, vk.CapExitCodes, vk.CapGracePeriod},
+			// Known gaps while adopting the suite, each with its reason:
+			// reported as expected failures; a MUST one still fails the run.
+			ExpectedFailures: map[string]string{"KVK-POD-009": "GetPod drops annotations until the backend stores them"},
+			// Each spec has a VK and an API server of its own: the Ginkgo
+			// CLI may spread them over processes (--procs=N).
+			Parallel: true,
 		})
 	}
 }

@@ -2,18 +2,20 @@ package vk
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"os"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 	"github.com/virtual-kubelet/virtual-kubelet/node"
+
+	"github.com/kri-kit/testkit/suite"
 )
 
 // Config says what the suite runs against and how.
@@ -33,8 +35,50 @@ type Config struct {
 	// A goroutine of the provider still blocked once the spec has stopped VK
 	// and cancelled its context fails the spec.
 	VirtualTime bool
-	// Strict fails the run on a SHOULD spec not met too (-vk.strict).
+	// Strict makes the SHOULD specs gate the run like the MUST specs: the
+	// run also fails when an applicable SHOULD spec fails, is skipped
+	// (ErrNotSupported) or does not run, unless ExpectedFailures lists it.
+	// The verdict, which only MUST specs decide, is the same with and
+	// without it. The -vk.strict flag sets it too.
 	Strict bool
+	// ExpectedFailures lists specs known to fail, by ID ("KVK-POD-005"),
+	// each with the reason. Such a spec is reported as an expected failure
+	// (a skip in Ginkgo's terms, its first failure line in the summary)
+	// instead of a failure; if it passes, it fails and asks to be removed
+	// from the list. For a MUST spec an expected failure still makes the
+	// verdict "not conformant", so the run still fails: the list documents
+	// known gaps while the provider adopts the suite, it never turns a run
+	// green. For a SHOULD spec it matters only with Strict, where it
+	// exempts that one spec.
+	ExpectedFailures map[string]string
+	// SkipExpectedFailures does not run the specs listed in
+	// ExpectedFailures: each is reported as an expected failure "not run"
+	// and counts for the verdict as a failure would, but costs no time.
+	// The -vk.skip-expected-failures flag sets it too.
+	SkipExpectedFailures bool
+	// TimeoutScale multiplies how long a spec waits for what VK and the
+	// provider must get done (a status VK publishes, a pod going away,
+	// calls returning); 0 means 1. The -vk.timeout-scale flag multiplies it
+	// again, so that a slow machine or a slow backend can stretch the suite
+	// without a code change. VK's own periods (its 5s status poll, the
+	// lease) and the windows in which something must not happen are VK's
+	// and keep their length.
+	TimeoutScale float64
+	// Parallel lets the specs run in parallel processes under the Ginkgo
+	// CLI of the provider's module: 'go run github.com/onsi/ginkgo/v2/ginkgo
+	// --procs=N <package, or its test binary from go test -c> -- <test
+	// flags>'. Every process calls Run and builds its own providers, and
+	// every spec has an API server and a VK of its own; the providers of two
+	// processes must not share a backend whose pods GetPods lists, since VK
+	// deletes every pod GetPods answers that its API server does not have
+	// (PodController.deleteDanglingPods, node/podcontroller.go). Process 1
+	// writes the summary and the verdict of the whole run. false (the
+	// default) marks every spec Serial, so that 'ginkgo -p' runs them one at
+	// a time.
+	Parallel bool
+	// SummaryFile, when set, receives the summary the suite prints at the
+	// end (the -vk.summary flag overrides it).
+	SummaryFile string
 	// Capabilities the provider declares: what of the pod spec its backend
 	// does (see Capability). A spec that needs a capability not declared
 	// here is skipped, with the capability named in the reason, and does
@@ -89,23 +133,106 @@ func AllCapabilities() []Capability {
 // "capability:<name>".
 func (c Capability) Label() string { return "capability:" + string(c) }
 
-var (
-	summaryFlag = flag.String("vk.summary", "", "write the suite's summary and verdict to this file too")
-	strictFlag  = flag.Bool("vk.strict", false, "fail the run on SHOULD specs not met too")
+// vkSuite names the suite in what package suite writes and reads back: its
+// summary, its flags (-vk.*), its report entries (vk:*) and its spec IDs.
+var vkSuite = suite.Suite{
+	Name:   "VK provider conformance",
+	Prefix: "vk",
+	SpecID: regexp.MustCompile(`^\[(KVK-[A-Z]+-\d{3})\]`),
+}
+
+// flags are the suite's command-line flags: -vk.strict, -vk.summary,
+// -vk.timeout-scale and -vk.skip-expected-failures.
+var flags = vkSuite.RegisterFlags()
+
+// Report entries of a spec that the summary reads back, beside those of
+// package suite (vk:warning, vk:expected-failure).
+const (
+	// entryNotApplicable carries why a skipped spec does not apply to the
+	// providers (a capability not declared, no provider of its kind, a sync
+	// provider for an async-only spec): it then does not count.
+	entryNotApplicable = "vk:not-applicable"
+	// entryTook carries how long a spec took, shown with a passed spec.
+	entryTook = "vk:took"
 )
+
+// ErrNotSupported is the error a provider returns (wrapped or not, with %w,
+// pkg/errors or VK's errdefs) from an operation it does not implement. A
+// spec during which a provider call answered it is skipped, the call named;
+// a MUST spec skipped this way still makes the verdict "not conformant". It
+// is suite.ErrNotSupported, the one of every suite of the kit (the KRI
+// suite's conformance.ErrNotSupported too).
+var ErrNotSupported = suite.ErrNotSupported
+
+// settings is a Config with the flags applied.
+type settings struct {
+	cfg       Config
+	scale     float64
+	strict    bool
+	skipXFail bool
+}
+
+// validate checks cfg.
+func validate(cfg Config) error {
+	var errs []string
+	if cfg.NewPodProvider == nil && cfg.NewNodeProvider == nil {
+		errs = append(errs, "neither NewPodProvider nor NewNodeProvider is set")
+	}
+	if slices.Contains(cfg.Capabilities, CapBackendFailures) && cfg.MakeBackendUnhealthy == nil {
+		errs = append(errs, fmt.Sprintf("capability %q needs MakeBackendUnhealthy", CapBackendFailures))
+	}
+	errs = append(errs, suite.ValidateExpectedFailures(cfg.ExpectedFailures, func(id string) bool {
+		return slices.ContainsFunc(specs, func(s spec) bool { return s.ID == id })
+	})...)
+	if err := suite.ValidateTimeoutScale(cfg.TimeoutScale); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid vk.Config: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// resolve validates cfg and applies the flags (parsed by then).
+func resolve(cfg Config) (*settings, error) {
+	if err := validate(cfg); err != nil {
+		return nil, err
+	}
+	scale, err := flags.Scale(cfg.TimeoutScale)
+	if err != nil {
+		return nil, err
+	}
+	if flags.Summary != "" {
+		cfg.SummaryFile = flags.Summary
+	}
+	cfg.TimeoutScale = scale
+	return &settings{cfg: cfg, scale: scale, strict: cfg.Strict || flags.Strict,
+		skipXFail: cfg.SkipExpectedFailures || flags.SkipExpectedFailures}, nil
+}
 
 // Run runs the suite from a plain 'go test': it registers one Ginkgo spec
 // per entry of Catalogue and calls ginkgo.RunSpecs, once per test binary.
 // The -ginkgo.* flags keep working (-ginkgo.focus=KVK-POD-005,
-// -ginkgo.label-filter=must, -ginkgo.junit-report=FILE, -ginkgo.v). A MUST
-// spec not met fails the run, and so the test; a SHOULD spec not met is
-// reported, in the Ginkgo report and the summary, and fails the run only with
-// Config.Strict or -vk.strict. The summary ends with the verdict line.
+// -ginkgo.label-filter=must, -ginkgo.junit-report=FILE, -ginkgo.v), and so
+// do the suite's own: -vk.strict, -vk.summary=FILE, -vk.timeout-scale=N,
+// -vk.skip-expected-failures.
+//
+// The run, and so the test, fails exactly when the verdict is "not
+// conformant" (an applicable MUST spec failed, was skipped, did not run or
+// is an expected failure) or, with Config.Strict or -vk.strict, when an
+// applicable SHOULD spec did not pass and ExpectedFailures does not list
+// it; a SHOULD failure is otherwise a warning. Its rules are package
+// suite's, the KRI suite's too. The summary, printed at the end, lists
+// every spec with its level, result and time, the failures with their
+// first line, the verdict and the gate. Run fails t at once when cfg is
+// invalid.
 func Run(t *testing.T, cfg Config) {
 	t.Helper()
-	cfg.Strict = cfg.Strict || *strictFlag
+	st, err := resolve(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	gomega.RegisterFailHandler(ginkgo.Fail)
-	res := &results{byID: map[string]outcome{}}
 	for _, s := range sortedSpecs() {
 		level := strings.ToLower(string(s.Level))
 		group := "pod"
@@ -116,92 +243,128 @@ func Run(t *testing.T, cfg Config) {
 		for _, c := range s.Capabilities {
 			labels = append(labels, c.Label())
 		}
-		ginkgo.It(fmt.Sprintf("[%s] %s", s.ID, s.Title), labels, func() {
-			o := runSpec(t, s, cfg)
-			res.set(s.ID, o)
-			ginkgo.AddReportEntry("vk:code", s.VK, ginkgo.ReportEntryVisibilityFailureOrVerbose)
-			switch {
-			case o.Skipped:
-				ginkgo.Skip(o.Message)
-			case o.Failed && s.Level == Should && !cfg.Strict:
-				ginkgo.AddReportEntry("vk:should-not-met", o.Message)
-			case o.Failed:
-				ginkgo.Fail(fmt.Sprintf("[%s %s] %s", s.ID, s.Level, o.Message))
-			}
-		})
-	}
-	ginkgo.ReportAfterSuite("vk summary", func(ginkgo.Report) {
-		text := res.summary(cfg.Strict)
-		fmt.Fprint(os.Stdout, text)
-		if *summaryFlag != "" {
-			if err := os.WriteFile(*summaryFlag, []byte(text), 0o644); err != nil {
-				ginkgo.Fail(fmt.Sprintf("writing -vk.summary: %v", err))
-			}
+		args := []any{labels}
+		if !st.cfg.Parallel {
+			args = append(args, ginkgo.Serial)
 		}
+		args = append(args, func() { runInGinkgo(t, s, st) })
+		ginkgo.It(fmt.Sprintf("[%s] %s", s.ID, s.Title), args...)
+	}
+	ginkgo.ReportAfterSuite(vkSuite.Name+" summary", func(report ginkgo.Report) {
+		outs := outcomes(report, st)
+		j := vkSuite.Judge(outs, report)
+		vkSuite.Write(renderSummary(outs, st, j), j, st.cfg.SummaryFile)
 	})
 	ginkgo.RunSpecs(t, "virtual-kubelet provider conformance")
 }
 
-type results struct {
-	mu   sync.Mutex
-	byID map[string]outcome
+// runInGinkgo is the body of spec s's Ginkgo spec: the skips of a spec that
+// does not apply or is an expected failure not to run, then the spec, whose
+// end package suite reports (suite.Suite.Settle).
+func runInGinkgo(t *testing.T, s spec, st *settings) {
+	ginkgo.AddReportEntry("vk:code", s.VK, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	if reason := notApplicable(s, st.cfg); reason != "" {
+		ginkgo.AddReportEntry(entryNotApplicable, reason, ginkgo.ReportEntryVisibilityNever)
+		ginkgo.Skip(reason)
+	}
+	reason, xfail := st.cfg.ExpectedFailures[s.ID]
+	if xfail && st.skipXFail {
+		vkSuite.SkipExpectedFailure(reason)
+	}
+	o := runSpec(t, s, st.cfg)
+	ginkgo.AddReportEntry(entryTook, tookText(o), ginkgo.ReportEntryVisibilityNever)
+	if o.Skipped {
+		if o.NotApplicable {
+			ginkgo.AddReportEntry(entryNotApplicable, o.Message, ginkgo.ReportEntryVisibilityNever)
+		}
+		ginkgo.Skip(o.Message)
+	}
+	end := suite.End{ID: s.ID, Level: s.Level, Strict: st.strict, XFail: xfail, Reason: reason}
+	if o.Failed {
+		end.Failure = &suite.Failure{Message: fmt.Sprintf("[%s %s] %s", s.ID, s.Level, o.Message), Location: types.NewCodeLocation(0)}
+	}
+	vkSuite.Settle(end)
 }
 
-func (r *results) set(id string, o outcome) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.byID[id] = o
+// tookText is how long a spec took: on its clock, and on the real one
+// under Config.VirtualTime.
+func tookText(o outcome) string {
+	took := o.Took.Round(time.Millisecond).String()
+	if o.Virtual {
+		took += fmt.Sprintf(" virtual, %v real", o.Real.Round(time.Millisecond))
+	}
+	return took
 }
 
-// summary lists each spec run with its outcome and ends with the verdict.
-func (r *results) summary(strict bool) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ids := make([]string, 0, len(r.byID))
-	for id := range r.byID {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	var b strings.Builder
-	var mustFailed, shouldFailed []string
-	passed, skipped := 0, 0
-	levels := map[string]Level{}
-	for _, s := range specs {
-		levels[s.ID] = s.Level
-	}
-	fmt.Fprintf(&b, "virtual-kubelet provider conformance (github.com/kri-kit/testkit/vk)\n")
-	for _, id := range ids {
-		o := r.byID[id]
-		state := "passed"
+// outcomes pairs every spec with its result in report (suite.Classify), in
+// the order of the catalogue. A spec applies unless it needs what the
+// configuration lacks, or a skip of it said why it does not apply; a passed
+// spec's detail is its time.
+func outcomes(report ginkgo.Report, st *settings) []suite.Outcome {
+	byID := vkSuite.Reports(report)
+	var outs []suite.Outcome
+	for _, s := range sortedSpecs() {
+		sr, ran := byID[s.ID]
+		o := vkSuite.Classify(suite.Spec{ID: s.ID, Level: s.Level, Text: s.Title}, sr, ran,
+			func(id string) string { return st.cfg.ExpectedFailures[id] })
+		o.Strict = st.strict
+		reason := notApplicable(s, st.cfg)
+		if r, found := suite.EntryValue(sr, entryNotApplicable); found && reason == "" {
+			reason = r
+		}
+		o.Applicable = reason == ""
 		switch {
-		case o.Skipped:
-			state, skipped = "skipped: "+firstLine(o.Message), skipped+1
-		case o.Failed && levels[id] == Must:
-			state, mustFailed = "FAILED", append(mustFailed, id)
-		case o.Failed:
-			state, shouldFailed = "not met", append(shouldFailed, id)
-		default:
-			passed++
+		case o.Result == suite.Passed:
+			o.Detail, _ = suite.EntryValue(sr, entryTook)
+		case !o.Applicable && o.Result != suite.Failed:
+			o.Detail = "not applicable: " + reason
 		}
-		took := o.Took.Round(time.Millisecond).String()
-		if o.Virtual {
-			took += fmt.Sprintf(" virtual, %v real", o.Real.Round(time.Millisecond))
-		}
-		fmt.Fprintf(&b, "  %-13s %-6s %s (%s)\n", id, levels[id], state, took)
+		outs = append(outs, o)
 	}
-	conformant := len(mustFailed) == 0 && (!strict || len(shouldFailed) == 0)
-	verdict := "CONFORMANT"
-	if !conformant {
-		verdict = "NOT CONFORMANT"
-	}
-	fmt.Fprintf(&b, "verdict: %s (%d passed, %d MUST failed %v, %d SHOULD not met %v, %d skipped)\n",
-		verdict, passed, len(mustFailed), mustFailed, len(shouldFailed), shouldFailed, skipped)
-	return b.String()
+	return outs
 }
 
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
+// renderSummary is the suite's summary: its providers, capabilities and
+// clock over suite.Summary's text.
+func renderSummary(outs []suite.Outcome, st *settings, j suite.Judgement) string {
+	configured := func(ok bool) string {
+		if ok {
+			return "configured"
+		}
+		return "not configured"
 	}
-	return s
+	caps := make([]string, 0, len(st.cfg.Capabilities))
+	for _, c := range st.cfg.Capabilities {
+		caps = append(caps, string(c))
+	}
+	sort.Strings(caps)
+	if len(caps) == 0 {
+		caps = append(caps, "none")
+	}
+	clock := "real time"
+	if st.cfg.VirtualTime {
+		clock = "virtual time (testing/synctest)"
+	}
+	header := []string{
+		fmt.Sprintf("providers: pod: %s, node: %s", configured(st.cfg.NewPodProvider != nil), configured(st.cfg.NewNodeProvider != nil)),
+		"capabilities declared: " + strings.Join(caps, ", "),
+		fmt.Sprintf("clock: %s, timeout scale %g", clock, st.scale),
+	}
+	return suite.Summary{Suite: vkSuite, Header: header, Strict: st.strict, Outcomes: outs, Judgement: j}.Text()
+}
+
+// notApplicable says why s does not apply to the providers cfg configures,
+// as far as cfg alone tells: "" when it does. (Whether the pod provider is
+// async is known once one is built: see execute.)
+func notApplicable(s spec, cfg Config) string {
+	if reason := suite.CapabilitySkip(s.Capabilities, func(c Capability) bool { return slices.Contains(cfg.Capabilities, c) }); reason != "" {
+		return reason
+	}
+	switch {
+	case s.node && cfg.NewNodeProvider == nil:
+		return "no node provider: Config.NewNodeProvider is nil"
+	case !s.node && cfg.NewPodProvider == nil:
+		return "no pod provider: Config.NewPodProvider is nil"
+	}
+	return ""
 }

@@ -15,16 +15,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
+
+	"github.com/kri-kit/testkit/suite"
 )
 
-// Level is how much a spec weighs in the verdict.
-type Level string
+// Level is how much a spec weighs in the verdict: suite.Level, the level
+// of every suite of the kit.
+type Level = suite.Level
 
 const (
 	// Must: what VK publishes or decides goes wrong when the spec fails.
-	Must Level = "MUST"
+	Must = suite.Must
 	// Should: VK's result stays right, at a cost (retries, extra calls).
-	Should Level = "SHOULD"
+	Should = suite.Should
 )
 
 // SpecInfo describes a spec of the catalogue.
@@ -92,14 +95,25 @@ type env struct {
 
 // specFailure and specSkip end a spec body (panics caught by runSpec).
 type specFailure struct{ msg string }
-type specSkip struct{ reason string }
+type specSkip struct {
+	reason string
+	// notApplicable: the spec does not apply to the providers (it does
+	// not count), rather than being skipped (ErrNotSupported, which counts).
+	notApplicable bool
+}
 
 func (e *env) failf(format string, args ...any) {
 	panic(specFailure{fmt.Sprintf(format, args...)})
 }
 
 func (e *env) skipf(format string, args ...any) {
-	panic(specSkip{fmt.Sprintf(format, args...)})
+	panic(specSkip{reason: fmt.Sprintf(format, args...)})
+}
+
+// notApplicable ends the body of a spec that does not apply to the
+// providers.
+func (e *env) notApplicable(reason string) {
+	panic(specSkip{reason: reason, notApplicable: true})
 }
 
 func (e *env) notef(format string, args ...any) {
@@ -110,10 +124,13 @@ func (e *env) notef(format string, args ...any) {
 type outcome struct {
 	Failed  bool
 	Skipped bool
-	Message string        // the failure or the skip reason
-	Took    time.Duration // on the spec's clock: virtual with Config.VirtualTime
-	Real    time.Duration // on the real clock
-	Virtual bool          // Took is virtual time
+	// NotApplicable: the skip says the spec does not apply to the
+	// providers (it does not count for the verdict).
+	NotApplicable bool
+	Message       string        // the failure or the skip reason
+	Took          time.Duration // on the spec's clock: virtual with Config.VirtualTime
+	Real          time.Duration // on the real clock
+	Virtual       bool          // Took is virtual time
 }
 
 // runSpec runs s once against the providers cfg builds: inside a
@@ -152,6 +169,9 @@ func execute(s spec, cfg Config) (o outcome) {
 		e.judge.stop()
 		cancel()
 		o.Took = time.Since(start)
+		if c, ok := e.calls.notSupported(); ok && !o.Skipped {
+			o = outcome{Skipped: true, Took: o.Took, Message: fmt.Sprintf("%s is not supported by the provider (%v)", c.Method, c.Err)}
+		}
 	}()
 	defer func() {
 		switch r := recover().(type) {
@@ -162,37 +182,35 @@ func execute(s spec, cfg Config) (o outcome) {
 				o.Message += "\n" + strings.Join(e.notes, "\n")
 			}
 		case specSkip:
-			o.Skipped, o.Message = true, r.reason
+			o.Skipped, o.NotApplicable, o.Message = true, r.notApplicable, r.reason
 		default:
 			o.Failed, o.Message = true, fmt.Sprintf("panic: %v\n%s", r, debug.Stack())
 		}
 	}()
-	for _, c := range s.Capabilities {
-		if !slices.Contains(cfg.Capabilities, c) {
-			e.skipf("needs capability %q, which Config.Capabilities does not declare", c)
-		}
+	if reason := notApplicable(s, cfg); reason != "" {
+		e.notApplicable(reason)
 	}
 	if s.node {
-		if cfg.NewNodeProvider == nil {
-			e.skipf("no node provider: Config.NewNodeProvider is nil")
-		}
 		np, err := cfg.NewNodeProvider(ctx)
+		if suite.IsNotSupported(err) {
+			e.skipf("NewNodeProvider is not supported by the provider (%v)", err)
+		}
 		if err != nil {
 			e.failf("NewNodeProvider: %v", err)
 		}
 		e.nodes = &recordedNode{p: np, log: e.calls, returned: make(chan struct{})}
 	} else {
-		if cfg.NewPodProvider == nil {
-			e.skipf("no pod provider: Config.NewPodProvider is nil")
-		}
 		pp, err := cfg.NewPodProvider(ctx)
+		if suite.IsNotSupported(err) {
+			e.skipf("NewPodProvider is not supported by the provider (%v)", err)
+		}
 		if err != nil {
 			e.failf("NewPodProvider: %v", err)
 		}
 		e.pods = recordPods(pp, e.calls)
 		_, e.async = pp.(node.PodNotifier)
 		if s.AsyncOnly && !e.async {
-			e.skipf("%s", syncSkipReason)
+			e.notApplicable(syncSkipReason)
 		}
 		if s.prepare != nil {
 			s.prepare(e)
@@ -256,10 +274,10 @@ func (e *env) apiPod(namespace, name string) *corev1.Pod {
 	return p
 }
 
-// await polls cond every 100ms until it is true or bound has passed; it
-// answers whether cond became true.
+// await polls cond every 100ms until it is true or bound, times
+// Config.TimeoutScale, has passed; it answers whether cond became true.
 func (e *env) await(bound time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(bound)
+	deadline := time.Now().Add(e.scaled(bound))
 	for {
 		if cond() {
 			return true
@@ -275,7 +293,17 @@ func (e *env) await(bound time.Duration, cond func() bool) bool {
 	}
 }
 
-// sleep lets d pass.
+// scaled is d times Config.TimeoutScale (0 means 1): the bound of a wait
+// for what VK and the provider must get done.
+func (e *env) scaled(d time.Duration) time.Duration {
+	if e.cfg.TimeoutScale == 0 {
+		return d
+	}
+	return time.Duration(float64(d) * e.cfg.TimeoutScale)
+}
+
+// sleep lets d pass (not scaled: a window in which something must not
+// happen, or VK's own time).
 func (e *env) sleep(d time.Duration) {
 	select {
 	case <-time.After(d):

@@ -14,10 +14,15 @@ import (
 	"github.com/kri-kit/testkit/vk/simprovider"
 )
 
-// variantEnv names the mutant TestSuiteAgainstTheReferenceProvider runs
-// against instead of the reference provider (TestRunVerdictIsTheExitStatus
-// sets it in a child process).
-const variantEnv = "KRI_VK_SELFTEST_VARIANT"
+// The environment of TestSuiteAgainstTheReferenceProvider run in a child
+// process: variantEnv names the mutant it runs against instead of the
+// reference provider, xfailEnv lists its Config.ExpectedFailures
+// ("ID=reason,ID=reason"), parallelEnv sets Config.Parallel.
+const (
+	variantEnv  = "KRI_VK_SELFTEST_VARIANT"
+	xfailEnv    = "KRI_VK_SELFTEST_XFAIL"
+	parallelEnv = "KRI_VK_SELFTEST_PARALLEL"
+)
 
 // TestSuiteAgainstTheReferenceProvider runs the suite as a provider author
 // runs it: through Run, with its Ginkgo report, summary and verdict.
@@ -34,6 +39,14 @@ func TestSuiteAgainstTheReferenceProvider(t *testing.T) {
 			return nil
 		},
 	}
+	if list := os.Getenv(xfailEnv); list != "" {
+		cfg.ExpectedFailures = map[string]string{}
+		for _, entry := range strings.Split(list, ",") {
+			id, reason, _ := strings.Cut(entry, "=")
+			cfg.ExpectedFailures[id] = reason
+		}
+	}
+	cfg.Parallel = os.Getenv(parallelEnv) != ""
 	if name := os.Getenv(variantEnv); name != "" {
 		for _, v := range mutants {
 			if v.name == name {
@@ -52,9 +65,9 @@ func TestSuiteAgainstTheReferenceProvider(t *testing.T) {
 
 // TestRunVerdictIsTheExitStatus runs the suite through Run in a child
 // process against a mutant that fails a MUST spec, and against one that
-// fails only a SHOULD spec: the first exits non-zero with NOT CONFORMANT,
-// the second passes unless -vk.strict; both write the summary and a JUnit
-// report.
+// fails only a SHOULD spec: the first exits non-zero, not conformant, the
+// second passes, conformant, unless -vk.strict fails its gate; each writes
+// the summary and a JUnit report.
 func TestRunVerdictIsTheExitStatus(t *testing.T) {
 	if os.Getenv(variantEnv) != "" {
 		t.Skip("in the child process")
@@ -64,11 +77,12 @@ func TestRunVerdictIsTheExitStatus(t *testing.T) {
 		strict   bool
 		fails    bool
 		verdict  string
+		gate     string
 		reported string
 	}{
-		{variant: "deletepod-of-an-unknown-pod-answers-a-plain-error", fails: true, verdict: "verdict: NOT CONFORMANT", reported: "KVK-POD-006"},
-		{variant: "getpod-drops-annotations", fails: false, verdict: "verdict: CONFORMANT", reported: "KVK-POD-009"},
-		{variant: "getpod-drops-annotations", strict: true, fails: true, verdict: "verdict: NOT CONFORMANT", reported: "KVK-POD-009"},
+		{variant: "deletepod-of-an-unknown-pod-answers-a-plain-error", fails: true, verdict: "\nverdict: not conformant\n", gate: "\ngate: FAIL (the verdict is not conformant)", reported: "KVK-POD-006"},
+		{variant: "getpod-drops-annotations", fails: false, verdict: "\nverdict: conformant (", gate: "\ngate: pass (", reported: "KVK-POD-009"},
+		{variant: "getpod-drops-annotations", strict: true, fails: true, verdict: "\nverdict: conformant (", gate: "\ngate: FAIL (strict mode: 1 applicable SHOULD spec(s) failed: KVK-POD-009)", reported: "KVK-POD-009"},
 	} {
 		t.Run(tc.variant, func(t *testing.T) {
 			dir := t.TempDir()
@@ -89,8 +103,8 @@ func TestRunVerdictIsTheExitStatus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(string(text), tc.verdict) || !strings.Contains(string(text), tc.reported) {
-				t.Fatalf("summary lacks %q or %s:\n%s", tc.verdict, tc.reported, text)
+			if !strings.Contains(string(text), tc.verdict) || !strings.Contains(string(text), tc.gate) || !strings.Contains(string(text), tc.reported) {
+				t.Fatalf("summary lacks %q, %q or %s:\n%s", tc.verdict, tc.gate, tc.reported, text)
 			}
 			report, err := os.ReadFile(junit)
 			if err != nil || !strings.Contains(string(report), tc.reported) {

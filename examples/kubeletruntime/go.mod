@@ -4,6 +4,9 @@ go 1.26.0
 
 replace github.com/kri-kit/testkit => ../..
 
+// The kit's module of what its suites share, which the kit requires.
+replace github.com/kri-kit/testkit/suite => ../../suite
+
 // The k8s.io/kubernetes module requires its staging modules at v0.0.0 and
 // resolves them with replace directives that only work inside its own
 // repository; this module pins each to the matching release. Regenerate
@@ -118,6 +121,7 @@ require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
+	github.com/kri-kit/testkit/suite v0.0.0-00010101000000-000000000000 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/moby/spdystream v0.5.1 // indirect
 	github.com/moby/sys/mountinfo v0.7.2 // indirect

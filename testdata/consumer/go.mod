@@ -39,6 +39,7 @@ require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.26.3 // indirect
 	github.com/josharian/intern v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
+	github.com/kri-kit/testkit/suite v0.0.0-00010101000000-000000000000 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
 	github.com/moby/spdystream v0.5.1 // indirect
 	github.com/moby/sys/mountinfo v0.7.2 // indirect
@@ -106,6 +107,9 @@ require (
 
 // The kit, from this repository.
 replace github.com/kri-kit/testkit => ../..
+
+// The kit's module of what its suites share, which the kit requires.
+replace github.com/kri-kit/testkit/suite => ../../suite
 
 // The k8s.io replace block every module importing the kit needs (make
 // replace-block prints it).

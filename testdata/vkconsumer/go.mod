@@ -25,6 +25,7 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/josharian/intern v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
+	github.com/kri-kit/testkit/suite v0.0.0-00010101000000-000000000000 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
@@ -59,6 +60,10 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-// The only replace: the kit's vk module from this checkout. No
+// The only replaces: the kit's vk module and the kubelet-free module of
+// what its suites share (which vk requires), from this checkout. No
 // k8s.io/kubernetes, no replace block for its staging modules.
-replace github.com/kri-kit/testkit/vk => ../../vk
+replace (
+	github.com/kri-kit/testkit/suite => ../../suite
+	github.com/kri-kit/testkit/vk => ../../vk
+)

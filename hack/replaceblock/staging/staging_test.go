@@ -105,6 +105,43 @@ func TestGoModsMatchPinnedKubernetes(t *testing.T) {
 	}
 }
 
+// TestSuiteModulesNeedNoKubelet fails when vk/ (the VK provider suite) or
+// suite/ (what the KRI and VK suites share, which vk requires) requires
+// k8s.io/kubernetes or replaces k8s.io modules: a VK provider's module
+// requires both, and must need neither. suite/ must not require
+// virtual-kubelet either: the KRI suite requires it too.
+func TestSuiteModulesNeedNoKubelet(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	for _, mod := range []string{"vk", "suite"} {
+		path := filepath.Join(root, mod, "go.mod")
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if version := required(string(data), "k8s.io/kubernetes"); version != "" || k8sReplaces(string(data)) != "replace (\n)\n" {
+			t.Errorf("%s requires k8s.io/kubernetes %q or replaces k8s.io modules: a VK provider's module requires it and needs neither", path, version)
+		}
+		if mod == "suite" && required(string(data), "github.com/virtual-kubelet/virtual-kubelet") != "" {
+			t.Errorf("%s requires virtual-kubelet: the module the two suites share must not", path)
+		}
+	}
+	if required(mustRead(t, filepath.Join(root, "vk", "go.mod")), suiteModule) == "" {
+		t.Errorf("vk/go.mod does not require %s: what the suites share is written twice again", suiteModule)
+	}
+}
+
+// suiteModule is the module of what the kit's suites share.
+const suiteModule = "github.com/kri-kit/testkit/suite"
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
 // vkModule is the module of the virtual-kubelet provider suite. A module
 // that requires it is a VK provider's and must not require
 // k8s.io/kubernetes (README, "virtual-kubelet providers").
