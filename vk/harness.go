@@ -13,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/record"
-
-	"github.com/kri-kit/testkit/vk/internal/fakeapi"
 )
 
 // NodeName is the name of the node the suite's VK runs as; every pod of a
@@ -27,15 +25,20 @@ const Namespace = "default"
 // judge is one spec's virtual-kubelet: the real PodController and
 // NodeController of github.com/virtual-kubelet/virtual-kubelet/node, wired as
 // VK's own node/lifecycle_test.go (wireUpSystem) and node/nodeutil wire them,
-// over the faithful fake API server of package fakeapi.
+// over the faithful fake API server of package fakeapi, or a real one
+// (Config.APIServer).
 type judge struct {
-	api    *fakeapi.API
+	api    apiServer
 	events *eventLog
 	stops  []func() // in reverse order of start
 }
 
-func newJudge() *judge {
-	return &judge{api: fakeapi.New(), events: &eventLog{}}
+func newJudge(ctx context.Context, cfg Config) (*judge, error) {
+	api, err := newAPIServer(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &judge{api: api, events: &eventLog{}}, nil
 }
 
 // startPods runs a PodController for provider until stop, or until the
@@ -119,12 +122,14 @@ func (j *judge) startNode(ctx context.Context, provider node.NodeProvider) (*nod
 	return nc, nil
 }
 
-// stop ends every controller the judge started and waits for them.
+// stop ends every controller the judge started, waits for them and then
+// closes the API server.
 func (j *judge) stop() {
 	for i := len(j.stops) - 1; i >= 0; i-- {
 		j.stops[i]()
 	}
 	j.stops = nil
+	j.api.Close()
 }
 
 // eventLog is the EventRecorder the suite hands VK: it keeps the events VK

@@ -14,6 +14,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	"github.com/virtual-kubelet/virtual-kubelet/node"
+	"k8s.io/client-go/rest"
 )
 
 // Config says what the suite runs against and how.
@@ -45,6 +46,16 @@ type Config struct {
 	// Ping must report it from then on. p is not used after the spec, so
 	// the backend need not be healed. Required with CapBackendFailures.
 	MakeBackendUnhealthy func(ctx context.Context, p node.NodeProvider) error
+	// APIServer, when set, is the kube-apiserver VK's controllers and the
+	// suite talk to instead of the in-process fake one: a real API server
+	// validates what VK writes, so a status it rejects (an invalid pod IP,
+	// say) fails the spec that waits for it to be published, the rejection
+	// named in the message. The suite's pods live in Namespace, bound to
+	// NodeName; before and after each spec they, the node NodeName and its
+	// lease are deleted, so the API server must be one the suite has to
+	// itself (a test cluster's), and the specs run one at a time. Not with
+	// VirtualTime: a real API server runs on the real clock.
+	APIServer *rest.Config
 }
 
 // Capability names what the pod spec asks of a backend that a provider may

@@ -147,9 +147,11 @@ func runSpec(t *testing.T, s spec, cfg Config) outcome {
 func execute(s spec, cfg Config) (o outcome) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &env{ctx: ctx, cfg: cfg, judge: newJudge(), calls: &callLog{}}
+	e := &env{ctx: ctx, cfg: cfg, calls: &callLog{}}
 	defer func() {
-		e.judge.stop()
+		if e.judge != nil {
+			e.judge.stop()
+		}
 		cancel()
 		o.Took = time.Since(start)
 	}()
@@ -158,6 +160,14 @@ func execute(s spec, cfg Config) (o outcome) {
 		case nil:
 		case specFailure:
 			o.Failed, o.Message = true, r.msg
+			if e.judge != nil {
+				if rejected := e.judge.api.Rejected(); len(rejected) > 0 {
+					// What VK wrote and the API server refused is why
+					// what it published is not what the provider said.
+					o.Message += "\nthe API server rejected " + fmt.Sprint(len(rejected)) + " of VK's writes as invalid " +
+						"(node/pod.go updatePodStatus returns the error and its queue retries the same status; the pod keeps the last status accepted), the last: " + rejected[len(rejected)-1]
+				}
+			}
 			if len(e.notes) > 0 {
 				o.Message += "\n" + strings.Join(e.notes, "\n")
 			}
@@ -172,6 +182,14 @@ func execute(s spec, cfg Config) (o outcome) {
 			e.skipf("needs capability %q, which Config.Capabilities does not declare", c)
 		}
 	}
+	if cfg.VirtualTime && cfg.APIServer != nil {
+		e.failf("Config: VirtualTime and APIServer exclude each other (a real API server runs on the real clock)")
+	}
+	j, err := newJudge(ctx, cfg)
+	if err != nil {
+		e.failf("%v", err)
+	}
+	e.judge = j
 	if s.node {
 		if cfg.NewNodeProvider == nil {
 			e.skipf("no node provider: Config.NewNodeProvider is nil")
