@@ -51,7 +51,7 @@ func newAPIServer(ctx context.Context, cfg Config) (apiServer, error) {
 	if cfg.APIServer == nil {
 		return inProcess{fakeapi.New()}, nil
 	}
-	return connect(ctx, cfg.APIServer)
+	return connect(ctx, cfg.APIServer, cfg.nodeName())
 }
 
 // realAPI is a real kube-apiserver (Config.APIServer). The statuses VK
@@ -60,6 +60,7 @@ func newAPIServer(ctx context.Context, cfg Config) (apiServer, error) {
 // with 400 or 422 (an invalid object) from the client's transport.
 type realAPI struct {
 	kubernetes.Interface
+	node      string // the suite's node: its pods are bound to it
 	stopWatch context.CancelFunc
 	watched   chan struct{}
 
@@ -70,8 +71,8 @@ type realAPI struct {
 
 // connect opens a client of the API server cfg describes, removes what an
 // earlier spec may have left and starts recording pod statuses.
-func connect(ctx context.Context, cfg *rest.Config) (*realAPI, error) {
-	a := &realAPI{statuses: map[string][]corev1.PodStatus{}, watched: make(chan struct{})}
+func connect(ctx context.Context, cfg *rest.Config, node string) (*realAPI, error) {
+	a := &realAPI{node: node, statuses: map[string][]corev1.PodStatus{}, watched: make(chan struct{})}
 	c := rest.CopyConfig(cfg)
 	if c.QPS == 0 {
 		// client-go's default of 5 QPS would throttle VK's controllers.
@@ -92,7 +93,7 @@ func connect(ctx context.Context, cfg *rest.Config) (*realAPI, error) {
 	wctx, cancel := context.WithCancel(context.Background())
 	a.stopWatch = cancel
 	lw := cache.NewFilteredListWatchFromClient(client.CoreV1().RESTClient(), "pods", Namespace, func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", NodeName).String()
+		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", node).String()
 	})
 	inf := cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: a.recordStatus}); err != nil {
@@ -126,20 +127,20 @@ func (a *realAPI) prepareNamespace(ctx context.Context) error {
 }
 
 // clear deletes, at once, the suite's pods (those of Namespace bound to
-// NodeName), its node and the node's lease, and waits until the pods are
+// its node), the node and the node's lease, and waits until the pods are
 // gone.
 func (a *realAPI) clear(ctx context.Context) error {
 	now := metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))}
 	pods := a.CoreV1().Pods(Namespace)
-	onNode := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", NodeName).String()}
+	onNode := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", a.node).String()}
 	if err := pods.DeleteCollection(ctx, now, onNode); err != nil {
-		return fmt.Errorf("pods of node %s: %w", NodeName, err)
+		return fmt.Errorf("pods of node %s: %w", a.node, err)
 	}
-	if err := a.CoreV1().Nodes().Delete(ctx, NodeName, now); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("node %s: %w", NodeName, err)
+	if err := a.CoreV1().Nodes().Delete(ctx, a.node, now); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("node %s: %w", a.node, err)
 	}
-	if err := a.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(ctx, NodeName, now); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("lease %s/%s: %w", corev1.NamespaceNodeLease, NodeName, err)
+	if err := a.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(ctx, a.node, now); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("lease %s/%s: %w", corev1.NamespaceNodeLease, a.node, err)
 	}
 	for {
 		left, err := pods.List(ctx, onNode)
@@ -151,7 +152,7 @@ func (a *realAPI) clear(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%d pods of node %s still there: %w", len(left.Items), NodeName, ctx.Err())
+			return fmt.Errorf("%d pods of node %s still there: %w", len(left.Items), a.node, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -35,10 +35,12 @@ func apiServerFromEnv(t *testing.T) *rest.Config {
 }
 
 // referenceOver returns the configuration of the reference provider,
-// async or sync, with VK over the API server api.
-func referenceOver(api *rest.Config, async bool) Config {
+// async or sync, with VK over the API server api as the node nodeName (each
+// test of this file a node of its own, so that make e2e runs them at once).
+func referenceOver(api *rest.Config, async bool, nodeName string) Config {
 	return Config{
 		APIServer: api,
+		NodeName:  nodeName,
 		NewPodProvider: func(ctx context.Context) (node.PodLifecycleHandler, error) {
 			if async {
 				return simprovider.NewAsync(simprovider.WithContext(ctx)), nil
@@ -60,13 +62,13 @@ func referenceOver(api *rest.Config, async bool) Config {
 // cluster. The sync provider is TestConformanceAPIServerSync's (Run runs
 // once per process).
 func TestConformanceAPIServer(t *testing.T) {
-	Run(t, referenceOver(apiServerFromEnv(t), true))
+	Run(t, referenceOver(apiServerFromEnv(t), true, "vk-e2e-async"))
 }
 
 // TestConformanceAPIServerSync is TestConformanceAPIServer for the sync
 // reference provider, whose statuses VK polls.
 func TestConformanceAPIServerSync(t *testing.T) {
-	Run(t, referenceOver(apiServerFromEnv(t), false))
+	Run(t, referenceOver(apiServerFromEnv(t), false, "vk-e2e-sync"))
 }
 
 // TestAPIServerRejectionFailsTheSpec is virtual-kubelet#938 met by the
@@ -80,7 +82,7 @@ func TestAPIServerRejectionFailsTheSpec(t *testing.T) {
 		st.PodIP, st.PodIPs = "10.1.0.256", []corev1.PodIP{{IP: "10.1.0.256"}}
 	}
 	for _, async := range []bool{true, false} {
-		cfg := referenceOver(api, async)
+		cfg := referenceOver(api, async, "vk-e2e-rejected")
 		newProvider := statusAltered(async, invalidIP)
 		cfg.NewPodProvider = func(context.Context) (node.PodLifecycleHandler, error) { return newProvider(), nil }
 		var created spec

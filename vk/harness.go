@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/tools/record"
 )
 
-// NodeName is the name of the node the suite's VK runs as; every pod of a
-// spec is bound to it.
+// NodeName is the name of the node the suite's VK runs as unless
+// Config.NodeName names another; every pod of a spec is bound to it.
 const NodeName = "vk-conformance"
 
 // Namespace is the namespace of every pod of a spec.
@@ -28,6 +28,7 @@ const Namespace = "default"
 // over the faithful fake API server of package fakeapi, or a real one
 // (Config.APIServer).
 type judge struct {
+	node   string // the node VK runs as
 	api    apiServer
 	events *eventLog
 	stops  []func() // in reverse order of start
@@ -38,7 +39,7 @@ func newJudge(ctx context.Context, cfg Config) (*judge, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &judge{api: api, events: &eventLog{}}, nil
+	return &judge{node: cfg.nodeName(), api: api, events: &eventLog{}}, nil
 }
 
 // startPods runs a PodController for provider until stop, or until the
@@ -51,7 +52,7 @@ func (j *judge) startPods(ctx context.Context, provider node.PodLifecycleHandler
 	// others (for the downward API) see everything.
 	podFactory := informers.NewSharedInformerFactoryWithOptions(j.api, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", NodeName).String()
+			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", j.node).String()
 		}))
 	otherFactory := informers.NewSharedInformerFactory(j.api, 0)
 	podInformer := podFactory.Core().V1().Pods()
@@ -99,7 +100,7 @@ func (j *judge) startPods(ctx context.Context, provider node.PodLifecycleHandler
 func (j *judge) startNode(ctx context.Context, provider node.NodeProvider) (*node.NodeController, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	n := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: NodeName, Labels: map[string]string{"type": "virtual-kubelet"}},
+		ObjectMeta: metav1.ObjectMeta{Name: j.node, Labels: map[string]string{"type": "virtual-kubelet"}},
 		Status: corev1.NodeStatus{
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}},
 		},

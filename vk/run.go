@@ -51,11 +51,22 @@ type Config struct {
 	// validates what VK writes, so a status it rejects (an invalid pod IP,
 	// say) fails the spec that waits for it to be published, the rejection
 	// named in the message. The suite's pods live in Namespace, bound to
-	// NodeName; before and after each spec they, the node NodeName and its
-	// lease are deleted, so the API server must be one the suite has to
-	// itself (a test cluster's), and the specs run one at a time. Not with
+	// the node (Config.NodeName); before and after each spec they, the node
+	// and its lease are deleted, so the API server must be a test one, and
+	// two runs against it at once need two node names. Not with
 	// VirtualTime: a real API server runs on the real clock.
 	APIServer *rest.Config
+	// NodeName is the node the suite's VK runs as (default NodeName): every
+	// pod of a spec is bound to it, and its NodeController registers it.
+	NodeName string
+}
+
+// nodeName returns the node the suite's VK runs as.
+func (c Config) nodeName() string {
+	if c.NodeName != "" {
+		return c.NodeName
+	}
+	return NodeName
 }
 
 // Capability names what the pod spec asks of a backend that a provider may

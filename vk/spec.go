@@ -230,9 +230,9 @@ const syncSkipReason = "a sync provider: VK's syncProviderWrapper.DeletePod (nod
 	"with exit code 0, phase Succeeded, itself as soon as DeletePod returns, and never reads the provider's status of the pod again " +
 	"(syncPodStatuses skips terminal pods): what the provider's containers do after DeletePod cannot reach the API server"
 
-// newPod returns a pod of the spec's namespace bound to the suite's node,
-// with one container that runs until it is stopped, and a grace period of
-// 30s.
+// newPod returns a pod of the spec's namespace bound to NodeName (createPod
+// binds it to Config.NodeName), with one container that runs until it is
+// stopped, and a grace period of 30s.
 func newPod(prefix string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -256,8 +256,10 @@ func newPod(prefix string) *corev1.Pod {
 	}
 }
 
-// createPod creates pod in the API server (VK then sees it).
+// createPod creates pod in the API server, bound to the suite's node (VK
+// then sees it).
 func (e *env) createPod(pod *corev1.Pod) *corev1.Pod {
+	pod.Spec.NodeName = e.judge.node
 	created, err := e.judge.api.CoreV1().Pods(pod.Namespace).Create(e.ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		e.failf("creating pod %s in the API server: %v", podKey(pod), err)
