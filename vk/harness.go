@@ -13,12 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/record"
-
-	"github.com/kri-kit/testkit/vk/internal/fakeapi"
 )
 
-// NodeName is the name of the node the suite's VK runs as; every pod of a
-// spec is bound to it.
+// NodeName is the name of the node the suite's VK runs as unless
+// Config.NodeName names another; every pod of a spec is bound to it.
 const NodeName = "vk-conformance"
 
 // Namespace is the namespace of every pod of a spec.
@@ -27,15 +25,21 @@ const Namespace = "default"
 // judge is one spec's virtual-kubelet: the real PodController and
 // NodeController of github.com/virtual-kubelet/virtual-kubelet/node, wired as
 // VK's own node/lifecycle_test.go (wireUpSystem) and node/nodeutil wire them,
-// over the faithful fake API server of package fakeapi.
+// over the faithful fake API server of package fakeapi, or a real one
+// (Config.APIServer).
 type judge struct {
-	api    *fakeapi.API
+	node   string // the node VK runs as
+	api    apiServer
 	events *eventLog
 	stops  []func() // in reverse order of start
 }
 
-func newJudge() *judge {
-	return &judge{api: fakeapi.New(), events: &eventLog{}}
+func newJudge(ctx context.Context, cfg Config) (*judge, error) {
+	api, err := newAPIServer(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &judge{node: cfg.nodeName(), api: api, events: &eventLog{}}, nil
 }
 
 // startPods runs a PodController for provider until stop, or until the
@@ -48,7 +52,7 @@ func (j *judge) startPods(ctx context.Context, provider node.PodLifecycleHandler
 	// others (for the downward API) see everything.
 	podFactory := informers.NewSharedInformerFactoryWithOptions(j.api, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", NodeName).String()
+			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", j.node).String()
 		}))
 	otherFactory := informers.NewSharedInformerFactory(j.api, 0)
 	podInformer := podFactory.Core().V1().Pods()
@@ -96,7 +100,7 @@ func (j *judge) startPods(ctx context.Context, provider node.PodLifecycleHandler
 func (j *judge) startNode(ctx context.Context, provider node.NodeProvider) (*node.NodeController, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	n := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: NodeName, Labels: map[string]string{"type": "virtual-kubelet"}},
+		ObjectMeta: metav1.ObjectMeta{Name: j.node, Labels: map[string]string{"type": "virtual-kubelet"}},
 		Status: corev1.NodeStatus{
 			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}},
 		},
@@ -119,12 +123,14 @@ func (j *judge) startNode(ctx context.Context, provider node.NodeProvider) (*nod
 	return nc, nil
 }
 
-// stop ends every controller the judge started and waits for them.
+// stop ends every controller the judge started, waits for them and then
+// closes the API server.
 func (j *judge) stop() {
 	for i := len(j.stops) - 1; i >= 0; i-- {
 		j.stops[i]()
 	}
 	j.stops = nil
+	j.api.Close()
 }
 
 // eventLog is the EventRecorder the suite hands VK: it keeps the events VK

@@ -39,22 +39,22 @@ func nodeRegisteredAndLeaseRenewed(e *env) {
 	const bound = 30 * time.Second
 	var n *corev1.Node
 	if !e.await(bound, func() bool {
-		n, _ = e.judge.api.CoreV1().Nodes().Get(e.ctx, NodeName, metav1.GetOptions{})
+		n, _ = e.judge.api.CoreV1().Nodes().Get(e.ctx, e.judge.node, metav1.GetOptions{})
 		return n != nil
 	}) {
 		select {
 		case <-nc.Done():
 			e.failf("VK's NodeController.Run ended without registering node %s: %v; ensureNode (node/node.go) registers it only "+
-				"through updateStatus, which publishes nothing while Ping fails (Ping last answered %v)", NodeName, nc.Err(), lastErr(e.calls.of("Ping", "")))
+				"through updateStatus, which publishes nothing while Ping fails (Ping last answered %v)", e.judge.node, nc.Err(), lastErr(e.calls.of("Ping", "")))
 		default:
 		}
 		e.failf("VK did not register node %s within %v: ensureNode (node/node.go) registers it only through updateStatus, "+
 			"which publishes nothing while Ping fails (Ping was called %d times, last answered %v)",
-			NodeName, bound, len(e.calls.of("Ping", "")), lastErr(e.calls.of("Ping", "")))
+			e.judge.node, bound, len(e.calls.of("Ping", "")), lastErr(e.calls.of("Ping", "")))
 	}
 	leases := e.judge.api.CoordinationV1().Leases(corev1.NamespaceNodeLease)
 	renewed := func() *metav1.MicroTime {
-		l, err := leases.Get(e.ctx, NodeName, metav1.GetOptions{})
+		l, err := leases.Get(e.ctx, e.judge.node, metav1.GetOptions{})
 		if err != nil || l.Spec.RenewTime == nil {
 			return nil
 		}
@@ -63,7 +63,7 @@ func nodeRegisteredAndLeaseRenewed(e *env) {
 	var first *metav1.MicroTime
 	if !e.await(bound, func() bool { first = renewed(); return first != nil }) {
 		e.failf("VK registered node %s but created no lease within %v: leaseController.sync (node/lease_controller_v1.go) "+
-			"renews it only after a Ping that answered nil (Ping last answered %v)", NodeName, bound, lastErr(e.calls.of("Ping", "")))
+			"renews it only after a Ping that answered nil (Ping last answered %v)", e.judge.node, bound, lastErr(e.calls.of("Ping", "")))
 	}
 	// VK renews every 10s (a quarter of the 40s lease): 3 renewals at least.
 	const renewals = 35 * time.Second
@@ -73,7 +73,7 @@ func nodeRegisteredAndLeaseRenewed(e *env) {
 	}) {
 		e.failf("VK did not keep renewing the lease of node %s (renewed at %v, then not 30s later within %v): "+
 			"leaseController.sync (node/lease_controller_v1.go) stops renewing while Ping fails (Ping last answered %v); "+
-			"the node controller then marks the node NotReady and evicts its pods", NodeName, first.Time, renewals, lastErr(e.calls.of("Ping", "")))
+			"the node controller then marks the node NotReady and evicts its pods", e.judge.node, first.Time, renewals, lastErr(e.calls.of("Ping", "")))
 	}
 }
 
@@ -102,11 +102,11 @@ func pingReturns(e *env) {
 	}
 	const bound = 30 * time.Second
 	if !e.await(bound, func() bool {
-		n, _ := e.judge.api.CoreV1().Nodes().Get(e.ctx, NodeName, metav1.GetOptions{})
+		n, _ := e.judge.api.CoreV1().Nodes().Get(e.ctx, e.judge.node, metav1.GetOptions{})
 		return n != nil
 	}) {
 		e.failf("precondition: VK did not register node %s within %v (Ping was called %d times, last answered %v)",
-			NodeName, bound, len(e.calls.of("Ping", "")), lastErr(e.calls.of("Ping", "")))
+			e.judge.node, bound, len(e.calls.of("Ping", "")), lastErr(e.calls.of("Ping", "")))
 	}
 	leases := e.judge.api.CoordinationV1().Leases(corev1.NamespaceNodeLease)
 	const watch = time.Minute
@@ -118,7 +118,7 @@ func pingReturns(e *env) {
 			continue
 		}
 		renewed := "VK has not renewed it since"
-		if l, err := leases.Get(e.ctx, NodeName, metav1.GetOptions{}); err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(since) {
+		if l, err := leases.Get(e.ctx, e.judge.node, metav1.GetOptions{}); err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(since) {
 			renewed = fmt.Sprintf("VK renewed it at %v, after the Ping was called", l.Spec.RenewTime.Format(time.TimeOnly))
 		}
 		e.failf("a Ping called at %v, once node %s was registered, had not returned %v later (VK's ping interval is %v): "+
@@ -126,7 +126,7 @@ func pingReturns(e *env) {
 			"and getResult keeps answering the last Ping that returned (it answered %v), so leaseController.sync (node/lease_controller_v1.go) keeps "+
 			"renewing the lease and NodeController.updateStatus (node/node.go) the node's heartbeat on it: the node stays Ready while the provider "+
 			"cannot say whether its backend is there (%s). Ping must return, with an error when the backend does not answer, and honour its context",
-			since.Format(time.TimeOnly), NodeName, time.Since(since).Round(time.Second), pingInterval, lastErr(e.calls.of("Ping", "")), renewed)
+			since.Format(time.TimeOnly), e.judge.node, time.Since(since).Round(time.Second), pingInterval, lastErr(e.calls.of("Ping", "")), renewed)
 	}
 }
 
@@ -141,7 +141,7 @@ func pingReportsUnhealthyBackend(e *env) {
 	}
 	leases := e.judge.api.CoordinationV1().Leases(corev1.NamespaceNodeLease)
 	renewed := func() time.Time {
-		l, err := leases.Get(e.ctx, NodeName, metav1.GetOptions{})
+		l, err := leases.Get(e.ctx, e.judge.node, metav1.GetOptions{})
 		if err != nil || l.Spec.RenewTime == nil {
 			return time.Time{}
 		}
@@ -149,7 +149,7 @@ func pingReportsUnhealthyBackend(e *env) {
 	}
 	const bound = 30 * time.Second
 	if !e.await(bound, func() bool { return !renewed().IsZero() }) {
-		e.failf("precondition: VK did not register node %s with a lease within %v (Ping last answered %v)", NodeName, bound, lastErr(e.calls.of("Ping", "")))
+		e.failf("precondition: VK did not register node %s with a lease within %v (Ping last answered %v)", e.judge.node, bound, lastErr(e.calls.of("Ping", "")))
 	}
 	if err := e.cfg.MakeBackendUnhealthy(e.ctx, e.nodes.p); err != nil {
 		e.failf("precondition: MakeBackendUnhealthy: %v", err)
@@ -169,7 +169,7 @@ func pingReportsUnhealthyBackend(e *env) {
 		e.failf("the backend of node %s was made unhealthy at %v, and in the %v since every Ping (%d) answered nil: leaseController.sync "+
 			"(node/lease_controller_v1.go) renews the lease on a Ping that answered nil (last renewed at %v) and NodeController.updateStatus (node/node.go) "+
 			"the node's heartbeat: the node stays Ready, and pods are scheduled onto a backend that cannot run them",
-			NodeName, unhealthy.Format(time.TimeOnly), 2*pingInterval, len(e.calls.since(mark, "Ping", "")), renewed().Format(time.TimeOnly))
+			e.judge.node, unhealthy.Format(time.TimeOnly), 2*pingInterval, len(e.calls.since(mark, "Ping", "")), renewed().Format(time.TimeOnly))
 	}
 	// A lease duration (40s): the Pings keep failing, the lease is not renewed.
 	e.sleep(40 * time.Second)
@@ -177,11 +177,11 @@ func pingReportsUnhealthyBackend(e *env) {
 		if c.At.After(failed) && c.Err == nil {
 			e.failf("the backend of node %s was made unhealthy at %v; Ping answered an error at %v but nil again at %v: VK renews the lease "+
 				"on the last Ping (leaseController.sync, node/lease_controller_v1.go), so the node flaps back to Ready while its backend is down",
-				NodeName, unhealthy.Format(time.TimeOnly), failed.Format(time.TimeOnly), c.At.Format(time.TimeOnly))
+				e.judge.node, unhealthy.Format(time.TimeOnly), failed.Format(time.TimeOnly), c.At.Format(time.TimeOnly))
 		}
 	}
 	if r := renewed(); r.After(failed.Add(time.Second)) {
 		e.failf("VK renewed the lease of node %s at %v, after Ping answered an error at %v (the backend was made unhealthy at %v)",
-			NodeName, r.Format(time.TimeOnly), failed.Format(time.TimeOnly), unhealthy.Format(time.TimeOnly))
+			e.judge.node, r.Format(time.TimeOnly), failed.Format(time.TimeOnly), unhealthy.Format(time.TimeOnly))
 	}
 }

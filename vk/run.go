@@ -14,6 +14,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 	"github.com/virtual-kubelet/virtual-kubelet/node"
+	"k8s.io/client-go/rest"
 
 	"github.com/kri-kit/testkit/suite"
 )
@@ -89,6 +90,27 @@ type Config struct {
 	// Ping must report it from then on. p is not used after the spec, so
 	// the backend need not be healed. Required with CapBackendFailures.
 	MakeBackendUnhealthy func(ctx context.Context, p node.NodeProvider) error
+	// APIServer, when set, is the kube-apiserver VK's controllers and the
+	// suite talk to instead of the in-process fake one: a real API server
+	// validates what VK writes, so a status it rejects (an invalid pod IP,
+	// say) fails the spec that waits for it to be published, the rejection
+	// named in the message. The suite's pods live in Namespace, bound to
+	// the node (Config.NodeName); before and after each spec they, the node
+	// and its lease are deleted, so the API server must be a test one, and
+	// two runs against it at once need two node names. Not with
+	// VirtualTime: a real API server runs on the real clock.
+	APIServer *rest.Config
+	// NodeName is the node the suite's VK runs as (default NodeName): every
+	// pod of a spec is bound to it, and its NodeController registers it.
+	NodeName string
+}
+
+// nodeName returns the node the suite's VK runs as.
+func (c Config) nodeName() string {
+	if c.NodeName != "" {
+		return c.NodeName
+	}
+	return NodeName
 }
 
 // Capability names what the pod spec asks of a backend that a provider may
@@ -186,6 +208,9 @@ func validate(cfg Config) error {
 	})...)
 	if err := suite.ValidateTimeoutScale(cfg.TimeoutScale); err != nil {
 		errs = append(errs, err.Error())
+	}
+	if cfg.VirtualTime && cfg.APIServer != nil {
+		errs = append(errs, "VirtualTime and APIServer exclude each other (a real API server runs on the real clock)")
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid vk.Config: %s", strings.Join(errs, "; "))

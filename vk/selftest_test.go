@@ -5,9 +5,11 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/virtual-kubelet/virtual-kubelet/node"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kri-kit/testkit/vk/simprovider"
 )
@@ -126,5 +128,33 @@ func TestMutantsFailExactlyTheirSpecs(t *testing.T) {
 func TestBenignVariantsPass(t *testing.T) {
 	for _, v := range benign {
 		t.Run(v.name, func(t *testing.T) { check(t, v) })
+	}
+}
+
+// TestConfigNodeNameBindsThePods runs two specs with Config.NodeName set:
+// they pass, and every pod VK hands the provider is bound to that node.
+func TestConfigNodeNameBindsThePods(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	recordNode := altered{createPod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+		mu.Lock()
+		seen[pod.Spec.NodeName] = true
+		mu.Unlock()
+		return b.CreatePod(ctx, pod)
+	}}
+	newProvider := syncAltered(recordNode)
+	cfg := Config{VirtualTime: true, NodeName: "vk-other",
+		NewPodProvider:  func(context.Context) (node.PodLifecycleHandler, error) { return newProvider(), nil },
+		NewNodeProvider: func(context.Context) (node.NodeProvider, error) { return simprovider.NewNode(), nil }}
+	for _, s := range sortedSpecs() {
+		if s.ID != "KVK-POD-001" && s.ID != "KVK-NODE-001" {
+			continue
+		}
+		if o := runSpec(t, s, cfg); o.Failed || o.Skipped {
+			t.Errorf("%s with Config.NodeName %q: failed %t, skipped %t: %s", s.ID, cfg.NodeName, o.Failed, o.Skipped, o.Message)
+		}
+	}
+	if len(seen) != 1 || !seen["vk-other"] {
+		t.Errorf("the pods CreatePod got were bound to %v, want only vk-other (Config.NodeName)", seen)
 	}
 }

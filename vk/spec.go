@@ -164,9 +164,11 @@ func runSpec(t *testing.T, s spec, cfg Config) outcome {
 func execute(s spec, cfg Config) (o outcome) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &env{ctx: ctx, cfg: cfg, judge: newJudge(), calls: &callLog{}}
+	e := &env{ctx: ctx, cfg: cfg, calls: &callLog{}}
 	defer func() {
-		e.judge.stop()
+		if e.judge != nil {
+			e.judge.stop()
+		}
 		cancel()
 		o.Took = time.Since(start)
 		if c, ok := e.calls.notSupported(); ok && !o.Skipped {
@@ -178,6 +180,14 @@ func execute(s spec, cfg Config) (o outcome) {
 		case nil:
 		case specFailure:
 			o.Failed, o.Message = true, r.msg
+			if e.judge != nil {
+				if rejected := e.judge.api.Rejected(); len(rejected) > 0 {
+					// What VK wrote and the API server refused is why
+					// what it published is not what the provider said.
+					o.Message += "\nthe API server rejected " + fmt.Sprint(len(rejected)) + " of VK's writes as invalid " +
+						"(node/pod.go updatePodStatus returns the error and its queue retries the same status; the pod keeps the last status accepted), the last: " + rejected[len(rejected)-1]
+				}
+			}
 			if len(e.notes) > 0 {
 				o.Message += "\n" + strings.Join(e.notes, "\n")
 			}
@@ -190,6 +200,11 @@ func execute(s spec, cfg Config) (o outcome) {
 	if reason := notApplicable(s, cfg); reason != "" {
 		e.notApplicable(reason)
 	}
+	j, err := newJudge(ctx, cfg)
+	if err != nil {
+		e.failf("%v", err)
+	}
+	e.judge = j
 	if s.node {
 		np, err := cfg.NewNodeProvider(ctx)
 		if suite.IsNotSupported(err) {
@@ -230,9 +245,9 @@ const syncSkipReason = "a sync provider: VK's syncProviderWrapper.DeletePod (nod
 	"with exit code 0, phase Succeeded, itself as soon as DeletePod returns, and never reads the provider's status of the pod again " +
 	"(syncPodStatuses skips terminal pods): what the provider's containers do after DeletePod cannot reach the API server"
 
-// newPod returns a pod of the spec's namespace bound to the suite's node,
-// with one container that runs until it is stopped, and a grace period of
-// 30s.
+// newPod returns a pod of the spec's namespace bound to NodeName (createPod
+// binds it to Config.NodeName), with one container that runs until it is
+// stopped, and a grace period of 30s.
 func newPod(prefix string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -256,8 +271,10 @@ func newPod(prefix string) *corev1.Pod {
 	}
 }
 
-// createPod creates pod in the API server (VK then sees it).
+// createPod creates pod in the API server, bound to the suite's node (VK
+// then sees it).
 func (e *env) createPod(pod *corev1.Pod) *corev1.Pod {
+	pod.Spec.NodeName = e.judge.node
 	created, err := e.judge.api.CoreV1().Pods(pod.Namespace).Create(e.ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		e.failf("creating pod %s in the API server: %v", podKey(pod), err)

@@ -4,10 +4,12 @@
 # (apiserver-build.sh), starts them (apiserver-up.sh), runs the smoke test
 # TestSmokeAPIServer of hack/e2e/apiserver, then TestConformanceAPIServer of
 # examples/kubebackend (KRI_E2E_KUBEBACKEND: another directory; the package
-# is the one whose _test.go file declares the test), each built before its
-# clock starts and run with KRI_E2E_KUBECONFIG set. Writes smoke.log,
-# test.log, summary.txt and junit.xml to $out/apiserver, and the servers'
-# logs too when something failed. A test that is skipped, or not found,
+# is the one whose _test.go file declares the test) and the VK suite's
+# three tests of vk/apiserver_test.go, each built before its clock starts
+# and run with KRI_E2E_KUBECONFIG set. Writes smoke.log, test.log,
+# summary.txt and junit.xml (and vk-*.log, vk-*-summary.txt,
+# vk-*-junit.xml) to $out/apiserver, and the servers' logs too when
+# something failed. A test that is skipped, or not found,
 # counts as failed; only a missing examples/kubebackend is reported as not
 # run (the example comes with issue 19).
 api_out=$out/apiserver
@@ -72,6 +74,47 @@ else
 		[ ! -f "$api_out/summary.txt" ] || cat "$api_out/summary.txt" >&2
 	fi
 fi
+# The VK suite (vk/, a module of its own) with VK's controllers over the
+# same API server: the async and the sync reference provider, each through
+# Run with its summary and JUnit report, and virtual-kubelet#938 (a status
+# the API server rejects fails the spec that waits for it). VK's own times
+# (5 s polls, a minute before a missing pod is Failed, 40 s leases) make
+# each run about 16 minutes of real time, mostly waiting: the three run at
+# once, each VK a node of its own (vk.Config.NodeName).
+t=$(now)
+vk_test() { # api_test in the background; its failures into $API_DIR/$1.failed
+	local tag=$1
+	shift
+	(
+		failed=()
+		api_test "$@"
+		printf '%s\n' "${failed[@]}" >"$API_DIR/$tag.failed"
+	) &
+	vk_pids+=("$!")
+}
+vk_pids=()
+# One build first: the three background builds then only link.
+(cd "$repo/vk" && "$GO" test -c -o "$API_DIR/vk-warm.test" .) || failed+=("the VK suite: its test binary did not build")
+vk_test vk-async "the VK suite against the API server (async provider)" "$repo/vk" TestConformanceAPIServer "$api_out/vk-async.log" \
+	-vk.summary="$api_out/vk-async-summary.txt" -ginkgo.junit-report="$api_out/vk-async-junit.xml" -ginkgo.no-color
+vk_test vk-sync "the VK suite against the API server (sync provider)" "$repo/vk" TestConformanceAPIServerSync "$api_out/vk-sync.log" \
+	-vk.summary="$api_out/vk-sync-summary.txt" -ginkgo.junit-report="$api_out/vk-sync-junit.xml" -ginkgo.no-color
+vk_test vk-rejected "the VK suite's rejected-status check (virtual-kubelet#938)" "$repo/vk" TestAPIServerRejectionFailsTheSpec "$api_out/vk-rejected.log"
+wait "${vk_pids[@]}" || true
+for tag in vk-async vk-sync vk-rejected; do
+	if [ ! -f "$API_DIR/$tag.failed" ]; then
+		failed+=("$tag: ended without a result")
+		continue
+	fi
+	while IFS= read -r f; do
+		[ -z "$f" ] || failed+=("$f")
+	done <"$API_DIR/$tag.failed"
+done
+api_vk_s=$(elapsed "$t")
+for f in "$api_out/vk-async-summary.txt" "$api_out/vk-sync-summary.txt"; do
+	[ ! -f "$f" ] || cat "$f" >&2
+done
+
 if [ ${#failed[@]} -gt "$failed_before" ]; then
 	cp "$APISERVER_LOG" "$ETCD_LOG" "$api_out/" 2>/dev/null || true
 fi

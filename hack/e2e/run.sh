@@ -12,7 +12,9 @@
 # (apiserver-up.sh), runs the smoke test of the API server
 # (hack/e2e/apiserver, TestSmokeAPIServer) and then the conformance suite
 # against examples/kubebackend (TestConformanceAPIServer, in the package of
-# examples/kubebackend that declares it), both with KRI_E2E_KUBECONFIG set.
+# examples/kubebackend that declares it), then the VK suite (vk/,
+# TestConformanceAPIServer, TestConformanceAPIServerSync,
+# TestAPIServerRejectionFailsTheSpec), all with KRI_E2E_KUBECONFIG set.
 #
 # Tears down what it started (down.sh, apiserver-down.sh), also when a step
 # failed or the run was interrupted, and nothing of another run: when up.sh
@@ -42,12 +44,12 @@ for p in $parts; do
 done
 
 prereq_s=- setup_s=- suite_s=- teardown_s=-
-api_build_s=- api_start_s=- api_smoke_s=- api_suite_s=- api_teardown_s=-
+api_build_s=- api_start_s=- api_smoke_s=- api_suite_s=- api_vk_s=- api_teardown_s=-
 report() {
 	{
 		printf 'e2e: wall time: prerequisites %s s, setup %s s, suite %s s, teardown %s s\n' "$prereq_s" "$setup_s" "$suite_s" "$teardown_s"
-		printf 'e2e: API server wall time: build %s s, start %s s, smoke test %s s, suite %s s, teardown %s s\n' \
-			"$api_build_s" "$api_start_s" "$api_smoke_s" "$api_suite_s" "$api_teardown_s"
+		printf 'e2e: API server wall time: build %s s, start %s s, smoke test %s s, suite %s s, VK suite %s s, teardown %s s\n' \
+			"$api_build_s" "$api_start_s" "$api_smoke_s" "$api_suite_s" "$api_vk_s" "$api_teardown_s"
 	} | tee "$out/timings.txt" >&2
 }
 teardown() {
