@@ -2,10 +2,12 @@ package vk
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/onsi/ginkgo/v2"
 	"github.com/virtual-kubelet/virtual-kubelet/node"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
@@ -35,12 +37,15 @@ func apiServerFromEnv(t *testing.T) *rest.Config {
 }
 
 // referenceOver returns the configuration of the reference provider,
-// async or sync, with VK over the API server api as the node nodeName (each
-// test of this file a node of its own, so that make e2e runs them at once).
+// async or sync, with VK over the API server api as the node nodeName,
+// suffixed with the number of the Ginkgo process: the specs run in parallel
+// processes under the Ginkgo CLI (make e2e), and each process's VK is a
+// node of its own, as each test of this file is.
 func referenceOver(api *rest.Config, async bool, nodeName string) Config {
 	return Config{
 		APIServer: api,
-		NodeName:  nodeName,
+		NodeName:  fmt.Sprintf("%s-%d", nodeName, ginkgo.GinkgoParallelProcess()),
+		Parallel:  true,
 		NewPodProvider: func(ctx context.Context) (node.PodLifecycleHandler, error) {
 			if async {
 				return simprovider.NewAsync(simprovider.WithContext(ctx)), nil

@@ -76,40 +76,54 @@ else
 fi
 # The VK suite (vk/, a module of its own) with VK's controllers over the
 # same API server: the async and the sync reference provider, each through
-# Run with its summary and JUnit report, and virtual-kubelet#938 (a status
-# the API server rejects fails the spec that waits for it). VK's own times
-# (5 s polls, a minute before a missing pod is Failed, 40 s leases) make
-# each run about 16 minutes of real time, mostly waiting: the three run at
-# once, each VK a node of its own (vk.Config.NodeName).
+# Run with its summary and JUnit report, in E2E_VK_PROCS parallel
+# processes under the Ginkgo CLI of the vk module, and virtual-kubelet#938
+# (a status the API server rejects fails the spec that waits for it). VK's
+# own times (5 s polls, a minute before a missing pod is Failed, 40 s
+# leases) make the suite about 13 minutes of real time in one process,
+# mostly waiting: the three run at once, each process's VK a node of its
+# own (vk.Config.NodeName).
 t=$(now)
-vk_test() { # api_test in the background; its failures into $API_DIR/$1.failed
+vk_pids=()
+vk_tags=()
+# vk_background TAG CMD...: runs CMD in the background, its failure (and
+# the name it gives itself) into $API_DIR/TAG.failed.
+vk_background() {
 	local tag=$1
 	shift
 	(
 		failed=()
-		api_test "$@"
+		"$@"
 		printf '%s\n' "${failed[@]}" >"$API_DIR/$tag.failed"
 	) &
 	vk_pids+=("$!")
+	vk_tags+=("$tag")
 }
-vk_pids=()
-# One build first: the three background builds then only link.
-(cd "$repo/vk" && "$GO" test -c -o "$API_DIR/vk-warm.test" .) || failed+=("the VK suite: its test binary did not build")
-vk_test vk-async "the VK suite against the API server (async provider)" "$repo/vk" TestConformanceAPIServer "$api_out/vk-async.log" \
-	-vk.summary="$api_out/vk-async-summary.txt" -ginkgo.junit-report="$api_out/vk-async-junit.xml" -ginkgo.no-color
-vk_test vk-sync "the VK suite against the API server (sync provider)" "$repo/vk" TestConformanceAPIServerSync "$api_out/vk-sync.log" \
-	-vk.summary="$api_out/vk-sync-summary.txt" -ginkgo.junit-report="$api_out/vk-sync-junit.xml" -ginkgo.no-color
-vk_test vk-rejected "the VK suite's rejected-status check (virtual-kubelet#938)" "$repo/vk" TestAPIServerRejectionFailsTheSpec "$api_out/vk-rejected.log"
-wait "${vk_pids[@]}" || true
-for tag in vk-async vk-sync vk-rejected; do
-	if [ ! -f "$API_DIR/$tag.failed" ]; then
-		failed+=("$tag: ended without a result")
-		continue
-	fi
-	while IFS= read -r f; do
-		[ -z "$f" ] || failed+=("$f")
-	done <"$API_DIR/$tag.failed"
-done
+# vk_suite TEST NAME: the VK suite's test TEST under the Ginkgo CLI.
+vk_suite() {
+	local test=$1 name=$2
+	KRI_E2E_KUBECONFIG="$API_KUBECONFIG" SUITE_FLAGS=vk run_suite "$E2E_VK_PROCS" "$API_DIR/ginkgo-vk" "$API_DIR/vk.test" \
+		"$api_out/$name.log" "$api_out/$name-summary.txt" "$api_out/$name-junit.xml" -test.run "^$test\$" ||
+		failed+=("the VK suite against the API server, $test (full log: $api_out/$name.log)")
+}
+if ! (cd "$repo/vk" && "$GO" test -c -o "$API_DIR/vk.test" . && "$GO" build -o "$API_DIR/ginkgo-vk" github.com/onsi/ginkgo/v2/ginkgo); then
+	failed+=("the VK suite against the API server: its test binary or the vk module's Ginkgo CLI did not build")
+else
+	vk_background vk-async vk_suite TestConformanceAPIServer vk-async
+	vk_background vk-sync vk_suite TestConformanceAPIServerSync vk-sync
+	vk_background vk-rejected api_test "the VK suite's rejected-status check (virtual-kubelet#938)" "$repo/vk" \
+		TestAPIServerRejectionFailsTheSpec "$api_out/vk-rejected.log"
+	wait "${vk_pids[@]}" || true
+	for tag in "${vk_tags[@]}"; do
+		if [ ! -f "$API_DIR/$tag.failed" ]; then
+			failed+=("$tag: ended without a result")
+			continue
+		fi
+		while IFS= read -r f; do
+			[ -z "$f" ] || failed+=("$f")
+		done <"$API_DIR/$tag.failed"
+	done
+fi
 api_vk_s=$(elapsed "$t")
 for f in "$api_out/vk-async-summary.txt" "$api_out/vk-sync-summary.txt"; do
 	[ ! -f "$f" ] || cat "$f" >&2

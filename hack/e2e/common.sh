@@ -93,11 +93,13 @@ mounts_under() {
 # The suites run in parallel processes (conformance.Config.Parallel) under
 # the Ginkgo CLI of the kit's module: KRI_E2E_PROCS of them over containerd
 # (default 3: containerd and runc take CPU too), KRI_E2E_APISERVER_PROCS
-# against the API server (default 4: its specs mostly wait for back-off); 1
-# runs a suite in one process. ginkgo_cli DIR builds the CLI into DIR
+# against the API server (default 4: its specs mostly wait for back-off),
+# KRI_E2E_VK_PROCS for each VK suite against it (default 4: VK's own
+# periods); 1 runs a suite in one process. ginkgo_cli DIR builds the CLI into DIR
 # (once) and prints its path.
 E2E_PROCS=${KRI_E2E_PROCS:-3}
 E2E_APISERVER_PROCS=${KRI_E2E_APISERVER_PROCS:-4}
+E2E_VK_PROCS=${KRI_E2E_VK_PROCS:-4}
 ginkgo_cli() {
 	local dir=$1
 	if [ ! -x "$dir/ginkgo" ]; then
@@ -111,13 +113,14 @@ ginkgo_cli() {
 # Ginkgo CLI, its output in LOG, the summary (written by process 1 for the
 # whole run) in SUMMARY and the JUnit report in JUNIT; ARGS go to the test
 # binary. Prints the outcome lines; returns non-zero when the suite failed
-# or wrote no summary (a skipped test never ran it).
+# or wrote no summary (a skipped test never ran it). SUITE_FLAGS is the
+# prefix of the suite's flags: kri (the default) or vk.
 run_suite() {
 	local procs=$1 cli=$2 bin=$3 log=$4 summary=$5 junit=$6 status=0
 	shift 6
 	rm -f "$summary"
 	"$cli" --procs="$procs" --no-color --timeout="${E2E_TEST_TIMEOUT:-30m}" \
-		--junit-report="$junit" "$bin" -- -kri.summary="$summary" "$@" >"$log" 2>&1 || status=$?
+		--junit-report="$junit" "$bin" -- -"${SUITE_FLAGS:-kri}".summary="$summary" "$@" >"$log" 2>&1 || status=$?
 	grep -E '^(Ginkgo ran|Test Suite|Ran [0-9]+ of|--- |PASS|FAIL)' "$log" >&2 || true
 	if [ "$status" -eq 0 ] && [ ! -s "$summary" ]; then
 		log "the suite wrote no summary: did the test skip? full log: $log"
