@@ -185,3 +185,82 @@ func pingReportsUnhealthyBackend(e *env) {
 			NodeName, r.Format(time.TimeOnly), failed.Format(time.TimeOnly), unhealthy.Format(time.TimeOnly))
 	}
 }
+
+func init() {
+	specs = append(specs,
+		spec{SpecInfo: SpecInfo{ID: "KVK-NODE-005", Level: Must, Capabilities: []Capability{CapNodeStatusUpdates},
+			Title: "a change of its node the provider notices is pushed through the NotifyNodeStatus callback, and VK publishes the node's conditions as pushed",
+			VK: "node/node.go NodeController.Run (registers the callback: a send on a channel of buffer 1), controlLoop (takes the pushed node's Status, Labels and " +
+				"Annotations as the node it publishes), updateStatus, updateNodeStatus (a three-way strategic merge patch of the node's status)"},
+			node: true, run: pushedNodeStatusIsPublished},
+	)
+}
+
+// conditionsOf maps a node's conditions by type to what the node
+// controller and users read of them (status, reason, message).
+func conditionsOf(n *corev1.Node) map[corev1.NodeConditionType]string {
+	out := map[corev1.NodeConditionType]string{}
+	if n == nil {
+		return out
+	}
+	for _, c := range n.Status.Conditions {
+		out[c.Type] = fmt.Sprintf("%s (reason %q, message %q)", c.Status, c.Reason, c.Message)
+	}
+	return out
+}
+
+// pushedNodeStatusIsPublished registers the node, has the provider notice
+// a change (Config.TriggerNodeStatusUpdate) and wants it pushed, then
+// published as pushed.
+func pushedNodeStatusIsPublished(e *env) {
+	if e.cfg.TriggerNodeStatusUpdate == nil {
+		e.failf("Config declares capability %q but its TriggerNodeStatusUpdate is nil", CapNodeStatusUpdates)
+	}
+	if _, err := e.judge.startNode(e.ctx, e.nodes); err != nil {
+		e.failf("%v", err)
+	}
+	nodes := e.judge.api.CoreV1().Nodes()
+	apiNode := func() *corev1.Node {
+		n, err := nodes.Get(e.ctx, NodeName, metav1.GetOptions{})
+		if err != nil {
+			return nil
+		}
+		return n
+	}
+	const bound = 30 * time.Second
+	var before *corev1.Node
+	if !e.await(bound, func() bool { before = apiNode(); return before != nil }) {
+		e.failf("precondition: VK did not register node %s within %v (Ping last answered %v)", NodeName, bound, lastErr(e.calls.of("Ping", "")))
+	}
+	mark := len(e.nodes.pushed())
+	if err := e.cfg.TriggerNodeStatusUpdate(e.ctx, e.nodes.p); err != nil {
+		e.failf("precondition: TriggerNodeStatusUpdate: %v", err)
+	}
+	triggered := time.Now()
+	var pushed []pushedNode
+	if !e.await(pingInterval, func() bool { pushed = e.nodes.pushed()[mark:]; return len(pushed) > 0 }) {
+		e.failf("TriggerNodeStatusUpdate made the provider notice a change of node %s at %v, and in the %v since it pushed nothing through "+
+			"the callback VK registered with NotifyNodeStatus: VK publishes the provider's node status only as it is pushed there "+
+			"(node/node.go NodeController.Run, controlLoop); otherwise it keeps publishing the node it registered, heartbeats only "+
+			"(updateStatus), and the change never reaches the API server (conditions published: %v)",
+			NodeName, triggered.Format(time.TimeOnly), pingInterval, conditionsOf(apiNode()))
+	}
+	last := pushed[len(pushed)-1]
+	if last.Node == nil {
+		e.failf("the provider pushed a nil node through the NotifyNodeStatus callback at %v: VK's controlLoop (node/node.go) reads its Status and panics",
+			last.At.Format(time.TimeOnly))
+	}
+	want := conditionsOf(last.Node)
+	if fmt.Sprint(want) == fmt.Sprint(conditionsOf(before)) {
+		e.failf("TriggerNodeStatusUpdate made the provider notice a change of node %s, and it pushed a node whose conditions are those "+
+			"VK had published before (%v): the change is not in what it pushed (a node taken before the change, a stale cache), and VK publishes "+
+			"what is pushed as it is (node/node.go controlLoop takes the pushed node's Status), so the change never reaches the API server",
+			NodeName, want)
+	}
+	var now map[corev1.NodeConditionType]string
+	if !e.await(bound, func() bool { now = conditionsOf(apiNode()); return fmt.Sprint(now) == fmt.Sprint(want) }) {
+		e.failf("the provider pushed node %s with conditions %v at %v, and %v later VK had published %v: controlLoop (node/node.go) "+
+			"publishes the pushed node's status through updateStatus unless the last Ping failed (Ping last answered %v)",
+			NodeName, want, last.At.Format(time.TimeOnly), bound, now, lastErr(e.calls.of("Ping", "")))
+	}
+}

@@ -45,15 +45,25 @@ type Config struct {
 	// Ping must report it from then on. p is not used after the spec, so
 	// the backend need not be healed. Required with CapBackendFailures.
 	MakeBackendUnhealthy func(ctx context.Context, p node.NodeProvider) error
+	// Workloads are the containers the capability specs ask the provider
+	// to run; nil fields take DefaultWorkloads' (shell commands in
+	// busybox).
+	Workloads Workloads
+	// TriggerNodeStatusUpdate makes the node provider p notice, on its
+	// own, a change of its node that it must push through the
+	// NotifyNodeStatus callback (a condition that appears or changes: the
+	// backend reports memory pressure, say). Required with
+	// CapNodeStatusUpdates.
+	TriggerNodeStatusUpdate func(ctx context.Context, p node.NodeProvider) error
 }
 
 // Capability names what the pod spec asks of a backend that a provider may
 // leave out (a backend that runs each pod once, to completion, has no
 // restarts). The specs that need one judge it on the status VK publishes,
-// with containers whose command is in the small vocabulary that
-// vk/simprovider documents (sh -c "sleep 10; exit 3", trap 'exit 3' TERM,
-// /nonexistent/...), which a real shell image (busybox) runs to the same
-// effect.
+// with the containers of Config.Workloads, by default shell commands in
+// the small vocabulary that vk/simprovider documents (sh -c "sleep 10; exit
+// 3", trap 'exit 3' TERM, /nonexistent/...), which a real shell image
+// (busybox) runs to the same effect.
 type Capability string
 
 // The capabilities the suite knows.
@@ -78,11 +88,29 @@ const (
 	// has become unhealthy. Declaring it requires
 	// Config.MakeBackendUnhealthy.
 	CapBackendFailures Capability = "backend-failures"
+	// CapInitContainers: a pod's init containers run one at a time, in
+	// order, each to completion (exit code 0) before the next and before
+	// any app container starts, reported in InitContainerStatuses, the pod
+	// Pending meanwhile. One that fails is restarted as the pod's
+	// restartPolicy says (Always, OnFailure), the app containers still
+	// waiting; under restartPolicy Never it fails the pod.
+	CapInitContainers Capability = "init-containers"
+	// CapTerminationMessages: a terminated container's state carries its
+	// termination message: what it wrote to its terminationMessagePath,
+	// or, under terminationMessagePolicy FallbackToLogsOnError, the tail of
+	// its log when it failed and wrote nothing.
+	CapTerminationMessages Capability = "termination-messages"
+	// CapNodeStatusUpdates: the node provider pushes a change of its node
+	// it notices (Config.TriggerNodeStatusUpdate makes it notice one)
+	// through the NotifyNodeStatus callback. Declaring it requires
+	// Config.TriggerNodeStatusUpdate.
+	CapNodeStatusUpdates Capability = "node-status-updates"
 )
 
 // AllCapabilities returns every capability the suite knows, sorted.
 func AllCapabilities() []Capability {
-	return []Capability{CapBackendFailures, CapContainerRestarts, CapExitCodes, CapGracePeriod, CapStartFailures}
+	return []Capability{CapBackendFailures, CapContainerRestarts, CapExitCodes, CapGracePeriod, CapInitContainers,
+		CapNodeStatusUpdates, CapStartFailures, CapTerminationMessages}
 }
 
 // Label returns the Ginkgo label of the specs that need c:

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/virtual-kubelet/virtual-kubelet/node"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kri-kit/testkit/vk/simprovider"
 )
@@ -46,10 +47,24 @@ func (v variant) config() Config {
 		u.MakeUnhealthy()
 		return nil
 	}
+	cfg.TriggerNodeStatusUpdate = reportMemoryPressure
 	if v.nodes != nil {
 		cfg.NewNodeProvider = func(context.Context) (node.NodeProvider, error) { return v.nodes(), nil }
 	}
 	return cfg
+}
+
+// reportMemoryPressure is the self-tests' TriggerNodeStatusUpdate: the
+// simulated backend of a simprovider.Node (or a variant of one) reports
+// memory pressure.
+func reportMemoryPressure(_ context.Context, p node.NodeProvider) error {
+	r, ok := p.(interface{ ReportCondition(corev1.NodeCondition) })
+	if !ok {
+		return errors.New("the node provider has no ReportCondition")
+	}
+	r.ReportCondition(corev1.NodeCondition{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionTrue,
+		Reason: "BackendMemoryLow", Message: "the simulated backend has little memory left"})
+	return nil
 }
 
 // check runs every spec of v's kind against v and fails t unless exactly

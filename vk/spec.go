@@ -77,6 +77,7 @@ func Catalogue() []SpecInfo {
 type env struct {
 	ctx   context.Context
 	cfg   Config
+	w     Workloads // cfg.Workloads with its defaults
 	judge *judge
 	calls *callLog
 	pods  node.PodLifecycleHandler // recorded; nil for a node spec
@@ -147,7 +148,7 @@ func runSpec(t *testing.T, s spec, cfg Config) outcome {
 func execute(s spec, cfg Config) (o outcome) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &env{ctx: ctx, cfg: cfg, judge: newJudge(), calls: &callLog{}}
+	e := &env{ctx: ctx, cfg: cfg, w: cfg.Workloads.withDefaults(), judge: newJudge(), calls: &callLog{}}
 	defer func() {
 		e.judge.stop()
 		cancel()

@@ -33,6 +33,7 @@ func TestSuiteAgainstTheReferenceProvider(t *testing.T) {
 			p.(interface{ MakeUnhealthy() }).MakeUnhealthy()
 			return nil
 		},
+		TriggerNodeStatusUpdate: reportMemoryPressure,
 	}
 	if name := os.Getenv(variantEnv); name != "" {
 		for _, v := range mutants {

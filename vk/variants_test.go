@@ -103,7 +103,7 @@ func asyncAltered(a altered, notify func(context.Context, func(*corev1.Pod)) fun
 
 type alteredNode struct {
 	ping   func(ctx context.Context, base *simprovider.Node) error
-	notify func(ctx context.Context, cb func(*corev1.Node))
+	notify func(ctx context.Context, base *simprovider.Node, cb func(*corev1.Node))
 	base   *simprovider.Node
 }
 
@@ -116,7 +116,7 @@ func (n *alteredNode) Ping(ctx context.Context) error {
 
 func (n *alteredNode) NotifyNodeStatus(ctx context.Context, cb func(*corev1.Node)) {
 	if n.notify != nil {
-		n.notify(ctx, cb)
+		n.notify(ctx, n.base, cb)
 		return
 	}
 	n.base.NotifyNodeStatus(ctx, cb)
@@ -124,6 +124,9 @@ func (n *alteredNode) NotifyNodeStatus(ctx context.Context, cb func(*corev1.Node
 
 // MakeUnhealthy makes the base's backend unhealthy.
 func (n *alteredNode) MakeUnhealthy() { n.base.MakeUnhealthy() }
+
+// ReportCondition has the base's backend report c.
+func (n *alteredNode) ReportCondition(c corev1.NodeCondition) { n.base.ReportCondition(c) }
 
 func nodeAltered(n alteredNode) func() node.NodeProvider {
 	return func() node.NodeProvider { n := n; n.base = simprovider.NewNode(); return &n }
@@ -176,7 +179,7 @@ var mutants = []variant{
 	// instead of CreatePod: no pod ever runs.
 	{name: "getpod-answers-an-empty-pod-for-unknown-pods",
 		want: []string{"KVK-POD-001", "KVK-POD-002", "KVK-POD-004", "KVK-POD-005", "KVK-POD-007", "KVK-POD-008", "KVK-POD-009", "KVK-POD-010", "KVK-POD-012", "KVK-POD-013",
-			"KVK-POD-014", "KVK-POD-015", "KVK-POD-016"},
+			"KVK-POD-014", "KVK-POD-015", "KVK-POD-016", "KVK-POD-019", "KVK-POD-020", "KVK-POD-021"},
 		pods: syncAltered(altered{getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
 			p, err := b.GetPod(ctx, ns, name)
 			if p == nil {
@@ -431,7 +434,7 @@ var mutants = []variant{
 			pod.DeletionGracePeriodSeconds = nil
 			return b.DeletePod(ctx, pod)
 		}}, nil)},
-	{name: "ping-fails", want: []string{"KVK-NODE-001", "KVK-NODE-004"},
+	{name: "ping-fails", want: []string{"KVK-NODE-001", "KVK-NODE-004", "KVK-NODE-005"},
 		nodes: nodeAltered(alteredNode{ping: func(context.Context, *simprovider.Node) error { return errors.New("backend unreachable") }})},
 	// A Ping that answers once, then waits on a backend that never answers
 	// and ignores its context until VK stops.
@@ -451,8 +454,80 @@ var mutants = []variant{
 	// nothing, or a cache).
 	{name: "ping-ignores-backend-health", want: []string{"KVK-NODE-004"},
 		nodes: nodeAltered(alteredNode{ping: func(ctx context.Context, _ *simprovider.Node) error { return ctx.Err() }})},
-	{name: "notifynodestatus-blocks", want: []string{"KVK-NODE-001", "KVK-NODE-002", "KVK-NODE-004"},
-		nodes: nodeAltered(alteredNode{notify: func(ctx context.Context, _ func(*corev1.Node)) { <-ctx.Done() }})},
+	{name: "notifynodestatus-blocks", want: []string{"KVK-NODE-001", "KVK-NODE-002", "KVK-NODE-004", "KVK-NODE-005"},
+		nodes: nodeAltered(alteredNode{notify: func(ctx context.Context, _ *simprovider.Node, _ func(*corev1.Node)) { <-ctx.Done() }})},
+	// A node provider that never pushes (VK's NaiveNodeProvider does so):
+	// the backend's conditions never reach the API server.
+	{name: "node-status-never-pushed", want: []string{"KVK-NODE-005"},
+		nodes: nodeAltered(alteredNode{notify: func(context.Context, *simprovider.Node, func(*corev1.Node)) {}})},
+	// A node provider that pushes the node it pushed before, not the one
+	// with the change (a cache refreshed after the push).
+	{name: "node-status-pushed-stale", want: []string{"KVK-NODE-005"},
+		nodes: nodeAltered(alteredNode{notify: func(ctx context.Context, base *simprovider.Node, cb func(*corev1.Node)) {
+			var mu sync.Mutex
+			prev := &corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+				{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}}}}
+			base.NotifyNodeStatus(ctx, func(n *corev1.Node) {
+				mu.Lock()
+				stale := prev
+				prev = n.DeepCopy()
+				mu.Unlock()
+				cb(stale)
+			})
+		}})},
+	// Init containers the backend drops: the app containers start at once
+	// and no InitContainerStatuses are reported (GetPod answers the pod as
+	// VK gave it).
+	{name: "init-containers-dropped", want: []string{"KVK-POD-019", "KVK-POD-020"},
+		pods: func() node.PodLifecycleHandler {
+			var mu sync.Mutex
+			inits := map[string][]corev1.Container{}
+			return asyncAltered(altered{
+				createPod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+					mu.Lock()
+					inits[podKey(pod)] = pod.Spec.InitContainers
+					mu.Unlock()
+					pod = pod.DeepCopy()
+					pod.Spec.InitContainers = nil
+					return b.CreatePod(ctx, pod)
+				},
+				getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+					p, err := b.GetPod(ctx, ns, name)
+					if p != nil {
+						mu.Lock()
+						p.Spec.InitContainers = inits[ns+"/"+name]
+						mu.Unlock()
+					}
+					return p, err
+				}}, nil)()
+		}},
+	// The phase computed from the app containers alone: Running while the
+	// init containers run.
+	{name: "pod-running-while-initializing", want: []string{"KVK-POD-019"},
+		pods: statusAltered(false, func(st *corev1.PodStatus) {
+			if st.Phase == corev1.PodPending && len(st.InitContainerStatuses) > 0 {
+				st.Phase = corev1.PodRunning
+			}
+		})},
+	// An init container that failed under restartPolicy Never leaves the
+	// pod Pending, as if it would be retried.
+	{name: "pod-pending-after-its-init-container-failed", want: []string{"KVK-POD-020"},
+		pods: statusAltered(true, func(st *corev1.PodStatus) {
+			for _, cs := range st.InitContainerStatuses {
+				if t := cs.State.Terminated; t != nil && t.ExitCode != 0 && st.Phase == corev1.PodFailed {
+					st.Phase = corev1.PodPending
+				}
+			}
+		})},
+	// Termination messages never read from the container.
+	{name: "termination-messages-dropped", want: []string{"KVK-POD-021"},
+		pods: statusAltered(true, func(st *corev1.PodStatus) {
+			for i := range st.ContainerStatuses {
+				if t := st.ContainerStatuses[i].State.Terminated; t != nil {
+					t.Message = ""
+				}
+			}
+		})},
 }
 
 // benign variants: each takes a freedom the contract grants and must pass.
@@ -537,6 +612,39 @@ var benign = []variant{
 	// codes declares none of the capabilities: their specs are skipped.
 	{name: "declares-no-capability", caps: []Capability{},
 		pods: func() node.PodLifecycleHandler { return simprovider.NewAsync() }},
+	// The kubelet puts the runtime's message before the termination
+	// message ("<runtime message>: <message>", kuberuntime_container.go
+	// convertToKubeContainerStatus).
+	{name: "termination-message-after-the-runtimes-message",
+		pods: statusAltered(false, func(st *corev1.PodStatus) {
+			for i := range st.ContainerStatuses {
+				if t := st.ContainerStatuses[i].State.Terminated; t != nil && t.Message != "" {
+					t.Message = fmt.Sprintf("exit status %d: %s", t.ExitCode, t.Message)
+				}
+			}
+		})},
+	// Pushes from a goroutine of its own, which ends with NotifyNodeStatus'
+	// context.
+	{name: "pushes-node-status-from-a-goroutine-of-its-own",
+		nodes: nodeAltered(alteredNode{notify: func(ctx context.Context, base *simprovider.Node, cb func(*corev1.Node)) {
+			queue := make(chan *corev1.Node, 8)
+			go func() {
+				for {
+					select {
+					case n := <-queue:
+						cb(n)
+					case <-ctx.Done():
+						return
+					}
+				}
+			}()
+			base.NotifyNodeStatus(ctx, func(n *corev1.Node) {
+				select {
+				case queue <- n:
+				case <-ctx.Done():
+				}
+			})
+		}})},
 	{name: "ping-takes-two-seconds",
 		nodes: nodeAltered(alteredNode{ping: func(ctx context.Context, b *simprovider.Node) error {
 			select {

@@ -5,16 +5,37 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // behaviour is what a container's command makes it do (see the package
 // doc's vocabulary).
 type behaviour struct {
-	cannotStart bool          // the executable is missing: every start fails
-	exits       bool          // it exits by itself ...
-	runFor      time.Duration // ... after running this long ...
-	exitCode    int32         // ... with this code
-	term        termAction    // what SIGTERM (DeletePod) does
+	cannotStart bool              // the executable is missing: every start fails
+	exits       bool              // it exits by itself ...
+	runFor      time.Duration     // ... after running this long ...
+	exitCode    int32             // ... with this code
+	term        termAction        // what SIGTERM (DeletePod) does
+	files       map[string]string // echo -n MSG > PATH: what it wrote where
+	log         []string          // echo LINE: the lines it printed, in order
+}
+
+// terminationMessage is the message of a run of b that ended with code, as
+// the kubelet reads it (kuberuntime_container.go, getTerminationMessage):
+// what it wrote to path, else, under FallbackToLogsOnError and a code that
+// is not 0, the tail of its log (its last 80 lines).
+func (b behaviour) terminationMessage(path string, policy corev1.TerminationMessagePolicy, code int32) string {
+	if path == "" {
+		path = corev1.TerminationMessagePathDefault
+	}
+	if msg := b.files[path]; msg != "" {
+		return msg
+	}
+	if policy != corev1.TerminationMessageFallbackToLogsOnError || code == 0 || len(b.log) == 0 {
+		return ""
+	}
+	return strings.Join(b.log[max(0, len(b.log)-80):], "\n") + "\n"
 }
 
 // termAction is a container's answer to SIGTERM.
@@ -28,6 +49,9 @@ var (
 	trapRE  = regexp.MustCompile(`^trap '([^']*)' TERM$`)
 	sleepRE = regexp.MustCompile(`^sleep ([0-9]+(?:\.[0-9]+)?)$`)
 	exitRE  = regexp.MustCompile(`^exit ([0-9]+)$`)
+	// echo -n MSG > PATH (one word, to a file) and echo LINE (to the log).
+	writeRE = regexp.MustCompile(`^echo -n (\S+) > (\S+)$`)
+	echoRE  = regexp.MustCompile(`^echo (.*)$`)
 )
 
 // parse reads argv (a container's Command followed by its Args).
@@ -74,6 +98,16 @@ func parseStatement(st string, b *behaviour, elapsed *time.Duration) bool {
 		s, _ := strconv.ParseFloat(sleepRE.FindStringSubmatch(st)[1], 64)
 		*elapsed += time.Duration(s * float64(time.Second))
 		b.exits, b.runFor, b.exitCode = true, *elapsed, 0
+		return false
+	case writeRE.MatchString(st):
+		m := writeRE.FindStringSubmatch(st)
+		if b.files == nil {
+			b.files = map[string]string{}
+		}
+		b.files[m[2]] = m[1]
+		return false
+	case echoRE.MatchString(st):
+		b.log = append(b.log, echoRE.FindStringSubmatch(st)[1])
 		return false
 	case exitRE.MatchString(st):
 		n, _ := strconv.Atoi(exitRE.FindStringSubmatch(st)[1])
