@@ -275,8 +275,11 @@ var mutants = []variant{
 			return p, err
 		}}, nil)},
 	// KVK-POD-012, 017 and 018 judge the terminal status of a deleted pod
-	// too, and fail as 010 does.
-	{name: "deletepod-notifies-no-terminal-status", want: []string{"KVK-POD-010", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018"},
+	// too, and fail as 010 does; it drops every terminal status, so the
+	// pods of KVK-POD-020 (restartPolicy Never, init container failed) and
+	// 021 (restartPolicy Never, containers exited) are never published
+	// Failed either.
+	{name: "deletepod-notifies-no-terminal-status", want: []string{"KVK-POD-010", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018", "KVK-POD-020", "KVK-POD-021"},
 		pods: asyncAltered(altered{}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
 			return func(p *corev1.Pod) {
 				if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {

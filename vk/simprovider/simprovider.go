@@ -93,6 +93,19 @@ type Provider struct {
 	notify func(*corev1.Pod)  // nil for the sync variant
 	timers []*time.Timer      // every timer started, for Close
 	closed bool
+
+	// pending are the pods to notify, in the order their statuses were
+	// taken (under mu); delivering (a semaphore: a channel, which a
+	// testing/synctest bubble can wait out, where it cannot a mutex) is
+	// held by the one goroutine that hands them to VK, oldest first.
+	pending    []notification
+	delivering chan struct{}
+}
+
+// notification is a copy of a pod to hand to a NotifyPods callback.
+type notification struct {
+	cb  func(*corev1.Pod)
+	pod *corev1.Pod
 }
 
 // simPod is a pod the provider runs (or stops): pod holds the spec as
@@ -125,7 +138,7 @@ func WithContext(ctx context.Context) Option {
 
 // New returns an empty sync provider.
 func New(opts ...Option) *Provider {
-	p := &Provider{pods: map[string]*simPod{}}
+	p := &Provider{pods: map[string]*simPod{}, delivering: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(p)
 	}
@@ -165,14 +178,35 @@ func (p AsyncProvider) NotifyPods(_ context.Context, cb func(*corev1.Pod)) {
 
 func key(namespace, name string) string { return namespace + "/" + name }
 
-// notifyLocked returns the call that notifies VK of pod, to be made once
-// p.mu is released (VK's callback may wait for its own locks).
+// notifyLocked queues a copy of pod for VK and returns the call that
+// delivers the queue, to be made once p.mu is released (VK's callback may
+// wait for its own locks). The statuses reach VK in the order they were
+// taken: two changes in a row (a container that exits as soon as
+// CreatePod started it) never reach it the other way round, which would
+// leave VK with the older one.
 func (p *Provider) notifyLocked(pod *corev1.Pod) func() {
-	cb, cp := p.notify, pod.DeepCopy()
-	if cb == nil {
+	if p.notify == nil {
 		return func() {}
 	}
-	return func() { cb(cp) }
+	p.pending = append(p.pending, notification{cb: p.notify, pod: pod.DeepCopy()})
+	return p.deliver
+}
+
+// deliver hands the queued notifications to VK, oldest first.
+func (p *Provider) deliver() {
+	p.delivering <- struct{}{}
+	defer func() { <-p.delivering }()
+	for {
+		p.mu.Lock()
+		if len(p.pending) == 0 {
+			p.mu.Unlock()
+			return
+		}
+		n := p.pending[0]
+		p.pending = p.pending[1:]
+		p.mu.Unlock()
+		n.cb(n.pod)
+	}
 }
 
 // afterLocked runs f with p.mu held, d from now, unless the provider is
