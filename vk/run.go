@@ -100,6 +100,10 @@ const (
 	// or, under terminationMessagePolicy FallbackToLogsOnError, the tail of
 	// its log when it failed and wrote nothing.
 	CapTerminationMessages Capability = "termination-messages"
+	// CapReadinessProbes: a container with a readiness probe is reported
+	// Ready, and the pod's Ready and ContainersReady conditions True, only
+	// once its probe passes (not as soon as it runs).
+	CapReadinessProbes Capability = "readiness-probes"
 	// CapNodeStatusUpdates: the node provider pushes a change of its node
 	// it notices (Config.TriggerNodeStatusUpdate makes it notice one)
 	// through the NotifyNodeStatus callback. Declaring it requires
@@ -110,7 +114,7 @@ const (
 // AllCapabilities returns every capability the suite knows, sorted.
 func AllCapabilities() []Capability {
 	return []Capability{CapBackendFailures, CapContainerRestarts, CapExitCodes, CapGracePeriod, CapInitContainers,
-		CapNodeStatusUpdates, CapStartFailures, CapTerminationMessages}
+		CapNodeStatusUpdates, CapReadinessProbes, CapStartFailures, CapTerminationMessages}
 }
 
 // Label returns the Ginkgo label of the specs that need c:

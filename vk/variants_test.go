@@ -167,7 +167,7 @@ func statusAltered(async bool, f func(*corev1.PodStatus)) func() node.PodLifecyc
 
 // mutants: each must fail exactly the specs of its want.
 var mutants = []variant{
-	{name: "containers-never-ready", want: []string{"KVK-POD-001"},
+	{name: "containers-never-ready", want: []string{"KVK-POD-001", "KVK-POD-022"},
 		pods: syncAltered(altered{getPodStatus: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.PodStatus, error) {
 			st, err := b.GetPodStatus(ctx, ns, name)
 			if st != nil {
@@ -179,7 +179,7 @@ var mutants = []variant{
 	// instead of CreatePod: no pod ever runs.
 	{name: "getpod-answers-an-empty-pod-for-unknown-pods",
 		want: []string{"KVK-POD-001", "KVK-POD-002", "KVK-POD-004", "KVK-POD-005", "KVK-POD-007", "KVK-POD-008", "KVK-POD-009", "KVK-POD-010", "KVK-POD-012", "KVK-POD-013",
-			"KVK-POD-014", "KVK-POD-015", "KVK-POD-016", "KVK-POD-019", "KVK-POD-020", "KVK-POD-021"},
+			"KVK-POD-014", "KVK-POD-015", "KVK-POD-016", "KVK-POD-019", "KVK-POD-020", "KVK-POD-021", "KVK-POD-022"},
 		pods: syncAltered(altered{getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
 			p, err := b.GetPod(ctx, ns, name)
 			if p == nil {
@@ -519,6 +519,32 @@ var mutants = []variant{
 			for _, cs := range st.InitContainerStatuses {
 				if t := cs.State.Terminated; t != nil && t.ExitCode != 0 && st.Phase == corev1.PodFailed {
 					st.Phase = corev1.PodPending
+				}
+			}
+		})},
+	// Containers Ready as soon as they run, their readiness probes never
+	// run (the reference provider's readiness before it ran them).
+	{name: "ready-ignores-the-readiness-probe", want: []string{"KVK-POD-022"},
+		pods: statusAltered(true, func(st *corev1.PodStatus) {
+			all := true
+			for i := range st.ContainerStatuses {
+				cs := &st.ContainerStatuses[i]
+				cs.Ready = cs.State.Running != nil
+				all = all && cs.Ready
+			}
+			for i := range st.Conditions {
+				if c := &st.Conditions[i]; all && (c.Type == corev1.PodReady || c.Type == corev1.ContainersReady) {
+					c.Status = corev1.ConditionTrue
+				}
+			}
+		})},
+	// The containers' readiness reported, the pod's Ready condition never
+	// set from it.
+	{name: "pod-ready-condition-never-true", want: []string{"KVK-POD-022"},
+		pods: statusAltered(false, func(st *corev1.PodStatus) {
+			for i := range st.Conditions {
+				if c := &st.Conditions[i]; c.Type == corev1.PodReady {
+					c.Status = corev1.ConditionFalse
 				}
 			}
 		})},

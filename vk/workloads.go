@@ -42,6 +42,12 @@ type Workloads struct {
 	// digits and '-'). The suite sets its terminationMessagePolicy to
 	// FallbackToLogsOnError. KVK-POD-021.
 	LogsAndExits func(line string, code int) corev1.Container
+	// BecomesReady: a container that runs until it is stopped, with a
+	// readiness probe that fails until about d after its start and passes
+	// from then on (default: sh -c "sleep S; echo -n ready >
+	// /tmp/vk-ready; sleep infinity & wait", its probe exec test -e
+	// /tmp/vk-ready every second). KVK-POD-022.
+	BecomesReady func(d time.Duration) corev1.Container
 }
 
 // DefaultImage is the image of the default workloads: a shell and its
@@ -78,6 +84,15 @@ func DefaultWorkloads(image string) Workloads {
 		LogsAndExits: func(line string, code int) corev1.Container {
 			return sh("echo " + line + "; exit " + strconv.Itoa(code))
 		},
+		BecomesReady: func(d time.Duration) corev1.Container {
+			const file = "/tmp/vk-ready"
+			c := sh("sleep " + seconds(d) + "; echo -n ready > " + file + "; sleep infinity & wait")
+			c.ReadinessProbe = &corev1.Probe{
+				ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-e", file}}},
+				PeriodSeconds: 1, FailureThreshold: 1, SuccessThreshold: 1, TimeoutSeconds: 1,
+			}
+			return c
+		},
 	}
 }
 
@@ -99,6 +114,9 @@ func (w Workloads) withDefaults() Workloads {
 	}
 	if w.LogsAndExits == nil {
 		w.LogsAndExits = def.LogsAndExits
+	}
+	if w.BecomesReady == nil {
+		w.BecomesReady = def.BecomesReady
 	}
 	return w
 }

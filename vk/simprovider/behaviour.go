@@ -12,13 +12,14 @@ import (
 // behaviour is what a container's command makes it do (see the package
 // doc's vocabulary).
 type behaviour struct {
-	cannotStart bool              // the executable is missing: every start fails
-	exits       bool              // it exits by itself ...
-	runFor      time.Duration     // ... after running this long ...
-	exitCode    int32             // ... with this code
-	term        termAction        // what SIGTERM (DeletePod) does
-	files       map[string]string // echo -n MSG > PATH: what it wrote where
-	log         []string          // echo LINE: the lines it printed, in order
+	cannotStart bool                     // the executable is missing: every start fails
+	exits       bool                     // it exits by itself ...
+	runFor      time.Duration            // ... after running this long ...
+	exitCode    int32                    // ... with this code
+	term        termAction               // what SIGTERM (DeletePod) does
+	files       map[string]string        // echo -n MSG > PATH: what it wrote where
+	writtenAt   map[string]time.Duration // ... and when, after its start
+	log         []string                 // echo LINE: the lines it printed, in order
 }
 
 // terminationMessage is the message of a run of b that ended with code, as
@@ -93,6 +94,7 @@ func parseStatement(st string, b *behaviour, elapsed *time.Duration) bool {
 	st = strings.TrimPrefix(strings.TrimSpace(st), "exec ")
 	switch {
 	case st == "sleep infinity" || st == "sleep infinity & wait" || st == "/pause":
+		b.exits = false // the sleeps before it do not end the script
 		return true
 	case sleepRE.MatchString(st):
 		s, _ := strconv.ParseFloat(sleepRE.FindStringSubmatch(st)[1], 64)
@@ -102,9 +104,9 @@ func parseStatement(st string, b *behaviour, elapsed *time.Duration) bool {
 	case writeRE.MatchString(st):
 		m := writeRE.FindStringSubmatch(st)
 		if b.files == nil {
-			b.files = map[string]string{}
+			b.files, b.writtenAt = map[string]string{}, map[string]time.Duration{}
 		}
-		b.files[m[2]] = m[1]
+		b.files[m[2]], b.writtenAt[m[2]] = m[1], *elapsed
 		return false
 	case echoRE.MatchString(st):
 		b.log = append(b.log, echoRE.FindStringSubmatch(st)[1])
@@ -115,6 +117,41 @@ func parseStatement(st string, b *behaviour, elapsed *time.Duration) bool {
 		return true
 	}
 	return false
+}
+
+// readyAfter answers how long after its start a container of b that has
+// the readiness probe probe is first Ready, and whether it ever is. An exec
+// probe test -e PATH (or sh -c "test -e PATH") passes once the container
+// has written PATH; the kubelet runs it initialDelaySeconds after the
+// start, then every periodSeconds (default 10). Any other probe passes at
+// its first run; no probe: Ready at once.
+func (b behaviour) readyAfter(probe *corev1.Probe) (time.Duration, bool) {
+	if probe == nil {
+		return 0, true
+	}
+	period := time.Duration(probe.PeriodSeconds) * time.Second
+	if period <= 0 {
+		period = 10 * time.Second
+	}
+	first := time.Duration(probe.InitialDelaySeconds) * time.Second
+	if probe.Exec == nil {
+		return first, true
+	}
+	cmd := strings.Join(probe.Exec.Command, " ")
+	cmd = strings.TrimPrefix(strings.TrimPrefix(cmd, "sh -c "), "/bin/sh -c ")
+	path, ok := strings.CutPrefix(cmd, "test -e ")
+	if !ok {
+		return first, true
+	}
+	at, written := b.writtenAt[path]
+	if !written {
+		return 0, false
+	}
+	t := first
+	for t < at {
+		t += period
+	}
+	return t, true
 }
 
 // parseTrap reads the action of trap 'ACTION' TERM.

@@ -62,6 +62,12 @@
 // OnFailure, and fails the pod under Never. DeletePod ends a running init
 // container at once.
 //
+// A container with a readiness probe is Ready (and the pod Ready) only
+// once the probe passes: an exec probe test -e PATH from the first probe
+// run after the container wrote PATH (initialDelaySeconds, then every
+// periodSeconds), any other probe at its first run; a container without
+// one is Ready as soon as it runs.
+//
 // The node provider's backend reports conditions of the node
 // (Node.ReportCondition), each pushed through the NotifyNodeStatus
 // callback with the node's whole status.
@@ -299,7 +305,20 @@ func (p *Provider) startLocked(sp *simPod, i int) {
 	now := metav1.NewTime(time.Now())
 	cs.ContainerID = fmt.Sprintf("sim://%s/%s/%d", sp.pod.UID, cs.Name, cs.RestartCount)
 	cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
-	cs.Ready, cs.Started = true, new(true)
+	cs.Started = new(true)
+	after, ever := b.readyAfter(sp.pod.Spec.Containers[i].ReadinessProbe)
+	cs.Ready = ever && after == 0
+	if ever && after > 0 {
+		epoch := sp.epoch[i]
+		p.afterLocked(after, func() func() {
+			if sp.stopping || sp.epoch[i] != epoch || cs.State.Running == nil {
+				return func() {}
+			}
+			sp.pod.Status.ContainerStatuses[i].Ready = true
+			sp.settleLocked()
+			return p.notifyLocked(sp.pod)
+		})
+	}
 	if b.exits {
 		epoch := sp.epoch[i]
 		p.afterLocked(b.runFor, func() func() {
@@ -450,7 +469,7 @@ func (sp *simPod) settleLocked() {
 		t := cs.State.Terminated
 		allDone = allDone && t != nil
 		allZero = allZero && t != nil && t.ExitCode == 0
-		ready = ready && cs.State.Running != nil
+		ready = ready && cs.State.Running != nil && cs.Ready
 		startFailed = startFailed || (cs.State.Waiting != nil && cs.State.Waiting.Reason == "RunContainerError")
 	}
 	initialized := sp.initsDone == len(sp.inits)
