@@ -104,6 +104,12 @@ const (
 	// Ready, and the pod's Ready and ContainersReady conditions True, only
 	// once its probe passes (not as soon as it runs).
 	CapReadinessProbes Capability = "readiness-probes"
+	// CapEnv: a container's env (as VK hands it over, resolved) is its
+	// process's environment, and the $(VAR) references of its command and
+	// args are expanded with it, as the kubelet does. Its spec reads what
+	// the process saw through its termination message, and needs
+	// CapTerminationMessages too.
+	CapEnv Capability = "env"
 	// CapNodeStatusUpdates: the node provider pushes a change of its node
 	// it notices (Config.TriggerNodeStatusUpdate makes it notice one)
 	// through the NotifyNodeStatus callback. Declaring it requires
@@ -113,7 +119,7 @@ const (
 
 // AllCapabilities returns every capability the suite knows, sorted.
 func AllCapabilities() []Capability {
-	return []Capability{CapBackendFailures, CapContainerRestarts, CapExitCodes, CapGracePeriod, CapInitContainers,
+	return []Capability{CapBackendFailures, CapContainerRestarts, CapEnv, CapExitCodes, CapGracePeriod, CapInitContainers,
 		CapNodeStatusUpdates, CapReadinessProbes, CapStartFailures, CapTerminationMessages}
 }
 

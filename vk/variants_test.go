@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -165,6 +166,35 @@ func statusAltered(async bool, f func(*corev1.PodStatus)) func() node.PodLifecyc
 	}})
 }
 
+// rewrittenForBackend is the async reference provider whose backend gets
+// each pod as rewrite changes it, GetPod still answering the containers as
+// VK gave them (VK's podsEqual sees no change).
+func rewrittenForBackend(rewrite func(*corev1.Pod)) func() node.PodLifecycleHandler {
+	return func() node.PodLifecycleHandler {
+		var mu sync.Mutex
+		given := map[string]corev1.PodSpec{}
+		return asyncAltered(altered{
+			createPod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+				mu.Lock()
+				given[podKey(pod)] = *pod.Spec.DeepCopy()
+				mu.Unlock()
+				pod = pod.DeepCopy()
+				rewrite(pod)
+				return b.CreatePod(ctx, pod)
+			},
+			getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+				p, err := b.GetPod(ctx, ns, name)
+				if p != nil {
+					mu.Lock()
+					spec := given[ns+"/"+name]
+					mu.Unlock()
+					p.Spec.Containers, p.Spec.InitContainers = spec.Containers, spec.InitContainers
+				}
+				return p, err
+			}}, nil)()
+	}
+}
+
 // mutants: each must fail exactly the specs of its want.
 var mutants = []variant{
 	{name: "containers-never-ready", want: []string{"KVK-POD-001", "KVK-POD-022"},
@@ -179,7 +209,7 @@ var mutants = []variant{
 	// instead of CreatePod: no pod ever runs.
 	{name: "getpod-answers-an-empty-pod-for-unknown-pods",
 		want: []string{"KVK-POD-001", "KVK-POD-002", "KVK-POD-004", "KVK-POD-005", "KVK-POD-007", "KVK-POD-008", "KVK-POD-009", "KVK-POD-010", "KVK-POD-012", "KVK-POD-013",
-			"KVK-POD-014", "KVK-POD-015", "KVK-POD-016", "KVK-POD-019", "KVK-POD-020", "KVK-POD-021", "KVK-POD-022"},
+			"KVK-POD-014", "KVK-POD-015", "KVK-POD-016", "KVK-POD-019", "KVK-POD-020", "KVK-POD-021", "KVK-POD-022", "KVK-POD-023"},
 		pods: syncAltered(altered{getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
 			p, err := b.GetPod(ctx, ns, name)
 			if p == nil {
@@ -279,7 +309,7 @@ var mutants = []variant{
 	// pods of KVK-POD-020 (restartPolicy Never, init container failed) and
 	// 021 (restartPolicy Never, containers exited) are never published
 	// Failed either.
-	{name: "deletepod-notifies-no-terminal-status", want: []string{"KVK-POD-010", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018", "KVK-POD-020", "KVK-POD-021"},
+	{name: "deletepod-notifies-no-terminal-status", want: []string{"KVK-POD-010", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018", "KVK-POD-020", "KVK-POD-021", "KVK-POD-023"},
 		pods: asyncAltered(altered{}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
 			return func(p *corev1.Pod) {
 				if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
@@ -548,8 +578,27 @@ var mutants = []variant{
 				}
 			}
 		})},
+	// A backend that starts each container with no env (its own image's).
+	{name: "env-dropped", want: []string{"KVK-POD-023"},
+		pods: rewrittenForBackend(func(p *corev1.Pod) {
+			for i := range p.Spec.Containers {
+				p.Spec.Containers[i].Env = nil
+			}
+		})},
+	// A backend that passes the command as written, $(VAR) references
+	// unexpanded (they are escaped here, so that the reference provider
+	// leaves them).
+	{name: "command-refs-not-expanded", want: []string{"KVK-POD-023"},
+		pods: rewrittenForBackend(func(p *corev1.Pod) {
+			for i := range p.Spec.Containers {
+				c := &p.Spec.Containers[i]
+				for j := range c.Command {
+					c.Command[j] = strings.ReplaceAll(c.Command[j], "$(", "$$(")
+				}
+			}
+		})},
 	// Termination messages never read from the container.
-	{name: "termination-messages-dropped", want: []string{"KVK-POD-021"},
+	{name: "termination-messages-dropped", want: []string{"KVK-POD-021", "KVK-POD-023"},
 		pods: statusAltered(true, func(st *corev1.PodStatus) {
 			for i := range st.ContainerStatuses {
 				if t := st.ContainerStatuses[i].State.Terminated; t != nil {

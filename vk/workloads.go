@@ -48,6 +48,12 @@ type Workloads struct {
 	// /tmp/vk-ready; sleep infinity & wait", its probe exec test -e
 	// /tmp/vk-ready every second). KVK-POD-022.
 	BecomesReady func(d time.Duration) corev1.Container
+	// WritesEnv: a container that writes, as its termination message, the
+	// expansion of $(name) in its command (the kubelet expands it with the
+	// container's env), ':', and the value of its env variable name as its
+	// process sees it, then exits 0 (default: sh -c "echo -n
+	// $(NAME):$NAME > /dev/termination-log; exit 0"). KVK-POD-023.
+	WritesEnv func(name string) corev1.Container
 }
 
 // DefaultImage is the image of the default workloads: a shell and its
@@ -84,6 +90,9 @@ func DefaultWorkloads(image string) Workloads {
 		LogsAndExits: func(line string, code int) corev1.Container {
 			return sh("echo " + line + "; exit " + strconv.Itoa(code))
 		},
+		WritesEnv: func(name string) corev1.Container {
+			return sh("echo -n $(" + name + "):$" + name + " > " + corev1.TerminationMessagePathDefault + "; exit 0")
+		},
 		BecomesReady: func(d time.Duration) corev1.Container {
 			const file = "/tmp/vk-ready"
 			c := sh("sleep " + seconds(d) + "; echo -n ready > " + file + "; sleep infinity & wait")
@@ -114,6 +123,9 @@ func (w Workloads) withDefaults() Workloads {
 	}
 	if w.LogsAndExits == nil {
 		w.LogsAndExits = def.LogsAndExits
+	}
+	if w.WritesEnv == nil {
+		w.WritesEnv = def.WritesEnv
 	}
 	if w.BecomesReady == nil {
 		w.BecomesReady = def.BecomesReady

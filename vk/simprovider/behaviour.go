@@ -19,6 +19,7 @@ type behaviour struct {
 	term        termAction               // what SIGTERM (DeletePod) does
 	files       map[string]string        // echo -n MSG > PATH: what it wrote where
 	writtenAt   map[string]time.Duration // ... and when, after its start
+	env         map[string]string        // its environment, for sh's $NAME
 	log         []string                 // echo LINE: the lines it printed, in order
 }
 
@@ -55,9 +56,62 @@ var (
 	echoRE  = regexp.MustCompile(`^echo (.*)$`)
 )
 
-// parse reads argv (a container's Command followed by its Args).
-func parse(argv []string) behaviour {
-	var b behaviour
+// parseContainer reads what c does: its Command followed by its Args,
+// their $(VAR) references expanded with its env as the kubelet expands them
+// (VK hands the provider the env resolved, $(VAR) references in values
+// expanded, node/pod.go createOrUpdatePod, but not the command), and the
+// $NAME references of its echo statements with its env as sh expands them.
+func parseContainer(c corev1.Container) behaviour {
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	var argv []string
+	for _, a := range append(append([]string(nil), c.Command...), c.Args...) {
+		argv = append(argv, expandRefs(a, env))
+	}
+	return parse(argv, env)
+}
+
+// expandRefs expands the $(VAR) references of s with env as the kubelet
+// does: a reference to a variable env lacks stays as it is, and $$ is a
+// literal $.
+func expandRefs(s string, env map[string]string) string {
+	var out strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 == len(s) {
+			out.WriteByte(s[i])
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			out.WriteByte('$')
+			i++
+			continue
+		case '(':
+			if end := strings.IndexByte(s[i+2:], ')'); end >= 0 {
+				name := s[i+2 : i+2+end]
+				if v, ok := env[name]; ok {
+					out.WriteString(v)
+				} else {
+					out.WriteString(s[i : i+3+end])
+				}
+				i += 2 + end
+				continue
+			}
+		}
+		out.WriteByte(s[i])
+	}
+	return out.String()
+}
+
+// shellVarRE is a $NAME reference of sh.
+var shellVarRE = regexp.MustCompile(`\$[A-Za-z_][A-Za-z0-9_]*`)
+
+// parse reads argv (a container's Command followed by its Args, expanded)
+// with env, the container's environment.
+func parse(argv []string, env map[string]string) behaviour {
+	b := behaviour{env: env}
 	if len(argv) == 0 {
 		return b
 	}
@@ -106,10 +160,10 @@ func parseStatement(st string, b *behaviour, elapsed *time.Duration) bool {
 		if b.files == nil {
 			b.files, b.writtenAt = map[string]string{}, map[string]time.Duration{}
 		}
-		b.files[m[2]], b.writtenAt[m[2]] = m[1], *elapsed
+		b.files[m[2]], b.writtenAt[m[2]] = b.expandShell(m[1]), *elapsed
 		return false
 	case echoRE.MatchString(st):
-		b.log = append(b.log, echoRE.FindStringSubmatch(st)[1])
+		b.log = append(b.log, b.expandShell(echoRE.FindStringSubmatch(st)[1]))
 		return false
 	case exitRE.MatchString(st):
 		n, _ := strconv.Atoi(exitRE.FindStringSubmatch(st)[1])
@@ -117,6 +171,12 @@ func parseStatement(st string, b *behaviour, elapsed *time.Duration) bool {
 		return true
 	}
 	return false
+}
+
+// expandShell expands the $NAME references of word with b's environment,
+// as sh does (an unset variable is empty).
+func (b *behaviour) expandShell(word string) string {
+	return shellVarRE.ReplaceAllStringFunc(word, func(ref string) string { return b.env[ref[1:]] })
 }
 
 // readyAfter answers how long after its start a container of b that has

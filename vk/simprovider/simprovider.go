@@ -62,6 +62,10 @@
 // OnFailure, and fails the pod under Never. DeletePod ends a running init
 // container at once.
 //
+// A container's command and args have their $(VAR) references expanded
+// with its env first, as the kubelet does, and the words of its echo
+// statements their $NAME references, as sh does.
+//
 // A container with a readiness probe is Ready (and the pod Ready) only
 // once the probe passes: an exec probe test -e PATH from the first probe
 // run after the container wrote PATH (initialDelaySeconds, then every
@@ -262,14 +266,14 @@ func (p *Provider) CreatePod(_ context.Context, pod *corev1.Pod) error {
 		return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
 	}
 	for _, c := range pod.Spec.InitContainers {
-		sp.inits = append(sp.inits, parse(append(append([]string(nil), c.Command...), c.Args...)))
+		sp.inits = append(sp.inits, parseContainer(c))
 		sp.initEpoch = append(sp.initEpoch, 0)
 		run.Status.InitContainerStatuses = append(run.Status.InitContainerStatuses, corev1.ContainerStatus{
 			Name: c.Name, Image: c.Image, ImageID: "sim://" + c.Image, State: initializing(), Started: new(false),
 		})
 	}
 	for _, c := range pod.Spec.Containers {
-		sp.ctrs = append(sp.ctrs, parse(append(append([]string(nil), c.Command...), c.Args...)))
+		sp.ctrs = append(sp.ctrs, parseContainer(c))
 		sp.epoch = append(sp.epoch, 0)
 		run.Status.ContainerStatuses = append(run.Status.ContainerStatuses, corev1.ContainerStatus{
 			Name: c.Name, Image: c.Image, ImageID: "sim://" + c.Image, State: initializing(), Started: new(false),
