@@ -283,10 +283,14 @@ type recordedNode struct {
 }
 
 // pushedNode is a node the provider pushed through VK's NotifyNodeStatus
-// callback: a copy taken before VK got it.
+// callback: the provider's object (Pushed) and a copy taken then (Node),
+// which is what VK gets, so that VK's own writes (heartbeat times,
+// node/node.go updateNodeStatusHeartbeat) never touch the provider's
+// object.
 type pushedNode struct {
-	At   time.Time
-	Node *corev1.Node
+	At     time.Time
+	Node   *corev1.Node
+	Pushed *corev1.Node
 }
 
 // pushed answers the nodes pushed so far, oldest first.
@@ -329,9 +333,12 @@ func (r *recordedNode) NotifyNodeStatus(ctx context.Context, cb func(*corev1.Nod
 			cp = n.DeepCopy()
 		}
 		r.mu.Lock()
-		r.pushes = append(r.pushes, pushedNode{At: time.Now(), Node: cp})
+		r.pushes = append(r.pushes, pushedNode{At: time.Now(), Node: cp, Pushed: n})
 		r.mu.Unlock()
-		cb(n)
+		if cp != nil {
+			cp = cp.DeepCopy()
+		}
+		cb(cp)
 	})
 	r.log.add(call{Method: "NotifyNodeStatus", At: time.Now()})
 	r.once.Do(func() { close(r.returned) })

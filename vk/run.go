@@ -52,7 +52,8 @@ type Config struct {
 	// TriggerNodeStatusUpdate makes the node provider p notice, on its
 	// own, a change of its node that it must push through the
 	// NotifyNodeStatus callback (a condition that appears or changes: the
-	// backend reports memory pressure, say). Required with
+	// backend reports memory pressure, say); each call a change from the
+	// node as it was (memory pressure, then none). Required with
 	// CapNodeStatusUpdates.
 	TriggerNodeStatusUpdate func(ctx context.Context, p node.NodeProvider) error
 }

@@ -129,6 +129,11 @@ func (n *alteredNode) MakeUnhealthy() { n.base.MakeUnhealthy() }
 // ReportCondition has the base's backend report c.
 func (n *alteredNode) ReportCondition(c corev1.NodeCondition) { n.base.ReportCondition(c) }
 
+// Condition answers the base's condition of type t.
+func (n *alteredNode) Condition(t corev1.NodeConditionType) *corev1.NodeCondition {
+	return n.base.Condition(t)
+}
+
 func nodeAltered(n alteredNode) func() node.NodeProvider {
 	return func() node.NodeProvider { n := n; n.base = simprovider.NewNode(); return &n }
 }
@@ -467,7 +472,9 @@ var mutants = []variant{
 			pod.DeletionGracePeriodSeconds = nil
 			return b.DeletePod(ctx, pod)
 		}}, nil)},
-	{name: "ping-fails", want: []string{"KVK-NODE-001", "KVK-NODE-004", "KVK-NODE-005"},
+	// The node is never registered: every node spec fails (KVK-NODE-003 at
+	// its precondition).
+	{name: "ping-fails", want: []string{"KVK-NODE-001", "KVK-NODE-003", "KVK-NODE-004", "KVK-NODE-005", "KVK-NODE-006"},
 		nodes: nodeAltered(alteredNode{ping: func(context.Context, *simprovider.Node) error { return errors.New("backend unreachable") }})},
 	// A Ping that answers once, then waits on a backend that never answers
 	// and ignores its context until VK stops.
@@ -487,11 +494,11 @@ var mutants = []variant{
 	// nothing, or a cache).
 	{name: "ping-ignores-backend-health", want: []string{"KVK-NODE-004"},
 		nodes: nodeAltered(alteredNode{ping: func(ctx context.Context, _ *simprovider.Node) error { return ctx.Err() }})},
-	{name: "notifynodestatus-blocks", want: []string{"KVK-NODE-001", "KVK-NODE-002", "KVK-NODE-004", "KVK-NODE-005"},
+	{name: "notifynodestatus-blocks", want: []string{"KVK-NODE-001", "KVK-NODE-002", "KVK-NODE-003", "KVK-NODE-004", "KVK-NODE-005", "KVK-NODE-006"},
 		nodes: nodeAltered(alteredNode{notify: func(ctx context.Context, _ *simprovider.Node, _ func(*corev1.Node)) { <-ctx.Done() }})},
 	// A node provider that never pushes (VK's NaiveNodeProvider does so):
 	// the backend's conditions never reach the API server.
-	{name: "node-status-never-pushed", want: []string{"KVK-NODE-005"},
+	{name: "node-status-never-pushed", want: []string{"KVK-NODE-005", "KVK-NODE-006"},
 		nodes: nodeAltered(alteredNode{notify: func(context.Context, *simprovider.Node, func(*corev1.Node)) {}})},
 	// A node provider that pushes the node it pushed before, not the one
 	// with the change (a cache refreshed after the push).
@@ -506,6 +513,23 @@ var mutants = []variant{
 				prev = n.DeepCopy()
 				mu.Unlock()
 				cb(stale)
+			})
+		}})},
+	// A node provider that pushes one object, which it overwrites with
+	// each change.
+	{name: "node-status-pushes-one-object", want: []string{"KVK-NODE-006"},
+		nodes: nodeAltered(alteredNode{notify: func(ctx context.Context, base *simprovider.Node, cb func(*corev1.Node)) {
+			var mu sync.Mutex
+			var kept *corev1.Node
+			base.NotifyNodeStatus(ctx, func(n *corev1.Node) {
+				mu.Lock()
+				if kept == nil {
+					kept = n
+				} else {
+					*kept = *n
+				}
+				mu.Unlock()
+				cb(kept)
 			})
 		}})},
 	// Init containers the backend drops: the app containers start at once

@@ -714,6 +714,19 @@ func (n *Node) NotifyNodeStatus(_ context.Context, cb func(*corev1.Node)) {
 	n.cb = cb
 }
 
+// Condition answers a copy of the node's condition of type t, nil if it
+// has none.
+func (n *Node) Condition(t corev1.NodeConditionType) *corev1.NodeCondition {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, c := range n.status.Conditions {
+		if c.Type == t {
+			return c.DeepCopy()
+		}
+	}
+	return nil
+}
+
 // ReportCondition is the simulated backend reporting a condition of the
 // node (MemoryPressure, say): it replaces the condition of c's type, or
 // adds it, and pushes a copy of the node's whole status through the
