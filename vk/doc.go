@@ -47,7 +47,7 @@
 //
 // What the pod spec asks of a backend (restarts, start failures, exit
 // codes, grace periods, init containers, termination messages, readiness
-// probes, env), a Ping
+// and liveness probes, env), a Ping
 // that reports a backend made unhealthy and node changes pushed through
 // NotifyNodeStatus are declared in Config.Capabilities (see Capability)
 // and judged on the status VK publishes; a spec whose capability is not

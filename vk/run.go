@@ -105,6 +105,11 @@ const (
 	// Ready, and the pod's Ready and ContainersReady conditions True, only
 	// once its probe passes (not as soon as it runs).
 	CapReadinessProbes Capability = "readiness-probes"
+	// CapLivenessProbes: a container whose liveness probe fails (its
+	// failureThreshold times in a row) is killed and restarted as the
+	// pod's restartPolicy says, the restart counted. Its spec needs
+	// CapContainerRestarts too.
+	CapLivenessProbes Capability = "liveness-probes"
 	// CapEnv: a container's env (as VK hands it over, resolved) is its
 	// process's environment, and the $(VAR) references of its command and
 	// args are expanded with it, as the kubelet does. Its spec reads what
@@ -121,7 +126,7 @@ const (
 // AllCapabilities returns every capability the suite knows, sorted.
 func AllCapabilities() []Capability {
 	return []Capability{CapBackendFailures, CapContainerRestarts, CapEnv, CapExitCodes, CapGracePeriod, CapInitContainers,
-		CapNodeStatusUpdates, CapReadinessProbes, CapStartFailures, CapTerminationMessages}
+		CapLivenessProbes, CapNodeStatusUpdates, CapReadinessProbes, CapStartFailures, CapTerminationMessages}
 }
 
 // Label returns the Ginkgo label of the specs that need c:

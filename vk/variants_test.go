@@ -214,7 +214,7 @@ var mutants = []variant{
 	// instead of CreatePod: no pod ever runs.
 	{name: "getpod-answers-an-empty-pod-for-unknown-pods",
 		want: []string{"KVK-POD-001", "KVK-POD-002", "KVK-POD-004", "KVK-POD-005", "KVK-POD-007", "KVK-POD-008", "KVK-POD-009", "KVK-POD-010", "KVK-POD-012", "KVK-POD-013",
-			"KVK-POD-014", "KVK-POD-015", "KVK-POD-016", "KVK-POD-019", "KVK-POD-020", "KVK-POD-021", "KVK-POD-022", "KVK-POD-023"},
+			"KVK-POD-014", "KVK-POD-015", "KVK-POD-016", "KVK-POD-019", "KVK-POD-020", "KVK-POD-021", "KVK-POD-022", "KVK-POD-023", "KVK-POD-024"},
 		pods: syncAltered(altered{getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
 			p, err := b.GetPod(ctx, ns, name)
 			if p == nil {
@@ -429,7 +429,9 @@ var mutants = []variant{
 		})},
 	// The pod reported Failed while a container that failed waits for its
 	// restart (a phase computed from exit codes alone).
-	{name: "pod-failed-while-a-container-waits-to-restart", want: []string{"KVK-POD-015"},
+	// KVK-POD-024's container, killed for its liveness probe (137), waits
+	// to restart too.
+	{name: "pod-failed-while-a-container-waits-to-restart", want: []string{"KVK-POD-015", "KVK-POD-024"},
 		pods: statusAltered(false, func(st *corev1.PodStatus) {
 			for _, cs := range st.ContainerStatuses {
 				if t := cs.LastTerminationState.Terminated; cs.State.Waiting != nil && t != nil && t.ExitCode != 0 {
@@ -600,6 +602,13 @@ var mutants = []variant{
 				if c := &st.Conditions[i]; c.Type == corev1.PodReady {
 					c.Status = corev1.ConditionFalse
 				}
+			}
+		})},
+	// A backend that runs no liveness probe.
+	{name: "liveness-probe-ignored", want: []string{"KVK-POD-024"},
+		pods: rewrittenForBackend(func(p *corev1.Pod) {
+			for i := range p.Spec.Containers {
+				p.Spec.Containers[i].LivenessProbe = nil
 			}
 		})},
 	// A backend that starts each container with no env (its own image's).

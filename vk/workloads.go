@@ -54,6 +54,12 @@ type Workloads struct {
 	// process sees it, then exits 0 (default: sh -c "echo -n
 	// $(NAME):$NAME > /dev/termination-log; exit 0"). KVK-POD-023.
 	WritesEnv func(name string) corev1.Container
+	// FailsLiveness: a container that runs until it is stopped, with a
+	// liveness probe that passes for about d after its start and fails
+	// from then on (default: sh -c "echo -n ok > /tmp/vk-alive; sleep S;
+	// rm -f /tmp/vk-alive; sleep infinity & wait", its probe exec test -e
+	// /tmp/vk-alive every second, failureThreshold 1). KVK-POD-024.
+	FailsLiveness func(d time.Duration) corev1.Container
 }
 
 // DefaultImage is the image of the default workloads: a shell and its
@@ -90,6 +96,15 @@ func DefaultWorkloads(image string) Workloads {
 		LogsAndExits: func(line string, code int) corev1.Container {
 			return sh("echo " + line + "; exit " + strconv.Itoa(code))
 		},
+		FailsLiveness: func(d time.Duration) corev1.Container {
+			const file = "/tmp/vk-alive"
+			c := sh("echo -n ok > " + file + "; sleep " + seconds(d) + "; rm -f " + file + "; sleep infinity & wait")
+			c.LivenessProbe = &corev1.Probe{
+				ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-e", file}}},
+				PeriodSeconds: 1, FailureThreshold: 1, SuccessThreshold: 1, TimeoutSeconds: 1,
+			}
+			return c
+		},
 		WritesEnv: func(name string) corev1.Container {
 			return sh("echo -n $(" + name + "):$" + name + " > " + corev1.TerminationMessagePathDefault + "; exit 0")
 		},
@@ -123,6 +138,9 @@ func (w Workloads) withDefaults() Workloads {
 	}
 	if w.LogsAndExits == nil {
 		w.LogsAndExits = def.LogsAndExits
+	}
+	if w.FailsLiveness == nil {
+		w.FailsLiveness = def.FailsLiveness
 	}
 	if w.WritesEnv == nil {
 		w.WritesEnv = def.WritesEnv

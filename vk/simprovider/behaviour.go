@@ -19,6 +19,7 @@ type behaviour struct {
 	term        termAction               // what SIGTERM (DeletePod) does
 	files       map[string]string        // echo -n MSG > PATH: what it wrote where
 	writtenAt   map[string]time.Duration // ... and when, after its start
+	removedAt   map[string]time.Duration // rm -f PATH: when, after its start
 	env         map[string]string        // its environment, for sh's $NAME
 	log         []string                 // echo LINE: the lines it printed, in order
 }
@@ -54,6 +55,7 @@ var (
 	// echo -n MSG > PATH (one word, to a file) and echo LINE (to the log).
 	writeRE = regexp.MustCompile(`^echo -n (\S+) > (\S+)$`)
 	echoRE  = regexp.MustCompile(`^echo (.*)$`)
+	rmRE    = regexp.MustCompile(`^rm -f (\S+)$`)
 )
 
 // parseContainer reads what c does: its Command followed by its Args,
@@ -162,6 +164,12 @@ func parseStatement(st string, b *behaviour, elapsed *time.Duration) bool {
 		}
 		b.files[m[2]], b.writtenAt[m[2]] = b.expandShell(m[1]), *elapsed
 		return false
+	case rmRE.MatchString(st):
+		if b.removedAt == nil {
+			b.removedAt = map[string]time.Duration{}
+		}
+		b.removedAt[rmRE.FindStringSubmatch(st)[1]] = *elapsed
+		return false
 	case echoRE.MatchString(st):
 		b.log = append(b.log, b.expandShell(echoRE.FindStringSubmatch(st)[1]))
 		return false
@@ -212,6 +220,56 @@ func (b behaviour) readyAfter(probe *corev1.Probe) (time.Duration, bool) {
 		t += period
 	}
 	return t, true
+}
+
+// probeFile answers the PATH of an exec probe test -e PATH (or sh -c
+// "test -e PATH"), and whether probe is one.
+func probeFile(probe *corev1.Probe) (string, bool) {
+	if probe == nil || probe.Exec == nil {
+		return "", false
+	}
+	cmd := strings.Join(probe.Exec.Command, " ")
+	cmd = strings.TrimPrefix(strings.TrimPrefix(cmd, "sh -c "), "/bin/sh -c ")
+	return strings.CutPrefix(cmd, "test -e ")
+}
+
+// killedAfter answers how long after its start a container of b is
+// killed for its liveness probe, and whether it ever is: an exec probe
+// test -e PATH fails while PATH is not there (before the container wrote
+// it, after it removed it); the kubelet runs it initialDelaySeconds after
+// the start, then every periodSeconds (default 10), and kills the
+// container after failureThreshold (default 3) failures in a row. Any
+// other probe passes.
+func (b behaviour) killedAfter(probe *corev1.Probe) (time.Duration, bool) {
+	path, ok := probeFile(probe)
+	if !ok {
+		return 0, false
+	}
+	period := time.Duration(probe.PeriodSeconds) * time.Second
+	if period <= 0 {
+		period = 10 * time.Second
+	}
+	threshold := int(probe.FailureThreshold)
+	if threshold <= 0 {
+		threshold = 3
+	}
+	written, isWritten := b.writtenAt[path]
+	removed, isRemoved := b.removedAt[path]
+	failures := 0
+	for t, n := time.Duration(probe.InitialDelaySeconds)*time.Second, 0; n < 10000; t, n = t+period, n+1 {
+		there := isWritten && t >= written && !(isRemoved && t >= removed)
+		if there {
+			failures = 0
+			if !isRemoved || removed < written {
+				return 0, false // there from now on
+			}
+			continue
+		}
+		if failures++; failures >= threshold {
+			return t, true
+		}
+	}
+	return 0, false
 }
 
 // parseTrap reads the action of trap 'ACTION' TERM.

@@ -66,6 +66,10 @@
 // with its env first, as the kubelet does, and the words of its echo
 // statements their $NAME references, as sh does.
 //
+// A container whose liveness probe (an exec probe test -e PATH) fails
+// failureThreshold times in a row is killed (exit code 137, or its trap's)
+// and restarted as the pod's restartPolicy says.
+//
 // A container with a readiness probe is Ready (and the pod Ready) only
 // once the probe passes: an exec probe test -e PATH from the first probe
 // run after the container wrote PATH (initialDelaySeconds, then every
@@ -323,10 +327,25 @@ func (p *Provider) startLocked(sp *simPod, i int) {
 			return p.notifyLocked(sp.pod)
 		})
 	}
+	if kill, ok := b.killedAfter(sp.pod.Spec.Containers[i].LivenessProbe); ok && (!b.exits || kill < b.runFor) {
+		epoch := sp.epoch[i]
+		p.afterLocked(kill, func() func() {
+			if sp.stopping || sp.epoch[i] != epoch || sp.pod.Status.ContainerStatuses[i].State.Running == nil {
+				return func() {}
+			}
+			code := int32(137) // SIGTERM ignored (sh as PID 1 without a trap), killed
+			if t := b.term; !t.ignore && t.delay == 0 && t.code != 0 {
+				code = t.code
+			}
+			p.exitedLocked(sp, i, code)
+			sp.settleLocked()
+			return p.notifyLocked(sp.pod)
+		})
+	}
 	if b.exits {
 		epoch := sp.epoch[i]
 		p.afterLocked(b.runFor, func() func() {
-			if sp.stopping || sp.epoch[i] != epoch {
+			if sp.stopping || sp.epoch[i] != epoch || sp.pod.Status.ContainerStatuses[i].State.Running == nil {
 				return func() {}
 			}
 			p.exitedLocked(sp, i, b.exitCode)
