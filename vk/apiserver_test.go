@@ -58,6 +58,7 @@ func referenceOver(api *rest.Config, async bool, nodeName string) Config {
 			p.(interface{ MakeUnhealthy() }).MakeUnhealthy()
 			return nil
 		},
+		TriggerNodeStatusUpdate: reportMemoryPressure,
 	}
 }
 

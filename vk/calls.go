@@ -295,6 +295,25 @@ type recordedNode struct {
 
 	mu      sync.Mutex
 	pinging []time.Time // when each Ping still running was called, oldest first
+	pushes  []pushedNode
+}
+
+// pushedNode is a node the provider pushed through VK's NotifyNodeStatus
+// callback: the provider's object (Pushed) and a copy taken then (Node),
+// which is what VK gets, so that VK's own writes (heartbeat times,
+// node/node.go updateNodeStatusHeartbeat) never touch the provider's
+// object.
+type pushedNode struct {
+	At     time.Time
+	Node   *corev1.Node
+	Pushed *corev1.Node
+}
+
+// pushed answers the nodes pushed so far, oldest first.
+func (r *recordedNode) pushed() []pushedNode {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.pushes)
 }
 
 func (r *recordedNode) Ping(ctx context.Context) error {
@@ -324,7 +343,19 @@ func (r *recordedNode) pingRunningSince() (time.Time, bool) {
 }
 
 func (r *recordedNode) NotifyNodeStatus(ctx context.Context, cb func(*corev1.Node)) {
-	r.p.NotifyNodeStatus(ctx, cb)
+	r.p.NotifyNodeStatus(ctx, func(n *corev1.Node) {
+		var cp *corev1.Node
+		if n != nil {
+			cp = n.DeepCopy()
+		}
+		r.mu.Lock()
+		r.pushes = append(r.pushes, pushedNode{At: time.Now(), Node: cp, Pushed: n})
+		r.mu.Unlock()
+		if cp != nil {
+			cp = cp.DeepCopy()
+		}
+		cb(cp)
+	})
 	r.log.add(call{Method: "NotifyNodeStatus", At: time.Now()})
 	r.once.Do(func() { close(r.returned) })
 }

@@ -53,10 +53,15 @@
 // testdata/catalogue.yaml keeps the same list.
 //
 // What the pod spec asks of a backend (restarts, start failures, exit
-// codes, grace periods), and a Ping that reports a backend made unhealthy,
-// are declared in Config.Capabilities (see Capability) and judged on the status VK publishes; a spec whose
-// capability is not declared is skipped, the capability named in the
-// reason. A few specs (KVK-POD-017, 018) judge what only an async provider
+// codes, grace periods, init containers, termination messages, readiness
+// and liveness probes, env), a Ping
+// that reports a backend made unhealthy and node changes pushed through
+// NotifyNodeStatus are declared in Config.Capabilities (see Capability)
+// and judged on the status VK publishes; a spec whose capability is not
+// declared is skipped, the capability named in the reason. The containers
+// those specs run come from Config.Workloads (DefaultWorkloads: shell
+// commands in busybox), so that a backend that runs something else can
+// give them in its own terms. A few specs (KVK-POD-017, 018) judge what only an async provider
 // can get VK to publish, and are skipped for a sync one.
 //
 // With Config.VirtualTime each spec — the provider's construction, VK's

@@ -3,9 +3,12 @@ package vk_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/virtual-kubelet/virtual-kubelet/node"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kri-kit/testkit/vk"
 	"github.com/kri-kit/testkit/vk/simprovider"
@@ -46,4 +49,40 @@ func ExampleCatalogue() {
 	// Output:
 	// KVK-NODE-001 MUST
 	// KVK-NODE-002 MUST
+}
+
+// A backend that does not run shell scripts gives the suite's containers in
+// its own terms: here one whose SIGTERM behaviour an image of its own reads
+// from the env. The fields left nil keep the defaults.
+func ExampleDefaultWorkloads() {
+	def := vk.DefaultWorkloads("")
+	fmt.Println(def.TrapsSIGTERM(5*time.Second, 3).Command)
+	fmt.Println(def.WritesTerminationMessage("done", 0).Command)
+
+	_ = vk.Config{
+		Capabilities: []vk.Capability{vk.CapExitCodes, vk.CapGracePeriod},
+		Workloads: vk.Workloads{TrapsSIGTERM: func(d time.Duration, code int) corev1.Container {
+			return corev1.Container{Image: "registry.example/stopper:1", Env: []corev1.EnvVar{
+				{Name: "STOP_AFTER", Value: d.String()}, {Name: "STOP_EXIT_CODE", Value: strconv.Itoa(code)},
+			}}
+		}},
+	}
+	// Output:
+	// [sh -c trap 'sleep 5; exit 3' TERM; sleep infinity & wait]
+	// [sh -c echo -n done > /dev/termination-log; exit 0]
+}
+
+// A node provider that declares vk.CapNodeStatusUpdates says how to make it
+// notice a change of its node, which it must push through VK's
+// NotifyNodeStatus callback (KVK-NODE-005).
+func ExampleConfig_triggerNodeStatusUpdate() {
+	_ = vk.Config{
+		NewNodeProvider: func(context.Context) (node.NodeProvider, error) { return simprovider.NewNode(), nil },
+		Capabilities:    []vk.Capability{vk.CapNodeStatusUpdates},
+		TriggerNodeStatusUpdate: func(_ context.Context, p node.NodeProvider) error {
+			p.(*simprovider.Node).ReportCondition(corev1.NodeCondition{
+				Type: corev1.NodeMemoryPressure, Status: corev1.ConditionTrue, Reason: "BackendMemoryLow"})
+			return nil
+		},
+	}
 }

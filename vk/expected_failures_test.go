@@ -88,6 +88,7 @@ func TestValidate(t *testing.T) {
 		{Config{NewPodProvider: pods, ExpectedFailures: map[string]string{"KVK-POD-001": " "}}, `ExpectedFailures["KVK-POD-001"] gives no reason`},
 		{Config{NewPodProvider: pods, TimeoutScale: -1}, "TimeoutScale -1 is not a positive number"},
 		{Config{NewPodProvider: pods, Capabilities: []Capability{CapBackendFailures}}, "needs MakeBackendUnhealthy"},
+		{Config{NewPodProvider: pods, Capabilities: []Capability{CapNodeStatusUpdates}}, "needs TriggerNodeStatusUpdate"},
 		{Config{NewPodProvider: pods, VirtualTime: true, APIServer: &rest.Config{Host: "https://127.0.0.1:1"}}, "VirtualTime and APIServer exclude each other"},
 	} {
 		if _, err := resolve(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {

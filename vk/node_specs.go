@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -37,10 +38,10 @@ func nodeRegisteredAndLeaseRenewed(e *env) {
 		e.failf("%v", err)
 	}
 	const bound = 30 * time.Second
-	var n *corev1.Node
 	if !e.await(bound, func() bool {
-		n, _ = e.judge.api.CoreV1().Nodes().Get(e.ctx, e.judge.node, metav1.GetOptions{})
-		return n != nil
+		// client-go's fake answers a missing node with an empty one and NotFound.
+		_, err := e.judge.api.CoreV1().Nodes().Get(e.ctx, e.judge.node, metav1.GetOptions{})
+		return err == nil
 	}) {
 		select {
 		case <-nc.Done():
@@ -102,8 +103,9 @@ func pingReturns(e *env) {
 	}
 	const bound = 30 * time.Second
 	if !e.await(bound, func() bool {
-		n, _ := e.judge.api.CoreV1().Nodes().Get(e.ctx, e.judge.node, metav1.GetOptions{})
-		return n != nil
+		// client-go's fake answers a missing node with an empty one and NotFound.
+		_, err := e.judge.api.CoreV1().Nodes().Get(e.ctx, e.judge.node, metav1.GetOptions{})
+		return err == nil
 	}) {
 		e.failf("precondition: VK did not register node %s within %v (Ping was called %d times, last answered %v)",
 			e.judge.node, bound, len(e.calls.of("Ping", "")), lastErr(e.calls.of("Ping", "")))
@@ -183,5 +185,131 @@ func pingReportsUnhealthyBackend(e *env) {
 	if r := renewed(); r.After(failed.Add(time.Second)) {
 		e.failf("VK renewed the lease of node %s at %v, after Ping answered an error at %v (the backend was made unhealthy at %v)",
 			e.judge.node, r.Format(time.TimeOnly), failed.Format(time.TimeOnly), unhealthy.Format(time.TimeOnly))
+	}
+}
+
+func init() {
+	specs = append(specs,
+		spec{SpecInfo: SpecInfo{ID: "KVK-NODE-005", Level: Must, Capabilities: []Capability{CapNodeStatusUpdates},
+			Title: "a change of its node the provider notices is pushed through the NotifyNodeStatus callback, and VK publishes the node's conditions as pushed",
+			VK: "node/node.go NodeController.Run (registers the callback: a send on a channel of buffer 1), controlLoop (takes the pushed node's Status, Labels and " +
+				"Annotations as the node it publishes), updateStatus, updateNodeStatus (a three-way strategic merge patch of the node's status)"},
+			node: true, run: pushedNodeStatusIsPublished},
+		spec{SpecInfo: SpecInfo{ID: "KVK-NODE-006", Level: Should, Capabilities: []Capability{CapNodeStatusUpdates},
+			Title: "a node pushed through the NotifyNodeStatus callback is never changed by the provider afterwards",
+			VK: "node/node.go controlLoop (keeps the pushed node's Status, Labels and Annotations, their slices and maps shared, as the node it publishes), " +
+				"updateNodeStatusHeartbeat (writes heartbeat times into those conditions), updateNodeStatus (marshals them for the patch): a change by the provider races them"},
+			node: true, run: pushedNodeStaysUnchanged},
+	)
+}
+
+// pushedNodeStaysUnchanged has the provider notice two changes of its node
+// (TriggerNodeStatusUpdate twice) and compares the node it pushed first
+// with the copy taken when it did. The suite hands VK copies, so that only
+// the provider can have changed it.
+func pushedNodeStaysUnchanged(e *env) {
+	if e.cfg.TriggerNodeStatusUpdate == nil {
+		e.failf("Config declares capability %q but its TriggerNodeStatusUpdate is nil", CapNodeStatusUpdates)
+	}
+	if _, err := e.judge.startNode(e.ctx, e.nodes); err != nil {
+		e.failf("%v", err)
+	}
+	const bound = 30 * time.Second
+	if !e.await(bound, func() bool {
+		// client-go's fake answers a missing node with an empty one and NotFound.
+		_, err := e.judge.api.CoreV1().Nodes().Get(e.ctx, e.judge.node, metav1.GetOptions{})
+		return err == nil
+	}) {
+		e.failf("precondition: VK did not register node %s within %v (Ping last answered %v)", e.judge.node, bound, lastErr(e.calls.of("Ping", "")))
+	}
+	for i := 1; i <= 2; i++ {
+		mark := len(e.nodes.pushed())
+		if err := e.cfg.TriggerNodeStatusUpdate(e.ctx, e.nodes.p); err != nil {
+			e.failf("precondition: TriggerNodeStatusUpdate (call %d): %v", i, err)
+		}
+		if !e.await(pingInterval, func() bool { return len(e.nodes.pushed()) > mark }) {
+			e.failf("precondition: the provider pushed no node within %v of TriggerNodeStatusUpdate (call %d; KVK-NODE-005)", pingInterval, i)
+		}
+	}
+	for _, p := range e.nodes.pushed() {
+		if p.Pushed == nil {
+			continue
+		}
+		if d := cmp.Diff(p.Node, p.Pushed); d != "" {
+			e.failf("the node the provider pushed through the NotifyNodeStatus callback at %v was changed by it afterwards (-as pushed +now):\n%s\n"+
+				"VK's controlLoop (node/node.go) keeps the pushed node's Status, Labels and Annotations, sharing their slices and maps, as the node it "+
+				"publishes: it marshals them for each patch (updateNodeStatus) and writes heartbeat times into the conditions "+
+				"(updateNodeStatusHeartbeat), so a change races VK (a data race; a torn node published), and VK's writes race the provider's reads. "+
+				"Push a copy (DeepCopy) and never touch it again", p.At.Format(time.TimeOnly), d)
+		}
+	}
+}
+
+// conditionsOf maps a node's conditions by type to what the node
+// controller and users read of them (status, reason, message).
+func conditionsOf(n *corev1.Node) map[corev1.NodeConditionType]string {
+	out := map[corev1.NodeConditionType]string{}
+	if n == nil {
+		return out
+	}
+	for _, c := range n.Status.Conditions {
+		out[c.Type] = fmt.Sprintf("%s (reason %q, message %q)", c.Status, c.Reason, c.Message)
+	}
+	return out
+}
+
+// pushedNodeStatusIsPublished registers the node, has the provider notice
+// a change (Config.TriggerNodeStatusUpdate) and wants it pushed, then
+// published as pushed.
+func pushedNodeStatusIsPublished(e *env) {
+	if e.cfg.TriggerNodeStatusUpdate == nil {
+		e.failf("Config declares capability %q but its TriggerNodeStatusUpdate is nil", CapNodeStatusUpdates)
+	}
+	if _, err := e.judge.startNode(e.ctx, e.nodes); err != nil {
+		e.failf("%v", err)
+	}
+	nodes := e.judge.api.CoreV1().Nodes()
+	apiNode := func() *corev1.Node {
+		n, err := nodes.Get(e.ctx, e.judge.node, metav1.GetOptions{})
+		if err != nil {
+			return nil
+		}
+		return n
+	}
+	const bound = 30 * time.Second
+	var before *corev1.Node
+	if !e.await(bound, func() bool { before = apiNode(); return before != nil }) {
+		e.failf("precondition: VK did not register node %s within %v (Ping last answered %v)", e.judge.node, bound, lastErr(e.calls.of("Ping", "")))
+	}
+	mark := len(e.nodes.pushed())
+	if err := e.cfg.TriggerNodeStatusUpdate(e.ctx, e.nodes.p); err != nil {
+		e.failf("precondition: TriggerNodeStatusUpdate: %v", err)
+	}
+	triggered := time.Now()
+	var pushed []pushedNode
+	if !e.await(pingInterval, func() bool { pushed = e.nodes.pushed()[mark:]; return len(pushed) > 0 }) {
+		e.failf("TriggerNodeStatusUpdate made the provider notice a change of node %s at %v, and in the %v since it pushed nothing through "+
+			"the callback VK registered with NotifyNodeStatus: VK publishes the provider's node status only as it is pushed there "+
+			"(node/node.go NodeController.Run, controlLoop); otherwise it keeps publishing the node it registered, heartbeats only "+
+			"(updateStatus), and the change never reaches the API server (conditions published: %v)",
+			e.judge.node, triggered.Format(time.TimeOnly), pingInterval, conditionsOf(apiNode()))
+	}
+	last := pushed[len(pushed)-1]
+	if last.Node == nil {
+		e.failf("the provider pushed a nil node through the NotifyNodeStatus callback at %v: VK's controlLoop (node/node.go) reads its Status and panics",
+			last.At.Format(time.TimeOnly))
+	}
+	want := conditionsOf(last.Node)
+	if fmt.Sprint(want) == fmt.Sprint(conditionsOf(before)) {
+		e.failf("TriggerNodeStatusUpdate made the provider notice a change of node %s, and it pushed a node whose conditions are those "+
+			"VK had published before (%v): the change is not in what it pushed (a node taken before the change, a stale cache), and VK publishes "+
+			"what is pushed as it is (node/node.go controlLoop takes the pushed node's Status), so the change never reaches the API server",
+			e.judge.node, want)
+	}
+	var now map[corev1.NodeConditionType]string
+	if !e.await(bound, func() bool { now = conditionsOf(apiNode()); return fmt.Sprint(now) == fmt.Sprint(want) }) {
+		e.failf("the provider pushed node %s with conditions %v at %v, and %v later VK had published %v: controlLoop (node/node.go) "+
+			"publishes the pushed node's status through updateStatus unless the last Ping failed (Ping last answered %v)",
+			e.judge.node, want, last.At.Format(time.TimeOnly), bound, now, lastErr(e.calls.of("Ping", "")))
 	}
 }

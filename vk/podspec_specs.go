@@ -41,12 +41,13 @@ func init() {
 // publishedAsReported ends a message on a container status VK published.
 const publishedAsReported = " (updatePodStatus, node/pod.go, publishes the container statuses the provider reports as they are)"
 
-// podRunning returns a pod of newPod's kind whose only container runs argv.
-func podRunning(prefix string, policy corev1.RestartPolicy, argv ...string) *corev1.Pod {
+// podRunning returns a pod of newPod's kind whose only container, app, is
+// c (a container of Config.Workloads).
+func podRunning(prefix string, policy corev1.RestartPolicy, c corev1.Container) *corev1.Pod {
 	p := newPod(prefix)
 	p.Spec.RestartPolicy = policy
-	p.Spec.Containers[0].Image = "busybox:1.36"
-	p.Spec.Containers[0].Command = argv
+	c.Name = "app"
+	p.Spec.Containers[0] = c
 	return p
 }
 
@@ -61,8 +62,8 @@ func (e *env) watchPod(p *corev1.Pod, d time.Duration, check func(cur *corev1.Po
 }
 
 func restartsAreCounted(e *env) {
-	const script = "sleep 10; exit 0"
-	p := e.createPod(podRunning("restarts", corev1.RestartPolicyAlways, "sh", "-c", script))
+	p := e.createPod(podRunning("restarts", corev1.RestartPolicyAlways, e.w.ExitsAfter(10*time.Second, 0)))
+	script := argv(p.Spec.Containers[0])
 	key := podKey(p)
 	var (
 		maxSeen  int32 = -1
@@ -77,7 +78,7 @@ func restartsAreCounted(e *env) {
 		cs := cur.Status.ContainerStatuses[0]
 		n := cs.RestartCount
 		if n < maxSeen {
-			e.failf("VK published container %s of pod %s (sh -c %q, restartPolicy Always) with restart count %d after %d: "+
+			e.failf("VK published container %s of pod %s (%q, restartPolicy Always) with restart count %d after %d: "+
 				"updatePodStatus (node/pod.go) publishes the provider's container statuses as they are, and a restart count never goes down "+
 				"(controllers and users read it as the number of restarts so far); %s", cs.Name, key, script, n, maxSeen, describeStatus(cur))
 		}
@@ -96,7 +97,7 @@ func restartsAreCounted(e *env) {
 				"(its exit code, when it started and finished) is what the previous run's terminated state must carry%s; %s", cs.Name, key, n, publishedAsReported, describeStatus(cur))
 		}
 		if t.ExitCode != 0 || t.FinishedAt.Time.Before(t.StartedAt.Time) {
-			e.failf("VK published container %s of pod %s (sh -c %q) with LastTerminationState exit code %d, started %v, finished %v: "+
+			e.failf("VK published container %s of pod %s (%q) with LastTerminationState exit code %d, started %v, finished %v: "+
 				"not the run that ended (exit code 0, finished after it started)%s", cs.Name, key, script, t.ExitCode, t.StartedAt.Time, t.FinishedAt.Time, publishedAsReported)
 		}
 		// Running: the run before this one ended last; between runs (back-off),
@@ -116,15 +117,15 @@ func restartsAreCounted(e *env) {
 		}
 	})
 	if maxSeen < 2 {
-		e.failf("container %s of pod %s (sh -c %q, restartPolicy Always) was published with restart count %d after 2m: "+
+		e.failf("container %s of pod %s (%q, restartPolicy Always) was published with restart count %d after 2m: "+
 			"it exits every 10s and, with the kubelet's back-off (10s, 20s, ...), must have been restarted twice by then; VK publishes %s; %s",
 			p.Spec.Containers[0].Name, key, script, max(maxSeen, 0), describeStatus(last), e.providerCallsOf(key))
 	}
 }
 
 func restartingPodIsNotTerminal(e *env) {
-	const script = "sleep 10; exit 3"
-	p := e.createPod(podRunning("will-restart", corev1.RestartPolicyAlways, "sh", "-c", script))
+	p := e.createPod(podRunning("will-restart", corev1.RestartPolicyAlways, e.w.ExitsAfter(10*time.Second, 3)))
+	script := argv(p.Spec.Containers[0])
 	key := podKey(p)
 	exited := false
 	e.watchPod(p, 70*time.Second, func(cur *corev1.Pod) {
@@ -132,7 +133,7 @@ func restartingPodIsNotTerminal(e *env) {
 			e.failf("pod %s went away from the API server, though nobody deleted it", key)
 		}
 		if ph := cur.Status.Phase; ph == corev1.PodSucceeded || ph == corev1.PodFailed {
-			e.failf("VK published pod %s (one container, sh -c %q, restartPolicy Always) as %s: the container will be restarted, "+
+			e.failf("VK published pod %s (one container, %q, restartPolicy Always) as %s: the container will be restarted, "+
 				"but VK never publishes a status of a terminal pod again (node/pod.go shouldSkipPodStatusUpdate; syncPodInProvider skips it, "+
 				"syncProviderWrapper.syncPodStatuses polls it no more): it stays %s while the provider runs it, and its controller replaces it; "+
 				"a pod with restartPolicy Always is Running while a container waits to restart", key, script, ph, ph)
@@ -142,14 +143,15 @@ func restartingPodIsNotTerminal(e *env) {
 		}
 	})
 	if !exited {
-		e.failf("precondition: in 70s VK published no status of pod %s showing that its container (sh -c %q) exited: %s; %s",
+		e.failf("precondition: in 70s VK published no status of pod %s showing that its container (%q) exited: %s; %s",
 			key, script, describeStatus(e.apiPod(p.Namespace, p.Name)), e.providerCallsOf(key))
 	}
 }
 
 func failedStartIsWaiting(e *env) {
-	p := e.createPod(podRunning("cannot-start", corev1.RestartPolicyAlways, "/nonexistent/app"))
+	p := e.createPod(podRunning("cannot-start", corev1.RestartPolicyAlways, e.w.FailsToStart()))
 	key := podKey(p)
+	cmd := argv(p.Spec.Containers[0])
 	waiting := func(cur *corev1.Pod) bool {
 		if cur == nil || len(cur.Status.ContainerStatuses) == 0 {
 			return false
@@ -163,21 +165,21 @@ func failedStartIsWaiting(e *env) {
 			e.failf("pod %s went away from the API server, though nobody deleted it", key)
 		}
 		if ph := cur.Status.Phase; ph == corev1.PodFailed || ph == corev1.PodSucceeded {
-			e.failf("VK published pod %s, whose container the backend cannot start (/nonexistent/app, restartPolicy Always), as %s: "+
+			e.failf("VK published pod %s, whose container the backend cannot start (%q, restartPolicy Always), as %s: "+
 				"VK never syncs a terminal pod again (node/podcontroller.go syncPodInProvider, node/pod.go shouldSkipPodStatusUpdate), "+
 				"so it would stay %s once the backend could start it; a failed start is the container Waiting with a reason and the pod Pending; VK published %s",
-				key, ph, ph, describeStatus(cur))
+				key, cmd, ph, ph, describeStatus(cur))
 		}
 		for _, cs := range cur.Status.ContainerStatuses {
 			if cs.State.Running != nil {
-				e.failf("VK published container %s of pod %s running, though the backend cannot start it (/nonexistent/app)%s", cs.Name, key, publishedAsReported)
+				e.failf("VK published container %s of pod %s running, though the backend cannot start it (%q)%s", cs.Name, key, cmd, publishedAsReported)
 			}
 		}
 	}
 	if !e.await(statusBound, func() bool { last = e.apiPod(p.Namespace, p.Name); check(last); return waiting(last) }) {
-		e.failf("VK did not publish the container of pod %s, which the backend cannot start (/nonexistent/app), Waiting with a reason within %v: "+
+		e.failf("VK did not publish the container of pod %s, which the backend cannot start (%q), Waiting with a reason within %v: "+
 			"it published %s; a failed start is the container Waiting with the reason (RunContainerError, ImagePullBackOff, ...) and the pod Pending; %s",
-			key, statusBound, describeStatus(last), e.providerCallsOf(key))
+			key, cmd, statusBound, describeStatus(last), e.providerCallsOf(key))
 	}
 	e.watchPod(p, time.Minute, func(cur *corev1.Pod) {
 		check(cur)
@@ -188,9 +190,9 @@ func failedStartIsWaiting(e *env) {
 }
 
 func deletedContainersKeepTheirExitCodes(e *env) {
-	p := podRunning("exit-codes", corev1.RestartPolicyAlways, "sh", "-c", "trap 'exit 3' TERM; sleep infinity & wait")
-	side := p.Spec.Containers[0]
-	side.Name, side.Command = "side", []string{"sh", "-c", "trap 'exit 0' TERM; sleep infinity & wait"}
+	p := podRunning("exit-codes", corev1.RestartPolicyAlways, e.w.TrapsSIGTERM(0, 3))
+	side := e.w.TrapsSIGTERM(0, 0)
+	side.Name = "side"
 	p.Spec.Containers = append(p.Spec.Containers, side)
 	want := map[string]int32{"app": 3, "side": 0}
 	p = e.createPod(p)
@@ -211,7 +213,7 @@ func deletedContainersKeepTheirExitCodes(e *env) {
 		}
 		if t.ExitCode != want[cs.Name] {
 			e.failf("after DeletePod VK published container %s of pod %s terminated with exit code %d (reason %q), but its process ended with %d "+
-				"(trap 'exit %d' TERM): VK publishes the terminal status the provider notifies (node/podcontroller.go PodController.Run, node/pod.go updatePodStatus) "+
+				"(its SIGTERM handler exits %d): VK publishes the terminal status the provider notifies (node/podcontroller.go PodController.Run, node/pod.go updatePodStatus) "+
 				"as it is, and the exit code is what tells a stop from a crash (%s)",
 				cs.Name, key, t.ExitCode, t.Reason, want[cs.Name], want[cs.Name], describeStatus(&corev1.Pod{Status: last}))
 		}
@@ -226,7 +228,7 @@ func deletedContainersKeepTheirExitCodes(e *env) {
 func gracePeriodIsHonoured(e *env) {
 	const handler = 5 * time.Second
 	const grace = int64(30)
-	p := podRunning("grace", corev1.RestartPolicyAlways, "sh", "-c", "trap 'sleep 5; exit 0' TERM; sleep infinity & wait")
+	p := podRunning("grace", corev1.RestartPolicyAlways, e.w.TrapsSIGTERM(handler, 0))
 	p.Spec.TerminationGracePeriodSeconds = new(int64(2))
 	p = e.createPod(p)
 	key := podKey(p)
@@ -249,9 +251,9 @@ func gracePeriodIsHonoured(e *env) {
 	}
 	if took := t.FinishedAt.Sub(deleted); took < handler-time.Second {
 		e.failf("pod %s (terminationGracePeriodSeconds 2) was deleted with a grace period of %ds at %v; its container, whose SIGTERM handler takes %v "+
-			"(trap 'sleep 5; exit 0' TERM), was published terminated at %v (%v later, exit code %d, reason %q): DeletePod did not give the handler "+
+			"(%q), was published terminated at %v (%v later, exit code %d, reason %q): DeletePod did not give the handler "+
 			"the pod's deletionGracePeriodSeconds (%d), which VK passes it with the pod (node/podcontroller.go syncPodInProvider, deletePod)",
-			key, grace, deleted.Format(time.TimeOnly), handler, t.FinishedAt.Format(time.TimeOnly), took.Round(time.Millisecond), t.ExitCode, t.Reason, grace)
+			key, grace, deleted.Format(time.TimeOnly), handler, argv(p.Spec.Containers[0]), t.FinishedAt.Format(time.TimeOnly), took.Round(time.Millisecond), t.ExitCode, t.Reason, grace)
 	}
 }
 

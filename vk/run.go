@@ -103,6 +103,17 @@ type Config struct {
 	// NodeName is the node the suite's VK runs as (default NodeName): every
 	// pod of a spec is bound to it, and its NodeController registers it.
 	NodeName string
+	// Workloads are the containers the capability specs ask the provider
+	// to run; nil fields take DefaultWorkloads' (shell commands in
+	// busybox).
+	Workloads Workloads
+	// TriggerNodeStatusUpdate makes the node provider p notice, on its
+	// own, a change of its node that it must push through the
+	// NotifyNodeStatus callback (a condition that appears or changes: the
+	// backend reports memory pressure, say); each call a change from the
+	// node as it was (memory pressure, then none). Required with
+	// CapNodeStatusUpdates.
+	TriggerNodeStatusUpdate func(ctx context.Context, p node.NodeProvider) error
 }
 
 // nodeName returns the node the suite's VK runs as.
@@ -116,10 +127,10 @@ func (c Config) nodeName() string {
 // Capability names what the pod spec asks of a backend that a provider may
 // leave out (a backend that runs each pod once, to completion, has no
 // restarts). The specs that need one judge it on the status VK publishes,
-// with containers whose command is in the small vocabulary that
-// vk/simprovider documents (sh -c "sleep 10; exit 3", trap 'exit 3' TERM,
-// /nonexistent/...), which a real shell image (busybox) runs to the same
-// effect.
+// with the containers of Config.Workloads, by default shell commands in
+// the small vocabulary that vk/simprovider documents (sh -c "sleep 10; exit
+// 3", trap 'exit 3' TERM, /nonexistent/...), which a real shell image
+// (busybox) runs to the same effect.
 type Capability string
 
 // The capabilities the suite knows.
@@ -144,11 +155,44 @@ const (
 	// has become unhealthy. Declaring it requires
 	// Config.MakeBackendUnhealthy.
 	CapBackendFailures Capability = "backend-failures"
+	// CapInitContainers: a pod's init containers run one at a time, in
+	// order, each to completion (exit code 0) before the next and before
+	// any app container starts, reported in InitContainerStatuses, the pod
+	// Pending meanwhile. One that fails is restarted as the pod's
+	// restartPolicy says (Always, OnFailure), the app containers still
+	// waiting; under restartPolicy Never it fails the pod.
+	CapInitContainers Capability = "init-containers"
+	// CapTerminationMessages: a terminated container's state carries its
+	// termination message: what it wrote to its terminationMessagePath,
+	// or, under terminationMessagePolicy FallbackToLogsOnError, the tail of
+	// its log when it failed and wrote nothing.
+	CapTerminationMessages Capability = "termination-messages"
+	// CapReadinessProbes: a container with a readiness probe is reported
+	// Ready, and the pod's Ready and ContainersReady conditions True, only
+	// once its probe passes (not as soon as it runs).
+	CapReadinessProbes Capability = "readiness-probes"
+	// CapLivenessProbes: a container whose liveness probe fails (its
+	// failureThreshold times in a row) is killed and restarted as the
+	// pod's restartPolicy says, the restart counted. Its spec needs
+	// CapContainerRestarts too.
+	CapLivenessProbes Capability = "liveness-probes"
+	// CapEnv: a container's env (as VK hands it over, resolved) is its
+	// process's environment, and the $(VAR) references of its command and
+	// args are expanded with it, as the kubelet does. Its spec reads what
+	// the process saw through its termination message, and needs
+	// CapTerminationMessages too.
+	CapEnv Capability = "env"
+	// CapNodeStatusUpdates: the node provider pushes a change of its node
+	// it notices (Config.TriggerNodeStatusUpdate makes it notice one)
+	// through the NotifyNodeStatus callback. Declaring it requires
+	// Config.TriggerNodeStatusUpdate.
+	CapNodeStatusUpdates Capability = "node-status-updates"
 )
 
 // AllCapabilities returns every capability the suite knows, sorted.
 func AllCapabilities() []Capability {
-	return []Capability{CapBackendFailures, CapContainerRestarts, CapExitCodes, CapGracePeriod, CapStartFailures}
+	return []Capability{CapBackendFailures, CapContainerRestarts, CapEnv, CapExitCodes, CapGracePeriod, CapInitContainers,
+		CapLivenessProbes, CapNodeStatusUpdates, CapReadinessProbes, CapStartFailures, CapTerminationMessages}
 }
 
 // Label returns the Ginkgo label of the specs that need c:
@@ -202,6 +246,9 @@ func validate(cfg Config) error {
 	}
 	if slices.Contains(cfg.Capabilities, CapBackendFailures) && cfg.MakeBackendUnhealthy == nil {
 		errs = append(errs, fmt.Sprintf("capability %q needs MakeBackendUnhealthy", CapBackendFailures))
+	}
+	if slices.Contains(cfg.Capabilities, CapNodeStatusUpdates) && cfg.TriggerNodeStatusUpdate == nil {
+		errs = append(errs, fmt.Sprintf("capability %q needs TriggerNodeStatusUpdate", CapNodeStatusUpdates))
 	}
 	errs = append(errs, suite.ValidateExpectedFailures(cfg.ExpectedFailures, func(id string) bool {
 		return slices.ContainsFunc(specs, func(s spec) bool { return s.ID == id })

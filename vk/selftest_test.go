@@ -48,10 +48,31 @@ func (v variant) config() Config {
 		u.MakeUnhealthy()
 		return nil
 	}
+	cfg.TriggerNodeStatusUpdate = reportMemoryPressure
 	if v.nodes != nil {
 		cfg.NewNodeProvider = func(context.Context) (node.NodeProvider, error) { return v.nodes(), nil }
 	}
 	return cfg
+}
+
+// reportMemoryPressure is the self-tests' TriggerNodeStatusUpdate: the
+// simulated backend of a simprovider.Node (or a variant of one) reports
+// memory pressure, then none, then pressure again, ...
+func reportMemoryPressure(_ context.Context, p node.NodeProvider) error {
+	r, ok := p.(interface {
+		ReportCondition(corev1.NodeCondition)
+		Condition(corev1.NodeConditionType) *corev1.NodeCondition
+	})
+	if !ok {
+		return errors.New("the node provider has no ReportCondition or Condition")
+	}
+	c := corev1.NodeCondition{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionTrue,
+		Reason: "BackendMemoryLow", Message: "the simulated backend has little memory left"}
+	if cur := r.Condition(corev1.NodeMemoryPressure); cur != nil && cur.Status == corev1.ConditionTrue {
+		c.Status, c.Reason, c.Message = corev1.ConditionFalse, "BackendMemoryAvailable", "the simulated backend has memory available"
+	}
+	r.ReportCondition(c)
+	return nil
 }
 
 // check runs every spec of v's kind against v and fails t unless exactly

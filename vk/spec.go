@@ -80,6 +80,7 @@ func Catalogue() []SpecInfo {
 type env struct {
 	ctx   context.Context
 	cfg   Config
+	w     Workloads // cfg.Workloads with its defaults
 	judge *judge
 	calls *callLog
 	pods  node.PodLifecycleHandler // recorded; nil for a node spec
@@ -164,7 +165,7 @@ func runSpec(t *testing.T, s spec, cfg Config) outcome {
 func execute(s spec, cfg Config) (o outcome) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &env{ctx: ctx, cfg: cfg, calls: &callLog{}}
+	e := &env{ctx: ctx, cfg: cfg, w: cfg.Workloads.withDefaults(), calls: &callLog{}}
 	defer func() {
 		if e.judge != nil {
 			e.judge.stop()

@@ -38,6 +38,7 @@ func TestSuiteAgainstTheReferenceProvider(t *testing.T) {
 			p.(interface{ MakeUnhealthy() }).MakeUnhealthy()
 			return nil
 		},
+		TriggerNodeStatusUpdate: reportMemoryPressure,
 	}
 	if list := os.Getenv(xfailEnv); list != "" {
 		cfg.ExpectedFailures = map[string]string{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,7 +104,7 @@ func asyncAltered(a altered, notify func(context.Context, func(*corev1.Pod)) fun
 
 type alteredNode struct {
 	ping   func(ctx context.Context, base *simprovider.Node) error
-	notify func(ctx context.Context, cb func(*corev1.Node))
+	notify func(ctx context.Context, base *simprovider.Node, cb func(*corev1.Node))
 	base   *simprovider.Node
 }
 
@@ -116,7 +117,7 @@ func (n *alteredNode) Ping(ctx context.Context) error {
 
 func (n *alteredNode) NotifyNodeStatus(ctx context.Context, cb func(*corev1.Node)) {
 	if n.notify != nil {
-		n.notify(ctx, cb)
+		n.notify(ctx, n.base, cb)
 		return
 	}
 	n.base.NotifyNodeStatus(ctx, cb)
@@ -124,6 +125,14 @@ func (n *alteredNode) NotifyNodeStatus(ctx context.Context, cb func(*corev1.Node
 
 // MakeUnhealthy makes the base's backend unhealthy.
 func (n *alteredNode) MakeUnhealthy() { n.base.MakeUnhealthy() }
+
+// ReportCondition has the base's backend report c.
+func (n *alteredNode) ReportCondition(c corev1.NodeCondition) { n.base.ReportCondition(c) }
+
+// Condition answers the base's condition of type t.
+func (n *alteredNode) Condition(t corev1.NodeConditionType) *corev1.NodeCondition {
+	return n.base.Condition(t)
+}
 
 func nodeAltered(n alteredNode) func() node.NodeProvider {
 	return func() node.NodeProvider { n := n; n.base = simprovider.NewNode(); return &n }
@@ -162,9 +171,38 @@ func statusAltered(async bool, f func(*corev1.PodStatus)) func() node.PodLifecyc
 	}})
 }
 
+// rewrittenForBackend is the async reference provider whose backend gets
+// each pod as rewrite changes it, GetPod still answering the containers as
+// VK gave them (VK's podsEqual sees no change).
+func rewrittenForBackend(rewrite func(*corev1.Pod)) func() node.PodLifecycleHandler {
+	return func() node.PodLifecycleHandler {
+		var mu sync.Mutex
+		given := map[string]corev1.PodSpec{}
+		return asyncAltered(altered{
+			createPod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+				mu.Lock()
+				given[podKey(pod)] = *pod.Spec.DeepCopy()
+				mu.Unlock()
+				pod = pod.DeepCopy()
+				rewrite(pod)
+				return b.CreatePod(ctx, pod)
+			},
+			getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+				p, err := b.GetPod(ctx, ns, name)
+				if p != nil {
+					mu.Lock()
+					spec := given[ns+"/"+name]
+					mu.Unlock()
+					p.Spec.Containers, p.Spec.InitContainers = spec.Containers, spec.InitContainers
+				}
+				return p, err
+			}}, nil)()
+	}
+}
+
 // mutants: each must fail exactly the specs of its want.
 var mutants = []variant{
-	{name: "containers-never-ready", want: []string{"KVK-POD-001"},
+	{name: "containers-never-ready", want: []string{"KVK-POD-001", "KVK-POD-022"},
 		pods: syncAltered(altered{getPodStatus: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.PodStatus, error) {
 			st, err := b.GetPodStatus(ctx, ns, name)
 			if st != nil {
@@ -176,7 +214,7 @@ var mutants = []variant{
 	// instead of CreatePod: no pod ever runs.
 	{name: "getpod-answers-an-empty-pod-for-unknown-pods",
 		want: []string{"KVK-POD-001", "KVK-POD-002", "KVK-POD-004", "KVK-POD-005", "KVK-POD-007", "KVK-POD-008", "KVK-POD-009", "KVK-POD-010", "KVK-POD-012", "KVK-POD-013",
-			"KVK-POD-014", "KVK-POD-015", "KVK-POD-016"},
+			"KVK-POD-014", "KVK-POD-015", "KVK-POD-016", "KVK-POD-019", "KVK-POD-020", "KVK-POD-021", "KVK-POD-022", "KVK-POD-023", "KVK-POD-024"},
 		pods: syncAltered(altered{getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
 			p, err := b.GetPod(ctx, ns, name)
 			if p == nil {
@@ -272,8 +310,11 @@ var mutants = []variant{
 			return p, err
 		}}, nil)},
 	// KVK-POD-012, 017 and 018 judge the terminal status of a deleted pod
-	// too, and fail as 010 does.
-	{name: "deletepod-notifies-no-terminal-status", want: []string{"KVK-POD-010", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018"},
+	// too, and fail as 010 does; it drops every terminal status, so the
+	// pods of KVK-POD-020 (restartPolicy Never, init container failed) and
+	// 021 (restartPolicy Never, containers exited) are never published
+	// Failed either.
+	{name: "deletepod-notifies-no-terminal-status", want: []string{"KVK-POD-010", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018", "KVK-POD-020", "KVK-POD-021", "KVK-POD-023"},
 		pods: asyncAltered(altered{}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
 			return func(p *corev1.Pod) {
 				if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
@@ -388,7 +429,9 @@ var mutants = []variant{
 		})},
 	// The pod reported Failed while a container that failed waits for its
 	// restart (a phase computed from exit codes alone).
-	{name: "pod-failed-while-a-container-waits-to-restart", want: []string{"KVK-POD-015"},
+	// KVK-POD-024's container, killed for its liveness probe (137), waits
+	// to restart too.
+	{name: "pod-failed-while-a-container-waits-to-restart", want: []string{"KVK-POD-015", "KVK-POD-024"},
 		pods: statusAltered(false, func(st *corev1.PodStatus) {
 			for _, cs := range st.ContainerStatuses {
 				if t := cs.LastTerminationState.Terminated; cs.State.Waiting != nil && t != nil && t.ExitCode != 0 {
@@ -431,7 +474,9 @@ var mutants = []variant{
 			pod.DeletionGracePeriodSeconds = nil
 			return b.DeletePod(ctx, pod)
 		}}, nil)},
-	{name: "ping-fails", want: []string{"KVK-NODE-001", "KVK-NODE-004"},
+	// The node is never registered: every node spec fails (KVK-NODE-003 at
+	// its precondition).
+	{name: "ping-fails", want: []string{"KVK-NODE-001", "KVK-NODE-003", "KVK-NODE-004", "KVK-NODE-005", "KVK-NODE-006"},
 		nodes: nodeAltered(alteredNode{ping: func(context.Context, *simprovider.Node) error { return errors.New("backend unreachable") }})},
 	// A Ping that answers once, then waits on a backend that never answers
 	// and ignores its context until VK stops.
@@ -451,8 +496,149 @@ var mutants = []variant{
 	// nothing, or a cache).
 	{name: "ping-ignores-backend-health", want: []string{"KVK-NODE-004"},
 		nodes: nodeAltered(alteredNode{ping: func(ctx context.Context, _ *simprovider.Node) error { return ctx.Err() }})},
-	{name: "notifynodestatus-blocks", want: []string{"KVK-NODE-001", "KVK-NODE-002", "KVK-NODE-004"},
-		nodes: nodeAltered(alteredNode{notify: func(ctx context.Context, _ func(*corev1.Node)) { <-ctx.Done() }})},
+	{name: "notifynodestatus-blocks", want: []string{"KVK-NODE-001", "KVK-NODE-002", "KVK-NODE-003", "KVK-NODE-004", "KVK-NODE-005", "KVK-NODE-006"},
+		nodes: nodeAltered(alteredNode{notify: func(ctx context.Context, _ *simprovider.Node, _ func(*corev1.Node)) { <-ctx.Done() }})},
+	// A node provider that never pushes (VK's NaiveNodeProvider does so):
+	// the backend's conditions never reach the API server.
+	{name: "node-status-never-pushed", want: []string{"KVK-NODE-005", "KVK-NODE-006"},
+		nodes: nodeAltered(alteredNode{notify: func(context.Context, *simprovider.Node, func(*corev1.Node)) {}})},
+	// A node provider that pushes the node it pushed before, not the one
+	// with the change (a cache refreshed after the push).
+	{name: "node-status-pushed-stale", want: []string{"KVK-NODE-005"},
+		nodes: nodeAltered(alteredNode{notify: func(ctx context.Context, base *simprovider.Node, cb func(*corev1.Node)) {
+			var mu sync.Mutex
+			prev := &corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+				{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}}}}
+			base.NotifyNodeStatus(ctx, func(n *corev1.Node) {
+				mu.Lock()
+				stale := prev
+				prev = n.DeepCopy()
+				mu.Unlock()
+				cb(stale)
+			})
+		}})},
+	// A node provider that pushes one object, which it overwrites with
+	// each change.
+	{name: "node-status-pushes-one-object", want: []string{"KVK-NODE-006"},
+		nodes: nodeAltered(alteredNode{notify: func(ctx context.Context, base *simprovider.Node, cb func(*corev1.Node)) {
+			var mu sync.Mutex
+			var kept *corev1.Node
+			base.NotifyNodeStatus(ctx, func(n *corev1.Node) {
+				mu.Lock()
+				if kept == nil {
+					kept = n
+				} else {
+					*kept = *n
+				}
+				mu.Unlock()
+				cb(kept)
+			})
+		}})},
+	// Init containers the backend drops: the app containers start at once
+	// and no InitContainerStatuses are reported (GetPod answers the pod as
+	// VK gave it).
+	{name: "init-containers-dropped", want: []string{"KVK-POD-019", "KVK-POD-020"},
+		pods: func() node.PodLifecycleHandler {
+			var mu sync.Mutex
+			inits := map[string][]corev1.Container{}
+			return asyncAltered(altered{
+				createPod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+					mu.Lock()
+					inits[podKey(pod)] = pod.Spec.InitContainers
+					mu.Unlock()
+					pod = pod.DeepCopy()
+					pod.Spec.InitContainers = nil
+					return b.CreatePod(ctx, pod)
+				},
+				getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+					p, err := b.GetPod(ctx, ns, name)
+					if p != nil {
+						mu.Lock()
+						p.Spec.InitContainers = inits[ns+"/"+name]
+						mu.Unlock()
+					}
+					return p, err
+				}}, nil)()
+		}},
+	// The phase computed from the app containers alone: Running while the
+	// init containers run.
+	{name: "pod-running-while-initializing", want: []string{"KVK-POD-019"},
+		pods: statusAltered(false, func(st *corev1.PodStatus) {
+			if st.Phase == corev1.PodPending && len(st.InitContainerStatuses) > 0 {
+				st.Phase = corev1.PodRunning
+			}
+		})},
+	// An init container that failed under restartPolicy Never leaves the
+	// pod Pending, as if it would be retried.
+	{name: "pod-pending-after-its-init-container-failed", want: []string{"KVK-POD-020"},
+		pods: statusAltered(true, func(st *corev1.PodStatus) {
+			for _, cs := range st.InitContainerStatuses {
+				if t := cs.State.Terminated; t != nil && t.ExitCode != 0 && st.Phase == corev1.PodFailed {
+					st.Phase = corev1.PodPending
+				}
+			}
+		})},
+	// Containers Ready as soon as they run, their readiness probes never
+	// run (the reference provider's readiness before it ran them).
+	{name: "ready-ignores-the-readiness-probe", want: []string{"KVK-POD-022"},
+		pods: statusAltered(true, func(st *corev1.PodStatus) {
+			all := true
+			for i := range st.ContainerStatuses {
+				cs := &st.ContainerStatuses[i]
+				cs.Ready = cs.State.Running != nil
+				all = all && cs.Ready
+			}
+			for i := range st.Conditions {
+				if c := &st.Conditions[i]; all && (c.Type == corev1.PodReady || c.Type == corev1.ContainersReady) {
+					c.Status = corev1.ConditionTrue
+				}
+			}
+		})},
+	// The containers' readiness reported, the pod's Ready condition never
+	// set from it.
+	{name: "pod-ready-condition-never-true", want: []string{"KVK-POD-022"},
+		pods: statusAltered(false, func(st *corev1.PodStatus) {
+			for i := range st.Conditions {
+				if c := &st.Conditions[i]; c.Type == corev1.PodReady {
+					c.Status = corev1.ConditionFalse
+				}
+			}
+		})},
+	// A backend that runs no liveness probe.
+	{name: "liveness-probe-ignored", want: []string{"KVK-POD-024"},
+		pods: rewrittenForBackend(func(p *corev1.Pod) {
+			for i := range p.Spec.Containers {
+				p.Spec.Containers[i].LivenessProbe = nil
+			}
+		})},
+	// A backend that starts each container with no env (its own image's).
+	{name: "env-dropped", want: []string{"KVK-POD-023"},
+		pods: rewrittenForBackend(func(p *corev1.Pod) {
+			for i := range p.Spec.Containers {
+				p.Spec.Containers[i].Env = nil
+			}
+		})},
+	// A backend that passes the command as written, $(VAR) references
+	// unexpanded (they are escaped here, so that the reference provider
+	// leaves them).
+	{name: "command-refs-not-expanded", want: []string{"KVK-POD-023"},
+		pods: rewrittenForBackend(func(p *corev1.Pod) {
+			for i := range p.Spec.Containers {
+				c := &p.Spec.Containers[i]
+				for j := range c.Command {
+					c.Command[j] = strings.ReplaceAll(c.Command[j], "$(", "$$(")
+				}
+			}
+		})},
+	// Termination messages never read from the container.
+	{name: "termination-messages-dropped", want: []string{"KVK-POD-021", "KVK-POD-023"},
+		pods: statusAltered(true, func(st *corev1.PodStatus) {
+			for i := range st.ContainerStatuses {
+				if t := st.ContainerStatuses[i].State.Terminated; t != nil {
+					t.Message = ""
+				}
+			}
+		})},
 }
 
 // benign variants: each takes a freedom the contract grants and must pass.
@@ -537,6 +723,39 @@ var benign = []variant{
 	// codes declares none of the capabilities: their specs are skipped.
 	{name: "declares-no-capability", caps: []Capability{},
 		pods: func() node.PodLifecycleHandler { return simprovider.NewAsync() }},
+	// The kubelet puts the runtime's message before the termination
+	// message ("<runtime message>: <message>", kuberuntime_container.go
+	// convertToKubeContainerStatus).
+	{name: "termination-message-after-the-runtimes-message",
+		pods: statusAltered(false, func(st *corev1.PodStatus) {
+			for i := range st.ContainerStatuses {
+				if t := st.ContainerStatuses[i].State.Terminated; t != nil && t.Message != "" {
+					t.Message = fmt.Sprintf("exit status %d: %s", t.ExitCode, t.Message)
+				}
+			}
+		})},
+	// Pushes from a goroutine of its own, which ends with NotifyNodeStatus'
+	// context.
+	{name: "pushes-node-status-from-a-goroutine-of-its-own",
+		nodes: nodeAltered(alteredNode{notify: func(ctx context.Context, base *simprovider.Node, cb func(*corev1.Node)) {
+			queue := make(chan *corev1.Node, 8)
+			go func() {
+				for {
+					select {
+					case n := <-queue:
+						cb(n)
+					case <-ctx.Done():
+						return
+					}
+				}
+			}()
+			base.NotifyNodeStatus(ctx, func(n *corev1.Node) {
+				select {
+				case queue <- n:
+				case <-ctx.Done():
+				}
+			})
+		}})},
 	{name: "ping-takes-two-seconds",
 		nodes: nodeAltered(alteredNode{ping: func(ctx context.Context, b *simprovider.Node) error {
 			select {

@@ -52,10 +52,20 @@ type Container struct {
 	StartedAt  time.Time `json:"startedAt,omitzero"`
 	FinishedAt time.Time `json:"finishedAt,omitzero"`
 	ExitCode   int32     `json:"exitCode"`
-	// Reason is why an exited container ended: "Completed" (it exited on
-	// its own after SIGTERM) or "Killed" (the grace period ran out).
+	// Reason is why an exited container ended: "Completed" (it exited 0
+	// after SIGTERM), "Error" (it exited with another code) or "Killed"
+	// (the grace period ran out).
 	Reason string `json:"reason,omitempty"`
 }
+
+// The env of a Container that tells the service how it ends after SIGTERM
+// (a real service runs the image, whose SIGTERM handler decides): its
+// handler takes EnvStopAfter seconds (decimals allowed; default the
+// service's StopDelay), then exits with EnvStopExitCode (default 0).
+const (
+	EnvStopAfter    = "STOP_AFTER_SECONDS"
+	EnvStopExitCode = "STOP_EXIT_CODE"
+)
 
 // EnvVar is an environment variable of a Container.
 type EnvVar struct {

@@ -14,7 +14,9 @@
 //     health), with a latency per request, a start delay (a group is
 //     Pending before its containers run) and a stop delay (containers take
 //     that long to exit after SIGTERM; a shorter grace period kills them,
-//     exit code 137).
+//     exit code 137). A container's env may set its own stop delay and
+//     exit code (EnvStopAfter, EnvStopExitCode): the service's stand-in
+//     for an image whose SIGTERM handler decides.
 //   - Client (client.go) calls it. Its one piece of VK knowledge: an answer
 //     404 becomes an error VK's errdefs.IsNotFound reads as NotFound
 //     (errdefs.AsNotFound). VK follows Cause, as github.com/pkg/errors'
@@ -58,7 +60,11 @@
 //
 // # Testing it without the service
 //
-// TestConformance runs vk.Run with VirtualTime: every spec gets a Service
+// TestConformance declares the capabilities exit-codes and grace-period:
+// the suite's container that traps SIGTERM (vk.Workloads.TrapsSIGTERM, by
+// default a shell script the service cannot run) is given in the service's
+// terms, its stop delay and exit code in its env. TestConformance runs
+// vk.Run with VirtualTime: every spec gets a Service
 // of its own, served by net/http over in-memory pipes (memnet_test.go;
 // net.Pipe connections block on channels, which testing/synctest can wait
 // out, where a real socket would keep the bubble's clock from moving), so

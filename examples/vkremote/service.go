@@ -39,6 +39,9 @@ type ServiceConfig struct {
 // Errors are an apiError with the HTTP status (404 NotFound, 400
 // BadRequest). A group's containers run from StartDelay after the create
 // until the delete: the service never stops or restarts them on its own.
+// On delete a container exits StopDelay after SIGTERM with exit code 0,
+// unless its env says otherwise (EnvStopAfter, EnvStopExitCode: the
+// service's stand-in for an image whose SIGTERM handler does so).
 type Service struct {
 	cfg    ServiceConfig
 	mux    *http.ServeMux
@@ -169,23 +172,26 @@ func (s *Service) delete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "BadRequest", "grace %q is not a number of seconds", r.URL.Query().Get("grace"))
 		return
 	}
+	// SIGTERM now; each container exits after its stop delay, or is killed
+	// when the grace period ends first.
+	start := time.Now()
+	var ends []stopEnd
+	last := time.Duration(0)
 	s.mu.Lock()
 	g, ok := s.groups[id]
 	if ok {
 		s.advanceLocked(g)
+		for _, c := range g.Containers {
+			ends = append(ends, s.stopOf(c, time.Duration(grace)*time.Second))
+			last = max(last, ends[len(ends)-1].after)
+		}
 	}
 	s.mu.Unlock()
 	if !ok {
 		writeError(w, http.StatusNotFound, "NotFound", "no group %q", id)
 		return
 	}
-	// SIGTERM now; the containers exit after StopDelay, or are killed when
-	// the grace period ends first.
-	stop, exit, reason := s.cfg.StopDelay, int32(0), "Completed"
-	if g := time.Duration(grace) * time.Second; g < stop {
-		stop, exit, reason = g, 137, "Killed"
-	}
-	if !s.wait(r, stop) {
+	if !s.wait(r, last) {
 		return
 	}
 	s.mu.Lock()
@@ -195,10 +201,9 @@ func (s *Service) delete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	delete(s.groups, id)
-	now := time.Now()
 	for i := range g.Containers {
 		c := &g.Containers[i]
-		c.FinishedAt, c.ExitCode, c.Reason = now, exit, reason
+		c.FinishedAt, c.ExitCode, c.Reason = start.Add(ends[i].after), ends[i].code, ends[i].reason
 		if c.StartedAt.IsZero() { // deleted while pending: it never ran
 			c.ExitCode, c.Reason = 137, "Killed"
 		}
@@ -206,6 +211,40 @@ func (s *Service) delete(w http.ResponseWriter, r *http.Request) {
 	g.State = GroupStopped
 	g.Version++
 	writeJSON(w, http.StatusOK, g)
+}
+
+// stopEnd is how a container ends after SIGTERM: after this long, with
+// this exit code and reason.
+type stopEnd struct {
+	after  time.Duration
+	code   int32
+	reason string
+}
+
+// stopOf is how container c ends after SIGTERM with grace: after its stop
+// delay (EnvStopAfter, else the service's StopDelay) with its exit code
+// (EnvStopExitCode, else 0), or killed (137) when grace ends first.
+func (s *Service) stopOf(c Container, grace time.Duration) stopEnd {
+	e := stopEnd{after: s.cfg.StopDelay, reason: "Completed"}
+	for _, v := range c.Env {
+		switch v.Name {
+		case EnvStopAfter:
+			if f, err := strconv.ParseFloat(v.Value, 64); err == nil && f >= 0 {
+				e.after = time.Duration(f * float64(time.Second))
+			}
+		case EnvStopExitCode:
+			if n, err := strconv.Atoi(v.Value); err == nil {
+				e.code = int32(n & 0xff)
+			}
+		}
+	}
+	if e.code != 0 {
+		e.reason = "Error"
+	}
+	if grace < e.after {
+		e = stopEnd{after: grace, code: 137, reason: "Killed"}
+	}
+	return e
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

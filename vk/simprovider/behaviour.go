@@ -5,16 +5,40 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // behaviour is what a container's command makes it do (see the package
 // doc's vocabulary).
 type behaviour struct {
-	cannotStart bool          // the executable is missing: every start fails
-	exits       bool          // it exits by itself ...
-	runFor      time.Duration // ... after running this long ...
-	exitCode    int32         // ... with this code
-	term        termAction    // what SIGTERM (DeletePod) does
+	cannotStart bool                     // the executable is missing: every start fails
+	exits       bool                     // it exits by itself ...
+	runFor      time.Duration            // ... after running this long ...
+	exitCode    int32                    // ... with this code
+	term        termAction               // what SIGTERM (DeletePod) does
+	files       map[string]string        // echo -n MSG > PATH: what it wrote where
+	writtenAt   map[string]time.Duration // ... and when, after its start
+	removedAt   map[string]time.Duration // rm -f PATH: when, after its start
+	env         map[string]string        // its environment, for sh's $NAME
+	log         []string                 // echo LINE: the lines it printed, in order
+}
+
+// terminationMessage is the message of a run of b that ended with code, as
+// the kubelet reads it (kuberuntime_container.go, getTerminationMessage):
+// what it wrote to path, else, under FallbackToLogsOnError and a code that
+// is not 0, the tail of its log (its last 80 lines).
+func (b behaviour) terminationMessage(path string, policy corev1.TerminationMessagePolicy, code int32) string {
+	if path == "" {
+		path = corev1.TerminationMessagePathDefault
+	}
+	if msg := b.files[path]; msg != "" {
+		return msg
+	}
+	if policy != corev1.TerminationMessageFallbackToLogsOnError || code == 0 || len(b.log) == 0 {
+		return ""
+	}
+	return strings.Join(b.log[max(0, len(b.log)-80):], "\n") + "\n"
 }
 
 // termAction is a container's answer to SIGTERM.
@@ -28,11 +52,68 @@ var (
 	trapRE  = regexp.MustCompile(`^trap '([^']*)' TERM$`)
 	sleepRE = regexp.MustCompile(`^sleep ([0-9]+(?:\.[0-9]+)?)$`)
 	exitRE  = regexp.MustCompile(`^exit ([0-9]+)$`)
+	// echo -n MSG > PATH (one word, to a file) and echo LINE (to the log).
+	writeRE = regexp.MustCompile(`^echo -n (\S+) > (\S+)$`)
+	echoRE  = regexp.MustCompile(`^echo (.*)$`)
+	rmRE    = regexp.MustCompile(`^rm -f (\S+)$`)
 )
 
-// parse reads argv (a container's Command followed by its Args).
-func parse(argv []string) behaviour {
-	var b behaviour
+// parseContainer reads what c does: its Command followed by its Args,
+// their $(VAR) references expanded with its env as the kubelet expands them
+// (VK hands the provider the env resolved, $(VAR) references in values
+// expanded, node/pod.go createOrUpdatePod, but not the command), and the
+// $NAME references of its echo statements with its env as sh expands them.
+func parseContainer(c corev1.Container) behaviour {
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	var argv []string
+	for _, a := range append(append([]string(nil), c.Command...), c.Args...) {
+		argv = append(argv, expandRefs(a, env))
+	}
+	return parse(argv, env)
+}
+
+// expandRefs expands the $(VAR) references of s with env as the kubelet
+// does: a reference to a variable env lacks stays as it is, and $$ is a
+// literal $.
+func expandRefs(s string, env map[string]string) string {
+	var out strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 == len(s) {
+			out.WriteByte(s[i])
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			out.WriteByte('$')
+			i++
+			continue
+		case '(':
+			if end := strings.IndexByte(s[i+2:], ')'); end >= 0 {
+				name := s[i+2 : i+2+end]
+				if v, ok := env[name]; ok {
+					out.WriteString(v)
+				} else {
+					out.WriteString(s[i : i+3+end])
+				}
+				i += 2 + end
+				continue
+			}
+		}
+		out.WriteByte(s[i])
+	}
+	return out.String()
+}
+
+// shellVarRE is a $NAME reference of sh.
+var shellVarRE = regexp.MustCompile(`\$[A-Za-z_][A-Za-z0-9_]*`)
+
+// parse reads argv (a container's Command followed by its Args, expanded)
+// with env, the container's environment.
+func parse(argv []string, env map[string]string) behaviour {
+	b := behaviour{env: env}
 	if len(argv) == 0 {
 		return b
 	}
@@ -69,11 +150,28 @@ func parseStatement(st string, b *behaviour, elapsed *time.Duration) bool {
 	st = strings.TrimPrefix(strings.TrimSpace(st), "exec ")
 	switch {
 	case st == "sleep infinity" || st == "sleep infinity & wait" || st == "/pause":
+		b.exits = false // the sleeps before it do not end the script
 		return true
 	case sleepRE.MatchString(st):
 		s, _ := strconv.ParseFloat(sleepRE.FindStringSubmatch(st)[1], 64)
 		*elapsed += time.Duration(s * float64(time.Second))
 		b.exits, b.runFor, b.exitCode = true, *elapsed, 0
+		return false
+	case writeRE.MatchString(st):
+		m := writeRE.FindStringSubmatch(st)
+		if b.files == nil {
+			b.files, b.writtenAt = map[string]string{}, map[string]time.Duration{}
+		}
+		b.files[m[2]], b.writtenAt[m[2]] = b.expandShell(m[1]), *elapsed
+		return false
+	case rmRE.MatchString(st):
+		if b.removedAt == nil {
+			b.removedAt = map[string]time.Duration{}
+		}
+		b.removedAt[rmRE.FindStringSubmatch(st)[1]] = *elapsed
+		return false
+	case echoRE.MatchString(st):
+		b.log = append(b.log, b.expandShell(echoRE.FindStringSubmatch(st)[1]))
 		return false
 	case exitRE.MatchString(st):
 		n, _ := strconv.Atoi(exitRE.FindStringSubmatch(st)[1])
@@ -81,6 +179,97 @@ func parseStatement(st string, b *behaviour, elapsed *time.Duration) bool {
 		return true
 	}
 	return false
+}
+
+// expandShell expands the $NAME references of word with b's environment,
+// as sh does (an unset variable is empty).
+func (b *behaviour) expandShell(word string) string {
+	return shellVarRE.ReplaceAllStringFunc(word, func(ref string) string { return b.env[ref[1:]] })
+}
+
+// readyAfter answers how long after its start a container of b that has
+// the readiness probe probe is first Ready, and whether it ever is. An exec
+// probe test -e PATH (or sh -c "test -e PATH") passes once the container
+// has written PATH; the kubelet runs it initialDelaySeconds after the
+// start, then every periodSeconds (default 10). Any other probe passes at
+// its first run; no probe: Ready at once.
+func (b behaviour) readyAfter(probe *corev1.Probe) (time.Duration, bool) {
+	if probe == nil {
+		return 0, true
+	}
+	period := time.Duration(probe.PeriodSeconds) * time.Second
+	if period <= 0 {
+		period = 10 * time.Second
+	}
+	first := time.Duration(probe.InitialDelaySeconds) * time.Second
+	if probe.Exec == nil {
+		return first, true
+	}
+	cmd := strings.Join(probe.Exec.Command, " ")
+	cmd = strings.TrimPrefix(strings.TrimPrefix(cmd, "sh -c "), "/bin/sh -c ")
+	path, ok := strings.CutPrefix(cmd, "test -e ")
+	if !ok {
+		return first, true
+	}
+	at, written := b.writtenAt[path]
+	if !written {
+		return 0, false
+	}
+	t := first
+	for t < at {
+		t += period
+	}
+	return t, true
+}
+
+// probeFile answers the PATH of an exec probe test -e PATH (or sh -c
+// "test -e PATH"), and whether probe is one.
+func probeFile(probe *corev1.Probe) (string, bool) {
+	if probe == nil || probe.Exec == nil {
+		return "", false
+	}
+	cmd := strings.Join(probe.Exec.Command, " ")
+	cmd = strings.TrimPrefix(strings.TrimPrefix(cmd, "sh -c "), "/bin/sh -c ")
+	return strings.CutPrefix(cmd, "test -e ")
+}
+
+// killedAfter answers how long after its start a container of b is
+// killed for its liveness probe, and whether it ever is: an exec probe
+// test -e PATH fails while PATH is not there (before the container wrote
+// it, after it removed it); the kubelet runs it initialDelaySeconds after
+// the start, then every periodSeconds (default 10), and kills the
+// container after failureThreshold (default 3) failures in a row. Any
+// other probe passes.
+func (b behaviour) killedAfter(probe *corev1.Probe) (time.Duration, bool) {
+	path, ok := probeFile(probe)
+	if !ok {
+		return 0, false
+	}
+	period := time.Duration(probe.PeriodSeconds) * time.Second
+	if period <= 0 {
+		period = 10 * time.Second
+	}
+	threshold := int(probe.FailureThreshold)
+	if threshold <= 0 {
+		threshold = 3
+	}
+	written, isWritten := b.writtenAt[path]
+	removed, isRemoved := b.removedAt[path]
+	failures := 0
+	for t, n := time.Duration(probe.InitialDelaySeconds)*time.Second, 0; n < 10000; t, n = t+period, n+1 {
+		there := isWritten && t >= written && !(isRemoved && t >= removed)
+		if there {
+			failures = 0
+			if !isRemoved || removed < written {
+				return 0, false // there from now on
+			}
+			continue
+		}
+		if failures++; failures >= threshold {
+			return t, true
+		}
+	}
+	return 0, false
 }
 
 // parseTrap reads the action of trap 'ACTION' TERM.

@@ -27,8 +27,10 @@
 //	                          sleeps before it), sleep infinity and
 //	                          sleep infinity & wait (runs until stopped),
 //	                          and trap 'ACTION' TERM, which says what
-//	                          SIGTERM does (below); the first exit or
-//	                          sleep infinity ends it
+//	                          SIGTERM does (below), echo -n WORD > PATH
+//	                          (writes WORD to the file PATH) and
+//	                          echo LINE (prints LINE to its log); the
+//	                          first exit or sleep infinity ends it
 //	/nonexistent/...          the executable is missing: every start fails
 //	                          (Waiting, reason RunContainerError; the pod
 //	                          stays Pending)
@@ -47,7 +49,36 @@
 // LastTerminationState is the run that ended; each run has a container ID
 // of its own and counts in RestartCount. The pod stays Running while a
 // container will restart, and ends Succeeded (every container exited 0) or
-// Failed once no container runs or will.
+// Failed once no container runs or will. A run's terminated state carries
+// its termination message: the WORD it wrote to its terminationMessagePath,
+// else, under terminationMessagePolicy FallbackToLogsOnError and an exit
+// code that is not 0, the lines it printed (each ending in a newline).
+//
+// Init containers run first, one at a time and in order, the app
+// containers Waiting (PodInitializing) and the pod Pending (Initialized,
+// ContainersReady and Ready False) meanwhile; each that exits 0 is
+// Terminated (Completed) and Ready, and the next starts. One that exits
+// otherwise is restarted after the back-off under restartPolicy Always or
+// OnFailure, and fails the pod under Never. DeletePod ends a running init
+// container at once.
+//
+// A container's command and args have their $(VAR) references expanded
+// with its env first, as the kubelet does, and the words of its echo
+// statements their $NAME references, as sh does.
+//
+// A container whose liveness probe (an exec probe test -e PATH) fails
+// failureThreshold times in a row is killed (exit code 137, or its trap's)
+// and restarted as the pod's restartPolicy says.
+//
+// A container with a readiness probe is Ready (and the pod Ready) only
+// once the probe passes: an exec probe test -e PATH from the first probe
+// run after the container wrote PATH (initialDelaySeconds, then every
+// periodSeconds), any other probe at its first run; a container without
+// one is Ready as soon as it runs.
+//
+// The node provider's backend reports conditions of the node
+// (Node.ReportCondition), each pushed through the NotifyNodeStatus
+// callback with the node's whole status.
 //
 // It passes the vk suite; the suite's self-tests derive its mutants and
 // benign variants from it.
@@ -76,6 +107,19 @@ type Provider struct {
 	notify func(*corev1.Pod)  // nil for the sync variant
 	timers []*time.Timer      // every timer started, for Close
 	closed bool
+
+	// pending are the pods to notify, in the order their statuses were
+	// taken (under mu); delivering (a semaphore: a channel, which a
+	// testing/synctest bubble can wait out, where it cannot a mutex) is
+	// held by the one goroutine that hands them to VK, oldest first.
+	pending    []notification
+	delivering chan struct{}
+}
+
+// notification is a copy of a pod to hand to a NotifyPods callback.
+type notification struct {
+	cb  func(*corev1.Pod)
+	pod *corev1.Pod
 }
 
 // simPod is a pod the provider runs (or stops): pod holds the spec as
@@ -85,6 +129,14 @@ type simPod struct {
 	ctrs     []behaviour
 	epoch    []int // per container: bumped on each start, so that a stale timer does nothing
 	stopping bool  // DeletePod was called
+
+	inits     []behaviour // the init containers
+	initEpoch []int
+	// initsDone is how many init containers have completed (exit code 0):
+	// the one of that index runs (or waits to restart), and the app
+	// containers start once it is len(inits).
+	initsDone  int
+	initFailed bool // an init container failed under restartPolicy Never: the pod is Failed
 }
 
 var _ node.PodLifecycleHandler = (*Provider)(nil)
@@ -100,7 +152,7 @@ func WithContext(ctx context.Context) Option {
 
 // New returns an empty sync provider.
 func New(opts ...Option) *Provider {
-	p := &Provider{pods: map[string]*simPod{}}
+	p := &Provider{pods: map[string]*simPod{}, delivering: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(p)
 	}
@@ -140,14 +192,35 @@ func (p AsyncProvider) NotifyPods(_ context.Context, cb func(*corev1.Pod)) {
 
 func key(namespace, name string) string { return namespace + "/" + name }
 
-// notifyLocked returns the call that notifies VK of pod, to be made once
-// p.mu is released (VK's callback may wait for its own locks).
+// notifyLocked queues a copy of pod for VK and returns the call that
+// delivers the queue, to be made once p.mu is released (VK's callback may
+// wait for its own locks). The statuses reach VK in the order they were
+// taken: two changes in a row (a container that exits as soon as
+// CreatePod started it) never reach it the other way round, which would
+// leave VK with the older one.
 func (p *Provider) notifyLocked(pod *corev1.Pod) func() {
-	cb, cp := p.notify, pod.DeepCopy()
-	if cb == nil {
+	if p.notify == nil {
 		return func() {}
 	}
-	return func() { cb(cp) }
+	p.pending = append(p.pending, notification{cb: p.notify, pod: pod.DeepCopy()})
+	return p.deliver
+}
+
+// deliver hands the queued notifications to VK, oldest first.
+func (p *Provider) deliver() {
+	p.delivering <- struct{}{}
+	defer func() { <-p.delivering }()
+	for {
+		p.mu.Lock()
+		if len(p.pending) == 0 {
+			p.mu.Unlock()
+			return
+		}
+		n := p.pending[0]
+		p.pending = p.pending[1:]
+		p.mu.Unlock()
+		n.cb(n.pod)
+	}
 }
 
 // afterLocked runs f with p.mu held, d from now, unless the provider is
@@ -193,15 +266,29 @@ func (p *Provider) CreatePod(_ context.Context, pod *corev1.Pod) error {
 		},
 	}
 	sp := &simPod{pod: run}
-	for _, c := range pod.Spec.Containers {
-		sp.ctrs = append(sp.ctrs, parse(append(append([]string(nil), c.Command...), c.Args...)))
-		sp.epoch = append(sp.epoch, 0)
-		run.Status.ContainerStatuses = append(run.Status.ContainerStatuses, corev1.ContainerStatus{
-			Name: c.Name, Image: c.Image, ImageID: "sim://" + c.Image,
+	initializing := func() corev1.ContainerState {
+		return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
+	}
+	for _, c := range pod.Spec.InitContainers {
+		sp.inits = append(sp.inits, parseContainer(c))
+		sp.initEpoch = append(sp.initEpoch, 0)
+		run.Status.InitContainerStatuses = append(run.Status.InitContainerStatuses, corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image, ImageID: "sim://" + c.Image, State: initializing(), Started: new(false),
 		})
 	}
-	for i := range sp.ctrs {
-		p.startLocked(sp, i)
+	for _, c := range pod.Spec.Containers {
+		sp.ctrs = append(sp.ctrs, parseContainer(c))
+		sp.epoch = append(sp.epoch, 0)
+		run.Status.ContainerStatuses = append(run.Status.ContainerStatuses, corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image, ImageID: "sim://" + c.Image, State: initializing(), Started: new(false),
+		})
+	}
+	if len(sp.inits) > 0 {
+		p.startInitLocked(sp, 0)
+	} else {
+		for i := range sp.ctrs {
+			p.startLocked(sp, i)
+		}
 	}
 	sp.settleLocked()
 	p.pods[k] = sp
@@ -226,11 +313,39 @@ func (p *Provider) startLocked(sp *simPod, i int) {
 	now := metav1.NewTime(time.Now())
 	cs.ContainerID = fmt.Sprintf("sim://%s/%s/%d", sp.pod.UID, cs.Name, cs.RestartCount)
 	cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
-	cs.Ready, cs.Started = true, new(true)
+	cs.Started = new(true)
+	after, ever := b.readyAfter(sp.pod.Spec.Containers[i].ReadinessProbe)
+	cs.Ready = ever && after == 0
+	if ever && after > 0 {
+		epoch := sp.epoch[i]
+		p.afterLocked(after, func() func() {
+			if sp.stopping || sp.epoch[i] != epoch || cs.State.Running == nil {
+				return func() {}
+			}
+			sp.pod.Status.ContainerStatuses[i].Ready = true
+			sp.settleLocked()
+			return p.notifyLocked(sp.pod)
+		})
+	}
+	if kill, ok := b.killedAfter(sp.pod.Spec.Containers[i].LivenessProbe); ok && (!b.exits || kill < b.runFor) {
+		epoch := sp.epoch[i]
+		p.afterLocked(kill, func() func() {
+			if sp.stopping || sp.epoch[i] != epoch || sp.pod.Status.ContainerStatuses[i].State.Running == nil {
+				return func() {}
+			}
+			code := int32(137) // SIGTERM ignored (sh as PID 1 without a trap), killed
+			if t := b.term; !t.ignore && t.delay == 0 && t.code != 0 {
+				code = t.code
+			}
+			p.exitedLocked(sp, i, code)
+			sp.settleLocked()
+			return p.notifyLocked(sp.pod)
+		})
+	}
 	if b.exits {
 		epoch := sp.epoch[i]
 		p.afterLocked(b.runFor, func() func() {
-			if sp.stopping || sp.epoch[i] != epoch {
+			if sp.stopping || sp.epoch[i] != epoch || sp.pod.Status.ContainerStatuses[i].State.Running == nil {
 				return func() {}
 			}
 			p.exitedLocked(sp, i, b.exitCode)
@@ -238,6 +353,77 @@ func (p *Provider) startLocked(sp *simPod, i int) {
 			return p.notifyLocked(sp.pod)
 		})
 	}
+}
+
+// startInitLocked starts init container i of sp (again, after a
+// restart): it runs alone; its exit decides what comes next
+// (initExitedLocked).
+func (p *Provider) startInitLocked(sp *simPod, i int) {
+	cs := &sp.pod.Status.InitContainerStatuses[i]
+	b := sp.inits[i]
+	sp.initEpoch[i]++
+	if b.cannotStart {
+		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "RunContainerError",
+			Message: fmt.Sprintf("failed to start init container %q: exec: %q: no such file or directory", cs.Name, sp.pod.Spec.InitContainers[i].Command[0])}}
+		return
+	}
+	cs.ContainerID = fmt.Sprintf("sim://%s/%s/%d", sp.pod.UID, cs.Name, cs.RestartCount)
+	cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Now())}}
+	cs.Started = new(true)
+	if !b.exits {
+		return // it never completes: the pod stays initializing
+	}
+	epoch := sp.initEpoch[i]
+	p.afterLocked(b.runFor, func() func() {
+		if sp.stopping || sp.initEpoch[i] != epoch {
+			return func() {}
+		}
+		p.initExitedLocked(sp, i, b.exitCode)
+		sp.settleLocked()
+		return p.notifyLocked(sp.pod)
+	})
+}
+
+// initExitedLocked ends the run of init container i with code: 0 starts
+// the next init container, or the app containers after the last; another
+// code restarts it after the back-off, or, under restartPolicy Never,
+// fails the pod.
+func (p *Provider) initExitedLocked(sp *simPod, i int, code int32) {
+	cs := &sp.pod.Status.InitContainerStatuses[i]
+	c := sp.pod.Spec.InitContainers[i]
+	t := endedRun(cs, code)
+	t.Message = sp.inits[i].terminationMessage(c.TerminationMessagePath, c.TerminationMessagePolicy, code)
+	cs.Started = new(false)
+	if code == 0 {
+		cs.State, cs.Ready = corev1.ContainerState{Terminated: t}, true
+		sp.initsDone = i + 1
+		if sp.initsDone < len(sp.inits) {
+			p.startInitLocked(sp, sp.initsDone)
+			return
+		}
+		for j := range sp.ctrs {
+			p.startLocked(sp, j)
+		}
+		return
+	}
+	if sp.pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+		cs.State, sp.initFailed = corev1.ContainerState{Terminated: t}, true
+		return
+	}
+	delay := backOff(cs.RestartCount)
+	cs.LastTerminationState = corev1.ContainerState{Terminated: t}
+	cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+		Message: fmt.Sprintf("back-off %v restarting failed container=%s pod=%s", delay, cs.Name, sp.pod.Name)}}
+	epoch := sp.initEpoch[i]
+	p.afterLocked(delay, func() func() {
+		if sp.stopping || sp.initEpoch[i] != epoch {
+			return func() {}
+		}
+		sp.pod.Status.InitContainerStatuses[i].RestartCount++
+		p.startInitLocked(sp, i)
+		sp.settleLocked()
+		return p.notifyLocked(sp.pod)
+	})
 }
 
 // backOff is the kubelet's delay before restart n+1 of a container.
@@ -256,7 +442,9 @@ func backOff(restarts int32) time.Duration {
 // after the back-off when the pod's restart policy says so.
 func (p *Provider) exitedLocked(sp *simPod, i int, code int32) {
 	cs := &sp.pod.Status.ContainerStatuses[i]
+	c := sp.pod.Spec.Containers[i]
 	t := endedRun(cs, code)
+	t.Message = sp.ctrs[i].terminationMessage(c.TerminationMessagePath, c.TerminationMessagePolicy, code)
 	cs.Ready, cs.Started = false, new(false)
 	policy := sp.pod.Spec.RestartPolicy
 	if policy == corev1.RestartPolicyNever || (policy == corev1.RestartPolicyOnFailure && code == 0) {
@@ -304,10 +492,15 @@ func (sp *simPod) settleLocked() {
 		t := cs.State.Terminated
 		allDone = allDone && t != nil
 		allZero = allZero && t != nil && t.ExitCode == 0
-		ready = ready && cs.State.Running != nil
+		ready = ready && cs.State.Running != nil && cs.Ready
 		startFailed = startFailed || (cs.State.Waiting != nil && cs.State.Waiting.Reason == "RunContainerError")
 	}
+	initialized := sp.initsDone == len(sp.inits)
 	switch {
+	case sp.initFailed:
+		st.Phase = corev1.PodFailed
+	case !initialized && !sp.stopping:
+		st.Phase = corev1.PodPending
 	case allDone && allZero:
 		st.Phase = corev1.PodSucceeded
 	case allDone:
@@ -317,16 +510,21 @@ func (sp *simPod) settleLocked() {
 	default:
 		st.Phase = corev1.PodRunning
 	}
-	want := corev1.ConditionFalse
-	if ready {
-		want = corev1.ConditionTrue
-	}
 	now := metav1.NewTime(time.Now())
-	for i := range st.Conditions {
-		if c := &st.Conditions[i]; (c.Type == corev1.PodReady || c.Type == corev1.ContainersReady) && c.Status != want {
-			c.Status, c.LastTransitionTime = want, now
+	set := func(t corev1.PodConditionType, ok bool) {
+		want := corev1.ConditionFalse
+		if ok {
+			want = corev1.ConditionTrue
+		}
+		for i := range st.Conditions {
+			if c := &st.Conditions[i]; c.Type == t && c.Status != want {
+				c.Status, c.LastTransitionTime = want, now
+			}
 		}
 	}
+	set(corev1.PodReady, ready && initialized)
+	set(corev1.ContainersReady, ready && initialized)
+	set(corev1.PodInitialized, initialized)
 }
 
 // UpdatePod takes the fields a running pod may change (its containers'
@@ -382,6 +580,13 @@ func (p *Provider) DeletePod(_ context.Context, pod *corev1.Pod) error {
 	delete(p.pods, k)
 	sp.stopping = true
 	grace := gracePeriod(pod)
+	// An init container still running ends at once, as its SIGTERM
+	// handler says (its delay not simulated).
+	for i, b := range sp.inits {
+		if cs := &sp.pod.Status.InitContainerStatuses[i]; cs.State.Running != nil {
+			cs.State, cs.Started = corev1.ContainerState{Terminated: endedRun(cs, b.term.code)}, new(false)
+		}
+	}
 	for i, b := range sp.ctrs {
 		cs := &sp.pod.Status.ContainerStatuses[i]
 		switch {
@@ -483,11 +688,13 @@ func (p *Provider) GetPods(context.Context) ([]*corev1.Pod, error) {
 }
 
 // Node is the reference node.NodeProvider: Ping answers nil until
-// MakeUnhealthy, and NotifyNodeStatus keeps the callback and returns.
+// MakeUnhealthy; NotifyNodeStatus keeps the callback and returns, and
+// ReportCondition pushes the node's status through it.
 type Node struct {
 	mu        sync.Mutex
 	cb        func(*corev1.Node)
 	unhealthy bool
+	status    corev1.NodeStatus // what the backend reports of the node
 }
 
 // MakeUnhealthy makes the simulated backend unreachable: every Ping from
@@ -500,8 +707,14 @@ func (n *Node) MakeUnhealthy() {
 
 var _ node.NodeProvider = (*Node)(nil)
 
-// NewNode returns a healthy node provider.
-func NewNode() *Node { return &Node{} }
+// NewNode returns a healthy node provider whose node is Ready.
+func NewNode() *Node {
+	now := metav1.NewTime(time.Now())
+	return &Node{status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{
+		Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		Message: "the simulated backend is reachable", LastHeartbeatTime: now, LastTransitionTime: now,
+	}}}}
+}
 
 // Ping answers nil unless ctx is done or the backend was made unhealthy.
 func (n *Node) Ping(ctx context.Context) error {
@@ -518,4 +731,46 @@ func (n *Node) NotifyNodeStatus(_ context.Context, cb func(*corev1.Node)) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.cb = cb
+}
+
+// Condition answers a copy of the node's condition of type t, nil if it
+// has none.
+func (n *Node) Condition(t corev1.NodeConditionType) *corev1.NodeCondition {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, c := range n.status.Conditions {
+		if c.Type == t {
+			return c.DeepCopy()
+		}
+	}
+	return nil
+}
+
+// ReportCondition is the simulated backend reporting a condition of the
+// node (MemoryPressure, say): it replaces the condition of c's type, or
+// adds it, and pushes a copy of the node's whole status through the
+// NotifyNodeStatus callback, if one is registered. The copy is VK's to
+// keep (VK writes heartbeat times into its conditions, node/node.go
+// updateNodeStatusHeartbeat), and the callback is called without the
+// provider's lock: VK's blocks while the update before it waits to be
+// published.
+func (n *Node) ReportCondition(c corev1.NodeCondition) {
+	n.mu.Lock()
+	if c.LastTransitionTime.IsZero() {
+		c.LastTransitionTime = metav1.NewTime(time.Now())
+	}
+	replaced := false
+	for i := range n.status.Conditions {
+		if n.status.Conditions[i].Type == c.Type {
+			n.status.Conditions[i], replaced = c, true
+		}
+	}
+	if !replaced {
+		n.status.Conditions = append(n.status.Conditions, c)
+	}
+	cb, pushed := n.cb, &corev1.Node{Status: *n.status.DeepCopy()}
+	n.mu.Unlock()
+	if cb != nil {
+		cb(pushed)
+	}
 }
