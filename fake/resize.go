@@ -52,7 +52,7 @@ func (s *syncer) resize(ctx context.Context) error {
 		if !restartOnResize(c, changed) {
 			from := describeResources(in.resources)
 			in.resources = resizable(c.Resources)
-			s.p.publish(Event{At: s.now, Type: EventContainerResized, Pod: s.ps.ref, Container: c.Name, ContainerID: in.id,
+			s.p.publish(Event{At: s.now, Type: EventContainerResized, Pod: s.ps.ref, Container: c.Name, ContainerID: in.ID,
 				Message: fmt.Sprintf("resized in place from %s to %s", from, describeResources(in.resources))})
 			continue
 		}
@@ -67,23 +67,17 @@ func (s *syncer) resize(ctx context.Context) error {
 // acts on: the one the status shows running in a status-driven sync (if
 // the fake still runs it), else the current instance if it runs.
 func (s *syncer) runningInstance(name string) *instance {
-	h := s.ps.containers[name]
-	if h == nil {
-		return nil
-	}
 	if s.status != nil {
 		st := findStatus(s.status.ContainerStatuses, name)
 		if st == nil || st.State != pkgcontainer.ContainerStateRunning {
 			return nil
 		}
-		for _, in := range h.instances {
-			if in.id == st.ID.ID && in.state == pkgcontainer.ContainerStateRunning {
-				return in
-			}
+		if in := s.ps.instanceByID(name, st.ID.ID); in != nil && in.Running() {
+			return in
 		}
 		return nil
 	}
-	if cur := h.current(); cur != nil && cur.state == pkgcontainer.ContainerStateRunning {
+	if cur := s.ps.current(name); cur != nil && cur.Running() {
 		return cur
 	}
 	return nil
@@ -240,7 +234,7 @@ func apiResources(c v1.Container, cur *instance) (*v1.ResourceRequirements, v1.R
 		return nil, nil
 	}
 	out := c.Resources.DeepCopy()
-	if cur != nil && cur.state == pkgcontainer.ContainerStateRunning {
+	if cur != nil && cur.Running() {
 		for _, name := range resizableResources {
 			if q, ok := cur.resources.Requests[name]; ok && out.Requests != nil {
 				out.Requests[name] = q.DeepCopy()

@@ -116,6 +116,8 @@ type RunOptions struct {
 	Exit *RunExit
 	// IgnoreSIGTERM makes the run ignore SIGTERM (Instance.IgnoreSIGTERM).
 	IgnoreSIGTERM bool
+	// Data is the run's Data: the caller's own record of it.
+	Data any
 }
 
 // RunExit is a scripted end of a run: it exits with Code once it has run
@@ -170,7 +172,7 @@ func (p *Pod) StartRun(spec *v1.Container, isInit bool, now time.Time, opts RunO
 		}
 		id = newID()
 	}
-	r := &Run{Instance: NewInstance(c.Behaviour, now, io), ID: id, Image: spec.Image, Spec: spec}
+	r := &Run{Instance: NewInstance(c.Behaviour, now, io), ID: id, Image: spec.Image, Spec: spec, Data: opts.Data}
 	if opts.Exit != nil {
 		r.ExitAfter(opts.Exit.After, opts.Exit.Code)
 	}
@@ -188,6 +190,22 @@ func (p *Pod) StartRun(spec *v1.Container, isInit bool, now time.Time, opts RunO
 	}
 	c.Current, c.Waiting, c.pending = r, nil, false
 	r.Prober = p.newProber(c, r) // pod_probes.go
+	return r
+}
+
+// StartFailed records a start of the container spec names at now that
+// the caller's runtime created but could not run (containerd's
+// StartError: a missing executable, say), and returns its run: the
+// container's current run from now on, as StartRun makes it (the one
+// before it the previous run), exited at now with code without having
+// run, StartFailed set and message its StartMessage. It has no probes and
+// no events; opts.StartsAt, Exit and IgnoreSIGTERM do not apply.
+func (p *Pod) StartFailed(spec *v1.Container, isInit bool, now time.Time, opts RunOptions, code int, message string) *Run {
+	opts.StartsAt, opts.Exit, opts.IgnoreSIGTERM = time.Time{}, nil, false
+	r := p.StartRun(spec, isInit, now, opts)
+	r.Prober = nil
+	r.Exit(now, code)
+	r.StartFailed, r.StartMessage = true, message
 	return r
 }
 
