@@ -359,11 +359,13 @@ func (s *syncer) newInstance(c *v1.Container, init bool, sb *sandboxState, opts 
 	p, ps := s.p, s.ps
 	p.seq++
 	in := &instance{
-		imageID:   imageID(c.Image),
+		imageID:   p.imageID(c.Image),
 		hash:      pkgcontainer.HashContainer(c),
 		sandboxID: sb.id,
 		seq:       p.seq,
-		resources: s.resourcesOf(c.Name),
+	}
+	if r := s.resourcesOf(c.Name); r.Requests != nil || r.Limits != nil {
+		in.resources = &r
 	}
 	restarts := s.restartCount(c.Name)
 	opts.ID, opts.Restarts, opts.Data = p.ids(), &restarts, in
@@ -475,7 +477,8 @@ func (s *syncer) publish(e Event) {
 func (s *syncer) postStart(c *v1.Container, in *instance, res *pkgcontainer.SyncResult) bool {
 	end := s.ps.sim.PostStart(s.ps.sim.Container(c.Name), in.Run, s.now)
 	s.cursor = maxTime(s.cursor, end)
-	if in.hookFailure == "" {
+	_, failure, failed := in.PostStartFailure()
+	if !failed {
 		return true
 	}
 	if end.After(s.now) {
@@ -483,7 +486,7 @@ func (s *syncer) postStart(c *v1.Container, in *instance, res *pkgcontainer.Sync
 		s.p.notifyAt(s.ps, end, s.now) // podsync.go: the next sync reports it
 		return true
 	}
-	res.Fail(workload.ErrPostStartHook, in.hookFailure)
+	res.Fail(workload.ErrPostStartHook, failure)
 	s.p.advanceSim(s.ps, s.now)
 	return false
 }
@@ -494,12 +497,16 @@ func (s *syncer) postStart(c *v1.Container, in *instance, res *pkgcontainer.Sync
 // The caller holds p.mu.
 func (s *syncer) reportHookFailure(c *v1.Container) bool {
 	cur := s.ps.current(c.Name)
-	if cur == nil || !cur.hookFailPending || cur.termAt.After(s.now) {
+	if cur == nil || !cur.hookFailPending {
+		return false
+	}
+	end, failure, _ := cur.PostStartFailure()
+	if end.After(s.now) {
 		return false
 	}
 	cur.hookFailPending = false
 	res := pkgcontainer.NewSyncResult(pkgcontainer.StartContainer, c.Name)
-	res.Fail(workload.ErrPostStartHook, cur.hookFailure)
+	res.Fail(workload.ErrPostStartHook, failure)
 	s.result.AddSyncResult(res)
 	// The start this sync leaves out is due at the next: the agent is
 	// asked for it (podsync.go), as for any failed start to be retried.
@@ -614,9 +621,10 @@ func (p *PodProvider) newSim(ps *podState) *workload.Pod {
 	return sim
 }
 
-// onRunEvent mirrors an event of a run of pod ps in its instance and
-// publishes it. Events of runs the fake no longer remembers are dropped.
-// The caller holds p.mu.
+// onRunEvent publishes an event of a run of pod ps (and, when the run
+// exits, keeps its termination message on its instance). The events of a
+// run after its exit are dropped, but for its hooks'. The caller holds
+// p.mu.
 func (p *PodProvider) onRunEvent(ps *podState, e workload.PodEvent) {
 	in := instanceOf(e.Run)
 	if in == nil || in.exited && e.Kind != workload.HookRan {
@@ -717,9 +725,8 @@ func exitCode(h workload.Hook) int {
 }
 
 // publishHook publishes the run of a hook of instance in (a HookRan event
-// of the pod simulation): EventPostStartHook, or EventPreStopHook. A
-// failed postStart hook is noted on the instance, for its start to be
-// reported failed (postStart, reportHookFailure). The caller holds p.mu.
+// of the pod simulation): EventPostStartHook, or EventPreStopHook. The
+// caller holds p.mu.
 func (p *PodProvider) publishHook(ps *podState, in *instance, e workload.PodEvent) {
 	run := e.Hook
 	if e.HookKind == workload.HookPreStop {
@@ -729,9 +736,6 @@ func (p *PodProvider) publishHook(ps *podState, in *instance, e workload.PodEven
 	}
 	p.publish(Event{At: e.At, Type: EventPostStartHook, Pod: ps.ref, Container: in.name(), ContainerID: in.ID, ExitCode: exitCode(run),
 		Message: fmt.Sprintf("%s hook runs %s from %s, exits %d", run.Action, run.Takes, e.From.Format(time.RFC3339Nano), exitCode(run))})
-	if run.Failed {
-		in.termAt, in.hookFailure = e.Until, run.PostStartFailure(in.name())
-	}
 }
 
 // storedSpec returns the fake's private copy of container c (ps.pod, as

@@ -45,15 +45,16 @@ func (s *syncer) resize(ctx context.Context) error {
 		if in == nil {
 			continue
 		}
-		changed := changedResources(in.resources, c.Resources)
+		changed := changedResources(in.runsWith(), c.Resources)
 		if len(changed) == 0 {
 			continue
 		}
 		if !restartOnResize(c, changed) {
-			from := describeResources(in.resources)
-			in.resources = resizable(c.Resources)
+			from := describeResources(in.runsWith())
+			resized := resizable(c.Resources)
+			in.resources = &resized
 			s.p.publish(Event{At: s.now, Type: EventContainerResized, Pod: s.ps.ref, Container: c.Name, ContainerID: in.ID,
-				Message: fmt.Sprintf("resized in place from %s to %s", from, describeResources(in.resources))})
+				Message: fmt.Sprintf("resized in place from %s to %s", from, describeResources(resized))})
 			continue
 		}
 		if err := s.restartForResize(ctx, c, in); err != nil {
@@ -236,10 +237,10 @@ func apiResources(c v1.Container, cur *instance) (*v1.ResourceRequirements, v1.R
 	out := c.Resources.DeepCopy()
 	if cur != nil && cur.Running() {
 		for _, name := range resizableResources {
-			if q, ok := cur.resources.Requests[name]; ok && out.Requests != nil {
+			if q, ok := cur.runsWith().Requests[name]; ok && out.Requests != nil {
 				out.Requests[name] = q.DeepCopy()
 			}
-			if q, ok := cur.resources.Limits[name]; ok && out.Limits != nil {
+			if q, ok := cur.runsWith().Limits[name]; ok && out.Limits != nil {
 				out.Limits[name] = q.DeepCopy()
 			}
 		}

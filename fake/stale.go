@@ -49,7 +49,7 @@ func (p *PodProvider) staleness(pod *v1.Pod, st *pkgcontainer.PodStatus) string 
 		}
 	}
 	for _, cs := range st.ContainerStatuses {
-		if cs != nil && ps.sim.Container(cs.Name) == nil && findStatus(st.ContainerStatuses, cs.Name) == cs {
+		if cs != nil && ps.container(cs.Name) == nil && findStatus(st.ContainerStatuses, cs.Name) == cs {
 			diffs = append(diffs, fmt.Sprintf("container %q: podStatus shows %s, the runtime has no instance of it", cs.Name, describeState(cs.ID.ID, cs.State)))
 		}
 	}

@@ -156,15 +156,26 @@ func (ps *podState) instances() iter.Seq[*instance] {
 // current returns the current instance of container name, nil before its
 // first; previous the one before it.
 func (ps *podState) current(name string) *instance {
-	if c := ps.sim.Container(name); c != nil {
+	if c := ps.container(name); c != nil {
 		return instanceOf(c.Current)
 	}
 	return nil
 }
 
 func (ps *podState) previous(name string) *instance {
-	if c := ps.sim.Container(name); c != nil {
+	if c := ps.container(name); c != nil {
 		return instanceOf(c.Previous)
+	}
+	return nil
+}
+
+// container returns the pod simulation's container name, nil if the fake
+// never started it (workload.Pod.Container, read here).
+func (ps *podState) container(name string) *workload.PodContainer {
+	for c := range ps.started() {
+		if c.Name == name {
+			return c
+		}
 	}
 	return nil
 }
@@ -185,24 +196,31 @@ func instanceOf(r *workload.Run) *instance {
 // Data.
 type instance struct {
 	*workload.Run
-	imageID   string // imageID(Image), kept to report it without allocating
+	imageID   string // imageID(Image), shared by the instances of the image (PodProvider.imageIDs)
 	hash      uint64
 	sandboxID string
-	seq       uint64                  // creation order among the provider's instances
-	resources v1.ResourceRequirements // CPU and memory it runs with (resize.go)
+	seq       uint64 // creation order among the provider's instances
+	// resources are the CPU and memory it runs with (resize.go), nil
+	// without any.
+	resources *v1.ResourceRequirements
 	// message is its termination message once it has exited (its start's
 	// message for a failed start); exited is set then: later events of
 	// its run are not published (onRunEvent).
 	message string
 	exited  bool
-
-	// Lifecycle hooks (lifecycle.go: postStart, publishHook). hookFailure: its postStart hook failed
-	// and the pod simulation kills it at termAt, the hook's end;
-	// hookFailPending: that failure is still to be reported to the
-	// ReasonCache.
-	termAt          time.Time
+	// hookFailPending: its postStart hook failed
+	// (workload.Run.PostStartFailure) and that is still to be reported to
+	// the ReasonCache (lifecycle.go: postStart, reportHookFailure).
 	hookFailPending bool
-	hookFailure     string
+}
+
+// runsWith returns the CPU and memory the instance runs with (empty
+// without any).
+func (in *instance) runsWith() v1.ResourceRequirements {
+	if in.resources == nil {
+		return v1.ResourceRequirements{}
+	}
+	return *in.resources
 }
 
 // name is the name of the instance's container.

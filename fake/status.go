@@ -86,8 +86,22 @@ func (in *instance) status() *pkgcontainer.Status {
 		RestartCount: in.Restarts,
 		Reason:       in.exitReason(),
 		Message:      in.message,
-		Resources:    containerResources(in.resources),
+		Resources:    containerResources(in.runsWith()),
 	}
+}
+
+// imageID returns imageID(image), the same string for every instance of
+// image. The caller holds p.mu.
+func (p *PodProvider) imageID(image string) string {
+	id, ok := p.imageIDs[image]
+	if !ok {
+		if p.imageIDs == nil {
+			p.imageIDs = map[string]string{}
+		}
+		id = imageID(image)
+		p.imageIDs[image] = id
+	}
+	return id
 }
 
 // imageID is the fake's stand-in for the digest of an image.

@@ -10,7 +10,12 @@ import (
 // sync asks a runtime for each start and the runtime answers it: the
 // caller decides when a container starts (its sync, its back-off, its
 // faults) and hands the run's particulars in (StartRun's RunOptions: ID,
-// restart count, start latency, a scripted exit); the Pod plays every run
+// restart count, start latency, a scripted exit, and Data, its own record
+// of the run, which the Pod keeps on the run for it: what a runtime keeps
+// beside a container, its sandbox, hash or resources); a start the
+// caller's runtime created but could not run is a run too (StartFailed),
+// so that the current and previous runs of each container are all the
+// caller needs to report its containers; the Pod plays every run
 // it was handed on the caller's clock as it plays its own (Advance: starts,
 // exits, signals' ends, probes) and tells the caller of each event
 // (OnEvent). This is how package fake runs its pods: what a run does is

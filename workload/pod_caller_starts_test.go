@@ -239,3 +239,35 @@ func TestPodCallerStartFailed(t *testing.T) {
 		t.Fatalf("next run: restarts %d StartFailed %v, want 2 false", next.Restarts, next.StartFailed)
 	}
 }
+
+// Run.PostStartFailure says, from PostStart on, that the run's postStart
+// hook failed, when it ends and what failed; a run whose hook succeeded
+// has none.
+func TestRunPostStartFailure(t *testing.T) {
+	app := shc("app", "sleep infinity")
+	p, _ := newCallerPod(app)
+	fail := true
+	p.HookFunc = func(c *workload.PodContainer, r *workload.Run, kind workload.HookKind, at time.Time) (workload.Hook, bool) {
+		return workload.Hook{Action: "scripted", Takes: 2 * time.Second, Failed: fail, Detail: "boom"}, kind == workload.HookPostStart
+	}
+	r := p.StartRun(&app, false, sec(1), workload.RunOptions{ID: "one"})
+	p.Advance(sec(1))
+	if _, _, ok := r.PostStartFailure(); ok {
+		t.Fatal("PostStartFailure before PostStart: ok")
+	}
+	p.PostStart(p.Container("app"), r, sec(1))
+	if end, message, ok := r.PostStartFailure(); !ok || !end.Equal(sec(3)) || !strings.Contains(message, "boom") {
+		t.Fatalf("PostStartFailure after a failed hook: %v %q %v, want 3s, the hook's detail, true", end.Sub(t0), message, ok)
+	}
+	p.Advance(sec(20))
+	if _, _, ok := r.PostStartFailure(); !ok {
+		t.Fatal("PostStartFailure once the pod killed the run: not ok")
+	}
+	fail = false
+	r2 := p.StartRun(&app, false, sec(21), workload.RunOptions{ID: "two"})
+	p.Advance(sec(21))
+	p.PostStart(p.Container("app"), r2, sec(21))
+	if _, _, ok := r2.PostStartFailure(); ok {
+		t.Fatal("PostStartFailure after a hook that succeeded: ok")
+	}
+}
