@@ -70,7 +70,7 @@ func (p *PodProvider) podFor(pod *v1.Pod, now time.Time) *podState {
 	ps := p.pods[pod.UID]
 	if ps == nil {
 		ps = &podState{createdAt: now}
-		ps.sim = p.newSim(ps)
+		ps.sim = p.newSim()
 		p.pods[pod.UID] = ps
 	}
 	ps.orphan = false
@@ -359,6 +359,7 @@ func (s *syncer) newInstance(c *v1.Container, init bool, sb *sandboxState, opts 
 	p, ps := s.p, s.ps
 	p.seq++
 	in := &instance{
+		pod:       ps,
 		imageID:   p.imageID(c.Image),
 		hash:      pkgcontainer.HashContainer(c),
 		sandboxID: sb.id,
@@ -596,29 +597,44 @@ func (ps *podState) stopWake() {
 	ps.wakeAt = time.Time{}
 }
 
-// newSim returns the simulation of the runs of pod ps (workload.Pod), in
+// newSim returns the simulation of the runs of a pod (workload.Pod), in
 // the mode where the fake's syncs start them: it plays them as the fake's
 // options say (WithPID1Signals, WithMinimumGracePeriod), with the scripted
-// probe results (probeFunc) and hooks (hookFunc), tells the fake of each of their events (onRunEvent) and
-// kills a run whose liveness or startup probe failed as KillPod does
-// (killForProbe).
-func (p *PodProvider) newSim(ps *podState) *workload.Pod {
-	sim := &workload.Pod{
-		CallerStarts: true,
-		Shutdown:     func(b workload.Behaviour) workload.Shutdown { return b.Shutdown(p.pid1Signals) },
-		ProbeFunc:    func(c *workload.PodContainer, r *workload.Run) workload.ProbeFunc { return p.probeFunc(ps, c, r) },
-		OnEvent:      func(e workload.PodEvent) { p.onRunEvent(ps, e) },
-		HookFunc: func(c *workload.PodContainer, r *workload.Run, kind workload.HookKind, at time.Time) (workload.Hook, bool) {
-			return p.hookFunc(ps, c, r, kind, at)
-		},
-		Kill: func(c *workload.PodContainer, r *workload.Run, at time.Time, grace time.Duration) {
-			p.killForProbe(ps, c, r, at, grace)
-		},
+// probe results (probeFunc) and hooks (hookFunc), tells the fake of each
+// of their events (onRunEvent) and kills a run whose liveness or startup
+// probe failed as KillPod does (killForProbe). Its callbacks are the
+// provider's (simFuncs), the same for every pod.
+func (p *PodProvider) newSim() *workload.Pod {
+	f := &p.simFuncs
+	if f.shutdown == nil {
+		// Every run of a pod simulation is started by newInstance, with
+		// its instance as Data.
+		pod := func(r *workload.Run) *podState { return r.Data.(*instance).pod }
+		f.shutdown = func(b workload.Behaviour) workload.Shutdown { return b.Shutdown(p.pid1Signals) }
+		f.probe = func(c *workload.PodContainer, r *workload.Run) workload.ProbeFunc { return p.probeFunc(pod(r), c, r) }
+		f.event = func(e workload.PodEvent) { p.onRunEvent(pod(e.Run), e) }
+		f.hook = func(c *workload.PodContainer, r *workload.Run, kind workload.HookKind, at time.Time) (workload.Hook, bool) {
+			return p.hookFunc(pod(r), c, r, kind, at)
+		}
+		f.kill = func(c *workload.PodContainer, r *workload.Run, at time.Time, grace time.Duration) {
+			p.killForProbe(pod(r), c, r, at, grace)
+		}
 	}
+	sim := &workload.Pod{CallerStarts: true, Shutdown: f.shutdown, ProbeFunc: f.probe, OnEvent: f.event, HookFunc: f.hook, Kill: f.kill}
 	if p.minimumGracePeriod {
 		sim.MinimumGracePeriod = minimumGracePeriod
 	}
 	return sim
+}
+
+// simFuncs are the callbacks of the pod simulations of the provider's pods
+// (newSim), made once: each finds its pod through the run's instance.
+type simFuncs struct {
+	shutdown func(workload.Behaviour) workload.Shutdown
+	probe    func(*workload.PodContainer, *workload.Run) workload.ProbeFunc
+	event    func(workload.PodEvent)
+	hook     func(*workload.PodContainer, *workload.Run, workload.HookKind, time.Time) (workload.Hook, bool)
+	kill     func(*workload.PodContainer, *workload.Run, time.Time, time.Duration)
 }
 
 // onRunEvent publishes an event of a run of pod ps (and, when the run

@@ -48,6 +48,8 @@ type PodProvider struct {
 	// imageIDs holds imageID of each image an instance was created with,
 	// for the instances of an image to share it.
 	imageIDs map[string]string
+	// simFuncs are the callbacks of the pods' simulations (newSim).
+	simFuncs simFuncs
 	// Behaviours chosen by options (see options.go).
 	statusDriven        bool
 	startErrorInstances bool

@@ -196,6 +196,7 @@ func instanceOf(r *workload.Run) *instance {
 // Data.
 type instance struct {
 	*workload.Run
+	pod       *podState
 	imageID   string // imageID(Image), shared by the instances of the image (PodProvider.imageIDs)
 	hash      uint64
 	sandboxID string
