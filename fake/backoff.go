@@ -76,7 +76,7 @@ func (s *syncer) inBackOff(res *pkgcontainer.SyncResult, c *v1.Container) bool {
 	msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.Name, format.Pod(s.pod))
 	res.Fail(err, msg)
 	prev, had := s.ps.lastStartErr[c.Name]
-	s.ps.lastStartErr[c.Name] = kri.ReasonItem{Err: err, Message: msg}
+	s.ps.setStartErr(c.Name, kri.ReasonItem{Err: err, Message: msg})
 	s.p.publish(Event{At: s.now, Type: EventContainerBackOff, Pod: s.ps.ref, Container: c.Name, Message: msg})
 	s.failedStart(c.Name, prev, had, finished.Add(delay)) // podsync.go: the agent syncs when the back-off ends
 	return true
@@ -93,13 +93,9 @@ func (s *syncer) lastExit(name string) (time.Time, bool) {
 		}
 		return time.Time{}, false
 	}
-	h := s.ps.containers[name]
-	if h == nil {
-		return time.Time{}, false
-	}
-	for i := len(h.instances) - 1; i >= 0; i-- {
-		if in := h.instances[i]; in.state == pkgcontainer.ContainerStateExited {
-			return in.finishedAt, true
+	for _, in := range [2]*instance{s.ps.current(name), s.ps.previous(name)} {
+		if in != nil && !in.active() {
+			return in.FinishedAt(), true
 		}
 	}
 	return time.Time{}, false

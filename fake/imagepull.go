@@ -61,7 +61,7 @@ func (s *syncer) inImageBackOff(res *pkgcontainer.SyncResult, c *v1.Container) b
 	}
 	res.Fail(ErrImagePullBackOff, msg)
 	prev, had := s.ps.lastStartErr[c.Name]
-	s.ps.lastStartErr[c.Name] = kri.ReasonItem{Err: ErrImagePullBackOff, Message: msg}
+	s.ps.setStartErr(c.Name, kri.ReasonItem{Err: ErrImagePullBackOff, Message: msg})
 	s.p.publish(Event{At: s.now, Type: EventContainerBackOff, Pod: s.ps.ref, Container: c.Name, Message: msg})
 	until := ib.until[key]
 	if until.IsZero() {

@@ -72,7 +72,7 @@ func (p *PodProvider) runningPodPicks(runningPod pkgcontainer.Pod) (func(*instan
 		}
 		return false
 	}
-	return func(in *instance) bool { return listed(runningPod.Containers, in.id) },
+	return func(in *instance) bool { return listed(runningPod.Containers, in.ID) },
 		func(sb *sandboxState) bool { return listed(runningPod.Sandboxes, sb.id) }
 }
 
@@ -86,7 +86,7 @@ func (p *PodProvider) runningPodPicks(runningPod pkgcontainer.Pod) (func(*instan
 // caller holds p.mu.
 func (p *PodProvider) terminate(ps *podState, now time.Time, grace time.Duration, pick func(*instance) bool) time.Time {
 	deadline := ps.sim.StopRuns(now, grace, func(c *workload.PodContainer, r *workload.Run) bool {
-		in := ps.instanceOf(c.Name, r.ID)
+		in := instanceOf(r)
 		return in != nil && in.active() && (pick == nil || pick(in))
 	})
 	p.armWake(ps, now)
@@ -106,11 +106,9 @@ func (p *PodProvider) stopSandboxes(ps *podState, now time.Time, pick func(*sand
 		if !sb.ready || (pick != nil && !pick(sb)) {
 			continue
 		}
-		for _, h := range ps.order {
-			for _, in := range h.instances {
-				if in.sandboxID == sb.id && in.active() && !in.terminating() {
-					ps.sim.ExitRun(ps.sim.Container(in.name), in.run, now, workload.ExitCodeSIGKILL)
-				}
+		for in := range ps.instances() {
+			if in.sandboxID == sb.id && in.active() && !in.terminating() {
+				ps.sim.ExitRun(ps.sim.Container(in.name()), in.Run, now, workload.ExitCodeSIGKILL)
 			}
 		}
 		sb.ready = false

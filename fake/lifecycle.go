@@ -69,12 +69,8 @@ func (c *core) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer
 func (p *PodProvider) podFor(pod *v1.Pod, now time.Time) *podState {
 	ps := p.pods[pod.UID]
 	if ps == nil {
-		ps = &podState{
-			createdAt:    now,
-			containers:   map[string]*containerHistory{},
-			lastStartErr: map[string]kri.ReasonItem{},
-		}
-		ps.sim = p.newSim(ps)
+		ps = &podState{createdAt: now}
+		ps.sim = p.newSim()
 		p.pods[pod.UID] = ps
 	}
 	ps.orphan = false
@@ -131,20 +127,20 @@ func (s *syncer) sync() {
 			}
 			continue
 		}
-		cur := s.ps.containers[c.Name].current()
+		cur := s.ps.current(c.Name)
 		switch {
 		case cur == nil:
 		case cur.active():
 			return
-		case cur.exitCode == 0:
+		case cur.ExitCode() == 0:
 			continue
-		case !workload.Restarts(spec.RestartPolicy, true, false, cur.exitCode):
+		case !workload.Restarts(spec.RestartPolicy, true, false, cur.ExitCode()):
 			return // the pod has failed
 		}
 		if !s.start(c, true) {
 			return
 		}
-		if cur := s.ps.containers[c.Name].current(); cur.active() || cur.exitCode != 0 {
+		if cur := s.ps.current(c.Name); cur.active() || cur.ExitCode() != 0 {
 			return
 		}
 	}
@@ -154,7 +150,7 @@ func (s *syncer) sync() {
 		if s.reportHookFailure(c) {
 			continue
 		}
-		cur := s.ps.containers[c.Name].current()
+		cur := s.ps.current(c.Name)
 		if cur != nil && !shouldRestart(cur, spec.RestartPolicy) {
 			continue
 		}
@@ -198,7 +194,7 @@ func (ps *podState) sidecarNames() []string {
 func (ps *podState) appsDone() bool {
 	spec := &ps.pod.Spec
 	for i := range spec.Containers {
-		cur := ps.containers[spec.Containers[i].Name].current()
+		cur := ps.current(spec.Containers[i].Name)
 		if cur == nil || cur.active() || shouldRestart(cur, spec.RestartPolicy) {
 			return false
 		}
@@ -216,10 +212,10 @@ func (ps *podState) appsDone() bool {
 // first time: a container started after it means the pod was initialized
 // past it).
 func (s *syncer) syncSidecar(c *v1.Container, i int) bool {
-	cur := s.ps.containers[c.Name].current()
+	cur := s.ps.current(c.Name)
 	switch {
-	case cur != nil && cur.state == pkgcontainer.ContainerStateRunning:
-		return cur.probeStarted() || s.ps.startedAfterInit(i)
+	case cur != nil && cur.Running():
+		return cur.Prober.Started() || s.ps.startedAfterInit(i)
 	case cur != nil && cur.active():
 		return false // created: wait for it to run
 	case s.ps.appsDone():
@@ -228,8 +224,8 @@ func (s *syncer) syncSidecar(c *v1.Container, i int) bool {
 	if !s.start(c, true) {
 		return false
 	}
-	cur = s.ps.containers[c.Name].current()
-	return cur.state == pkgcontainer.ContainerStateRunning && cur.probeStarted()
+	cur = s.ps.current(c.Name)
+	return cur.Running() && cur.Prober.Started()
 }
 
 // startedAfterInit reports whether a container after the i-th init
@@ -237,7 +233,7 @@ func (s *syncer) syncSidecar(c *v1.Container, i int) bool {
 func (ps *podState) startedAfterInit(i int) bool {
 	spec := &ps.pod.Spec
 	for _, c := range slices.Concat(spec.InitContainers[i+1:], spec.Containers) {
-		if ps.containers[c.Name].current() != nil {
+		if ps.current(c.Name) != nil {
 			return true
 		}
 	}
@@ -251,7 +247,7 @@ func (ps *podState) startedAfterInit(i int) bool {
 func (s *syncer) stopSidecarsIfDone() {
 	ps := s.ps
 	active := slices.ContainsFunc(ps.sidecarNames(), func(name string) bool {
-		cur := ps.containers[name].current()
+		cur := ps.current(name)
 		return cur != nil && cur.active()
 	})
 	if !active || !ps.appsDone() {
@@ -264,14 +260,8 @@ func (s *syncer) stopSidecarsIfDone() {
 // startedByProbe reports whether the instance id of container name has
 // passed its startup probe (an instance the fake does not know has not).
 func (ps *podState) startedByProbe(name, id string) bool {
-	h := ps.containers[name]
-	if h == nil {
-		return false
-	}
-	for _, in := range h.instances {
-		if in.id == id {
-			return in.probeStarted()
-		}
+	if in := ps.instanceByID(name, id); in != nil {
+		return in.Prober.Started()
 	}
 	return false
 }
@@ -279,7 +269,7 @@ func (ps *podState) startedByProbe(name, id string) bool {
 // shouldRestart reports whether an app container whose current instance
 // is cur must be started again under policy (workload.Restarts).
 func shouldRestart(cur *instance, policy v1.RestartPolicy) bool {
-	return !cur.active() && workload.Restarts(policy, false, false, cur.exitCode)
+	return !cur.active() && workload.Restarts(policy, false, false, cur.ExitCode())
 }
 
 // ensureSandbox returns the sandbox containers start in: the one chosen
@@ -338,18 +328,13 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 	}
 	delete(ps.lastStartErr, c.Name)
 
-	in := s.newInstance(c, init, sb)
-	in.termination = terminationSourceOf(c)
+	// It runs once the postStart hooks of the containers started before
+	// it in this sync have ended (postStart), after the script's latency.
+	startsAt := s.now
 	if script != nil {
-		in.runningAt = s.now.Add(script.latency)
+		startsAt = s.now.Add(script.latency)
 	}
-	// The postStart hooks of the containers started before it in this
-	// sync have ended (postStart).
-	in.runningAt = maxTime(in.runningAt, s.cursor)
-	// The run is the pod simulation's (workload.Pod): it plays its start,
-	// its exit, its signals' ends and its probes (probeFunc), and tells
-	// the fake of each (onRunEvent).
-	opts := workload.RunOptions{ID: in.id, Restarts: &in.restartCount, StartsAt: in.runningAt}
+	opts := workload.RunOptions{StartsAt: maxTime(startsAt, s.cursor)}
 	if script != nil {
 		if run, ok := script.takeExitRun(); ok {
 			opts.Exit = &workload.RunExit{After: run.after, Code: run.code}
@@ -358,59 +343,56 @@ func (s *syncer) start(c *v1.Container, init bool) bool {
 		}
 		opts.IgnoreSIGTERM = script.ignoreTERM
 	}
-	in.run = ps.sim.StartRun(ps.storedSpec(c), init, s.now, opts)
-	in.sim = in.run.Instance
+	in := s.newInstance(c, init, sb, opts, nil)
 	p.advanceSim(ps, s.now)
 	return s.postStart(c, in, res)
 }
 
 // newInstance creates an instance of c in sandbox sb, the container's
-// current one from now on, and publishes EventContainerCreated.
-func (s *syncer) newInstance(c *v1.Container, init bool, sb *sandboxState) *instance {
+// current one from now on, and publishes EventContainerCreated. Its run is
+// the pod simulation's (workload.Pod.StartRun), started with opts: the
+// pod plays its start, its exit, its signals' ends and its probes
+// (probeFunc), and tells the fake of each (onRunEvent). With failed, a
+// start the runtime created but could not run: its run exited at once
+// (workload.Pod.StartFailed).
+func (s *syncer) newInstance(c *v1.Container, init bool, sb *sandboxState, opts workload.RunOptions, failed *kri.ReasonItem) *instance {
 	p, ps := s.p, s.ps
-	h := ps.containers[c.Name]
-	if h == nil {
-		h = &containerHistory{name: c.Name}
-		ps.containers[c.Name] = h
-		ps.order = append(ps.order, h)
-	}
 	p.seq++
 	in := &instance{
-		id:           p.ids(),
-		name:         c.Name,
-		init:         init,
-		image:        c.Image,
-		imageID:      imageID(c.Image),
-		hash:         pkgcontainer.HashContainer(c),
-		sandboxID:    sb.id,
-		seq:          p.seq,
-		state:        pkgcontainer.ContainerStateCreated,
-		createdAt:    s.now,
-		runningAt:    s.now,
-		restartCount: s.restartCount(h, c.Name),
-		resources:    s.resourcesOf(c.Name),
+		pod:       ps,
+		imageID:   p.imageID(c.Image),
+		hash:      pkgcontainer.HashContainer(c),
+		sandboxID: sb.id,
+		seq:       p.seq,
 	}
-	h.instances = append(h.instances, in)
-	s.restarted = s.restarted || in.restartCount > 0
-	if len(h.instances) > maxInstancesPerContainer {
-		h.instances = slices.Delete(h.instances, 0, 1)
+	if r := s.resourcesOf(c.Name); r.Requests != nil || r.Limits != nil {
+		in.resources = &r
 	}
-	s.publish(Event{At: s.now, Type: EventContainerCreated, Pod: ps.ref, Container: c.Name, ContainerID: in.id})
+	restarts := s.restartCount(c.Name)
+	opts.ID, opts.Restarts, opts.Data = p.ids(), &restarts, in
+	if failed != nil {
+		in.Run = ps.sim.StartFailed(ps.storedSpec(c), init, s.now, opts, exitCodeStartError, failed.Message)
+		in.message, in.exited = failed.Message, true
+	} else {
+		in.Run = ps.sim.StartRun(ps.storedSpec(c), init, s.now, opts)
+	}
+	s.restarted = s.restarted || restarts > 0
+	s.publish(Event{At: s.now, Type: EventContainerCreated, Pod: ps.ref, Container: c.Name, ContainerID: in.ID})
 	return in
 }
 
 // restartCount is the restart count of a new instance of the container:
 // one more than the newest instance's, taken from the podStatus in a
 // status-driven sync (as startContainer in kuberuntime_container.go does).
-func (s *syncer) restartCount(h *containerHistory, name string) int {
+func (s *syncer) restartCount(name string) int {
 	if s.status != nil {
 		if st := findStatus(s.status.ContainerStatuses, name); st != nil {
 			return st.RestartCount + 1
 		}
 		return 0
 	}
-	if prev := h.current(); prev != nil {
-		return prev.restartCount + 1
+	if prev := s.ps.current(name); prev != nil {
+		return prev.Restarts + 1
 	}
 	return 0
 }
@@ -427,19 +409,17 @@ func (s *syncer) failStart(res *pkgcontainer.SyncResult, c *v1.Container, init b
 	defer func() { s.quiet = false }()
 	var in *instance
 	if s.p.startErrorInstances && errors.Is(err, errRunContainer) {
-		in = s.newInstance(c, init, sb)
+		in = s.newInstance(c, init, sb, workload.RunOptions{}, &kri.ReasonItem{Err: err, Message: message})
 	}
 	res.Fail(err, message)
 	retryAt, pulling := s.pullFailed(c, err, message)
 	if !pulling {
 		retryAt = s.now.Add(podWorkerBackOff)
 	}
-	s.ps.lastStartErr[c.Name] = kri.ReasonItem{Err: err, Message: message}
+	s.ps.setStartErr(c.Name, kri.ReasonItem{Err: err, Message: message})
 	s.p.publish(Event{At: s.now, Type: EventContainerStartFailed, Pod: s.ps.ref, Container: c.Name, Message: fmt.Sprintf("%v: %s", err, message)})
 	if in != nil {
-		in.exit(s.now, exitCodeStartError)
-		in.reason, in.message = reasonStartError, message
-		s.publish(Event{At: s.now, Type: EventContainerExited, Pod: s.ps.ref, Container: c.Name, ContainerID: in.id, ExitCode: exitCodeStartError})
+		s.publish(Event{At: s.now, Type: EventContainerExited, Pod: s.ps.ref, Container: c.Name, ContainerID: in.ID, ExitCode: exitCodeStartError})
 	}
 	s.failedStart(c.Name, prev, had, retryAt)
 }
@@ -496,9 +476,10 @@ func (s *syncer) publish(e Event) {
 // fails it; one that fails later is reported by the first SyncPod after
 // its end (reportHookFailure). The caller holds p.mu.
 func (s *syncer) postStart(c *v1.Container, in *instance, res *pkgcontainer.SyncResult) bool {
-	end := s.ps.sim.PostStart(s.ps.sim.Container(c.Name), in.run, s.now)
+	end := s.ps.sim.PostStart(s.ps.sim.Container(c.Name), in.Run, s.now)
 	s.cursor = maxTime(s.cursor, end)
-	if in.hookFailure == "" {
+	_, failure, failed := in.PostStartFailure()
+	if !failed {
 		return true
 	}
 	if end.After(s.now) {
@@ -506,7 +487,7 @@ func (s *syncer) postStart(c *v1.Container, in *instance, res *pkgcontainer.Sync
 		s.p.notifyAt(s.ps, end, s.now) // podsync.go: the next sync reports it
 		return true
 	}
-	res.Fail(workload.ErrPostStartHook, in.hookFailure)
+	res.Fail(workload.ErrPostStartHook, failure)
 	s.p.advanceSim(s.ps, s.now)
 	return false
 }
@@ -516,13 +497,17 @@ func (s *syncer) postStart(c *v1.Container, in *instance, res *pkgcontainer.Sync
 // whether it did: the container is then not started again in this sync.
 // The caller holds p.mu.
 func (s *syncer) reportHookFailure(c *v1.Container) bool {
-	cur := s.ps.containers[c.Name].current()
-	if cur == nil || !cur.hookFailPending || cur.termAt.After(s.now) {
+	cur := s.ps.current(c.Name)
+	if cur == nil || !cur.hookFailPending {
+		return false
+	}
+	end, failure, _ := cur.PostStartFailure()
+	if end.After(s.now) {
 		return false
 	}
 	cur.hookFailPending = false
 	res := pkgcontainer.NewSyncResult(pkgcontainer.StartContainer, c.Name)
-	res.Fail(workload.ErrPostStartHook, cur.hookFailure)
+	res.Fail(workload.ErrPostStartHook, failure)
 	s.result.AddSyncResult(res)
 	// The start this sync leaves out is due at the next: the agent is
 	// asked for it (podsync.go), as for any failed start to be retried.
@@ -612,50 +597,66 @@ func (ps *podState) stopWake() {
 	ps.wakeAt = time.Time{}
 }
 
-// newSim returns the simulation of the runs of pod ps (workload.Pod), in
+// newSim returns the simulation of the runs of a pod (workload.Pod), in
 // the mode where the fake's syncs start them: it plays them as the fake's
 // options say (WithPID1Signals, WithMinimumGracePeriod), with the scripted
-// probe results (probeFunc) and hooks (hookFunc), tells the fake of each of their events (onRunEvent) and
-// kills a run whose liveness or startup probe failed as KillPod does
-// (killForProbe).
-func (p *PodProvider) newSim(ps *podState) *workload.Pod {
-	sim := &workload.Pod{
-		CallerStarts: true,
-		Shutdown:     func(b workload.Behaviour) workload.Shutdown { return b.Shutdown(p.pid1Signals) },
-		ProbeFunc:    func(c *workload.PodContainer, r *workload.Run) workload.ProbeFunc { return p.probeFunc(ps, c, r) },
-		OnEvent:      func(e workload.PodEvent) { p.onRunEvent(ps, e) },
-		HookFunc: func(c *workload.PodContainer, r *workload.Run, kind workload.HookKind, at time.Time) (workload.Hook, bool) {
-			return p.hookFunc(ps, c, r, kind, at)
-		},
-		Kill: func(c *workload.PodContainer, r *workload.Run, at time.Time, grace time.Duration) {
-			p.killForProbe(ps, c, r, at, grace)
-		},
+// probe results (probeFunc) and hooks (hookFunc), tells the fake of each
+// of their events (onRunEvent) and kills a run whose liveness or startup
+// probe failed as KillPod does (killForProbe). Its callbacks are the
+// provider's (simFuncs), the same for every pod.
+func (p *PodProvider) newSim() *workload.Pod {
+	f := &p.simFuncs
+	if f.shutdown == nil {
+		// Every run of a pod simulation is started by newInstance, with
+		// its instance as Data.
+		pod := func(r *workload.Run) *podState { return r.Data.(*instance).pod }
+		f.shutdown = func(b workload.Behaviour) workload.Shutdown { return b.Shutdown(p.pid1Signals) }
+		f.probe = func(c *workload.PodContainer, r *workload.Run) workload.ProbeFunc { return p.probeFunc(pod(r), c, r) }
+		f.event = func(e workload.PodEvent) { p.onRunEvent(pod(e.Run), e) }
+		f.hook = func(c *workload.PodContainer, r *workload.Run, kind workload.HookKind, at time.Time) (workload.Hook, bool) {
+			return p.hookFunc(pod(r), c, r, kind, at)
+		}
+		f.kill = func(c *workload.PodContainer, r *workload.Run, at time.Time, grace time.Duration) {
+			p.killForProbe(pod(r), c, r, at, grace)
+		}
 	}
+	sim := &workload.Pod{CallerStarts: true, Shutdown: f.shutdown, ProbeFunc: f.probe, OnEvent: f.event, HookFunc: f.hook, Kill: f.kill}
 	if p.minimumGracePeriod {
 		sim.MinimumGracePeriod = minimumGracePeriod
 	}
 	return sim
 }
 
-// onRunEvent mirrors an event of a run of pod ps in its instance and
-// publishes it. Events of runs the fake no longer remembers are dropped.
-// The caller holds p.mu.
+// simFuncs are the callbacks of the pod simulations of the provider's pods
+// (newSim), made once: each finds its pod through the run's instance.
+type simFuncs struct {
+	shutdown func(workload.Behaviour) workload.Shutdown
+	probe    func(*workload.PodContainer, *workload.Run) workload.ProbeFunc
+	event    func(workload.PodEvent)
+	hook     func(*workload.PodContainer, *workload.Run, workload.HookKind, time.Time) (workload.Hook, bool)
+	kill     func(*workload.PodContainer, *workload.Run, time.Time, time.Duration)
+}
+
+// onRunEvent publishes an event of a run of pod ps (and, when the run
+// exits, keeps its termination message on its instance). The events of a
+// run after its exit are dropped, but for its hooks'. The caller holds
+// p.mu.
 func (p *PodProvider) onRunEvent(ps *podState, e workload.PodEvent) {
-	in := ps.instanceOf(e.Container.Name, e.Run.ID)
-	if in == nil || !in.active() && e.Kind != workload.HookRan {
+	in := instanceOf(e.Run)
+	if in == nil || in.exited && e.Kind != workload.HookRan {
 		return
 	}
 	switch e.Kind {
 	case workload.HookRan:
 		p.publishHook(ps, in, e)
 	case workload.RunStarted:
-		in.state, in.startedAt = pkgcontainer.ContainerStateRunning, e.At
-		p.publish(Event{At: in.startedAt, Type: EventContainerStarted, Pod: ps.ref, Container: in.name, ContainerID: in.id})
+		p.publish(Event{At: e.At, Type: EventContainerStarted, Pod: ps.ref, Container: in.name(), ContainerID: in.ID})
 	case workload.RunKilling:
-		p.publish(Event{At: e.At, Type: EventContainerKilling, Pod: ps.ref, Container: in.name, ContainerID: in.id})
+		p.publish(Event{At: e.At, Type: EventContainerKilling, Pod: ps.ref, Container: in.name(), ContainerID: in.ID})
 	case workload.RunExited:
-		in.exited()
-		p.publish(Event{At: in.finishedAt, Type: EventContainerExited, Pod: ps.ref, Container: in.name, ContainerID: in.id, ExitCode: in.exitCode})
+		// What its command and its hooks left.
+		in.exited, in.message = true, in.TerminationMessage(in.Spec)
+		p.publish(Event{At: in.FinishedAt(), Type: EventContainerExited, Pod: ps.ref, Container: in.name(), ContainerID: in.ID, ExitCode: in.ExitCode()})
 	case workload.ProbeChanged:
 		p.publishProbe(ps, in, e.Probe)
 	}
@@ -687,33 +688,13 @@ func (p *PodProvider) probeFunc(ps *podState, c *workload.PodContainer, r *workl
 	}
 }
 
-// probeStarted and probeReady are the Started and Ready of a running
-// instance: as the kubelet's prober manager sets them (UpdatePodStatus), a
-// container without a startup probe has started, one without a readiness
-// probe is ready once started.
-func (in *instance) probeStarted() bool {
-	return in.prober().Started()
-}
-
-func (in *instance) probeReady() bool {
-	return in.prober().Ready()
-}
-
-// prober returns the prober of the instance's run, nil without probes.
-func (in *instance) prober() *workload.Prober {
-	if in.run == nil {
-		return nil
-	}
-	return in.run.Prober
-}
-
 // publishProbe publishes the change of a probe's result of instance in.
 func (p *PodProvider) publishProbe(ps *podState, in *instance, run workload.ProbeRun) {
 	typ := EventProbeSucceeded
 	if !run.Succeeded {
 		typ = EventProbeFailed
 	}
-	p.publish(Event{At: run.At, Type: typ, Pod: ps.ref, Container: in.name, ContainerID: in.id, Message: string(run.Kind)})
+	p.publish(Event{At: run.At, Type: typ, Pod: ps.ref, Container: in.name(), ContainerID: in.ID, Message: string(run.Kind)})
 }
 
 // killForProbe kills run r of container c, whose liveness or startup
@@ -724,7 +705,7 @@ func (p *PodProvider) publishProbe(ps *podState, in *instance, run workload.Prob
 // policy (and back-off) allow, as the kubelet's computePodActions does.
 // The caller holds p.mu.
 func (p *PodProvider) killForProbe(ps *podState, c *workload.PodContainer, r *workload.Run, at time.Time, grace time.Duration) {
-	in := ps.instanceOf(c.Name, r.ID)
+	in := instanceOf(r)
 	if in == nil {
 		return
 	}
@@ -760,21 +741,17 @@ func exitCode(h workload.Hook) int {
 }
 
 // publishHook publishes the run of a hook of instance in (a HookRan event
-// of the pod simulation): EventPostStartHook, or EventPreStopHook. A
-// failed postStart hook is noted on the instance, for its start to be
-// reported failed (postStart, reportHookFailure). The caller holds p.mu.
+// of the pod simulation): EventPostStartHook, or EventPreStopHook. The
+// caller holds p.mu.
 func (p *PodProvider) publishHook(ps *podState, in *instance, e workload.PodEvent) {
 	run := e.Hook
 	if e.HookKind == workload.HookPreStop {
-		p.publish(Event{At: e.At, Type: EventPreStopHook, Pod: ps.ref, Container: in.name, ContainerID: in.id,
+		p.publish(Event{At: e.At, Type: EventPreStopHook, Pod: ps.ref, Container: in.name(), ContainerID: in.ID,
 			Message: fmt.Sprintf("%s hook runs %s of the grace period %s from %s", run.Action, e.Until.Sub(e.From), e.Grace, e.From.Format(time.RFC3339Nano))})
 		return
 	}
-	p.publish(Event{At: e.At, Type: EventPostStartHook, Pod: ps.ref, Container: in.name, ContainerID: in.id, ExitCode: exitCode(run),
+	p.publish(Event{At: e.At, Type: EventPostStartHook, Pod: ps.ref, Container: in.name(), ContainerID: in.ID, ExitCode: exitCode(run),
 		Message: fmt.Sprintf("%s hook runs %s from %s, exits %d", run.Action, run.Takes, e.From.Format(time.RFC3339Nano), exitCode(run))})
-	if run.Failed {
-		in.termAt, in.hookFailure = e.Until, run.PostStartFailure(in.name)
-	}
 }
 
 // storedSpec returns the fake's private copy of container c (ps.pod, as
@@ -792,14 +769,12 @@ func (ps *podState) storedSpec(c *v1.Container) *v1.Container {
 	return c.DeepCopy()
 }
 
-// instanceOf returns the instance id of container name, nil if the fake
+// instanceByID returns the instance id of container name, nil if the fake
 // does not remember it.
-func (ps *podState) instanceOf(name, id string) *instance {
-	if h := ps.containers[name]; h != nil {
-		for _, in := range h.instances {
-			if in.id == id {
-				return in
-			}
+func (ps *podState) instanceByID(name, id string) *instance {
+	for _, in := range [2]*instance{ps.current(name), ps.previous(name)} {
+		if in != nil && in.ID == id {
+			return in
 		}
 	}
 	return nil

@@ -45,6 +45,11 @@ type PodProvider struct {
 	byKey   map[string]types.UID
 	scripts scriptBook
 	seq     uint64
+	// imageIDs holds imageID of each image an instance was created with,
+	// for the instances of an image to share it.
+	imageIDs map[string]string
+	// simFuncs are the callbacks of the pods' simulations (newSim).
+	simFuncs simFuncs
 	// Behaviours chosen by options (see options.go).
 	statusDriven        bool
 	startErrorInstances bool

@@ -45,15 +45,16 @@ func (s *syncer) resize(ctx context.Context) error {
 		if in == nil {
 			continue
 		}
-		changed := changedResources(in.resources, c.Resources)
+		changed := changedResources(in.runsWith(), c.Resources)
 		if len(changed) == 0 {
 			continue
 		}
 		if !restartOnResize(c, changed) {
-			from := describeResources(in.resources)
-			in.resources = resizable(c.Resources)
-			s.p.publish(Event{At: s.now, Type: EventContainerResized, Pod: s.ps.ref, Container: c.Name, ContainerID: in.id,
-				Message: fmt.Sprintf("resized in place from %s to %s", from, describeResources(in.resources))})
+			from := describeResources(in.runsWith())
+			resized := resizable(c.Resources)
+			in.resources = &resized
+			s.p.publish(Event{At: s.now, Type: EventContainerResized, Pod: s.ps.ref, Container: c.Name, ContainerID: in.ID,
+				Message: fmt.Sprintf("resized in place from %s to %s", from, describeResources(resized))})
 			continue
 		}
 		if err := s.restartForResize(ctx, c, in); err != nil {
@@ -67,23 +68,17 @@ func (s *syncer) resize(ctx context.Context) error {
 // acts on: the one the status shows running in a status-driven sync (if
 // the fake still runs it), else the current instance if it runs.
 func (s *syncer) runningInstance(name string) *instance {
-	h := s.ps.containers[name]
-	if h == nil {
-		return nil
-	}
 	if s.status != nil {
 		st := findStatus(s.status.ContainerStatuses, name)
 		if st == nil || st.State != pkgcontainer.ContainerStateRunning {
 			return nil
 		}
-		for _, in := range h.instances {
-			if in.id == st.ID.ID && in.state == pkgcontainer.ContainerStateRunning {
-				return in
-			}
+		if in := s.ps.instanceByID(name, st.ID.ID); in != nil && in.Running() {
+			return in
 		}
 		return nil
 	}
-	if cur := h.current(); cur != nil && cur.state == pkgcontainer.ContainerStateRunning {
+	if cur := s.ps.current(name); cur != nil && cur.Running() {
 		return cur
 	}
 	return nil
@@ -240,12 +235,12 @@ func apiResources(c v1.Container, cur *instance) (*v1.ResourceRequirements, v1.R
 		return nil, nil
 	}
 	out := c.Resources.DeepCopy()
-	if cur != nil && cur.state == pkgcontainer.ContainerStateRunning {
+	if cur != nil && cur.Running() {
 		for _, name := range resizableResources {
-			if q, ok := cur.resources.Requests[name]; ok && out.Requests != nil {
+			if q, ok := cur.runsWith().Requests[name]; ok && out.Requests != nil {
 				out.Requests[name] = q.DeepCopy()
 			}
-			if q, ok := cur.resources.Limits[name]; ok && out.Limits != nil {
+			if q, ok := cur.runsWith().Limits[name]; ok && out.Limits != nil {
 				out.Limits[name] = q.DeepCopy()
 			}
 		}

@@ -295,11 +295,9 @@ func (s *ContainerScript) IgnoreSIGTERM() *ContainerScript {
 	// The runs of the container that are live now ignore it too; the
 	// next ones are started so (lifecycle.go).
 	if ps := s.p.pods[s.p.byKey[s.key.pod]]; ps != nil {
-		if h := ps.containers[s.key.name]; h != nil {
-			for _, in := range h.instances {
-				if in.active() && in.sim != nil {
-					in.sim.IgnoreSIGTERM()
-				}
+		for _, in := range [2]*instance{ps.current(s.key.name), ps.previous(s.key.name)} {
+			if in != nil && in.active() {
+				in.IgnoreSIGTERM()
 			}
 		}
 	}

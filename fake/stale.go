@@ -25,7 +25,7 @@ func (p *PodProvider) staleness(pod *v1.Pod, st *pkgcontainer.PodStatus) string 
 		ps = nil
 	}
 	if st == nil {
-		if ps == nil || (len(ps.sandboxes) == 0 && len(ps.order) == 0) {
+		if ps == nil || (len(ps.sandboxes) == 0 && len(ps.sim.Init)+len(ps.sim.App) == 0) {
 			return ""
 		}
 		return "podStatus is nil, but the runtime has " + ps.describe()
@@ -43,13 +43,13 @@ func (p *PodProvider) staleness(pod *v1.Pod, st *pkgcontainer.PodStatus) string 
 	if d := sandboxDiff(st, ps); d != "" {
 		diffs = append(diffs, d)
 	}
-	for _, h := range ps.order {
-		if d := containerDiff(h.name, findStatus(st.ContainerStatuses, h.name), h.current()); d != "" {
+	for c := range ps.started() {
+		if d := containerDiff(c.Name, findStatus(st.ContainerStatuses, c.Name), instanceOf(c.Current)); d != "" {
 			diffs = append(diffs, d)
 		}
 	}
 	for _, cs := range st.ContainerStatuses {
-		if cs != nil && ps.containers[cs.Name] == nil && findStatus(st.ContainerStatuses, cs.Name) == cs {
+		if cs != nil && ps.container(cs.Name) == nil && findStatus(st.ContainerStatuses, cs.Name) == cs {
 			diffs = append(diffs, fmt.Sprintf("container %q: podStatus shows %s, the runtime has no instance of it", cs.Name, describeState(cs.ID.ID, cs.State)))
 		}
 	}
@@ -95,7 +95,7 @@ func containerDiff(name string, shown *pkgcontainer.Status, have *instance) stri
 		return ""
 	case shown == nil:
 		return fmt.Sprintf("container %q: podStatus shows no instance, the runtime's newest is %s", name, have.describe())
-	case shown.ID.ID != have.id || shown.State != have.state:
+	case shown.ID.ID != have.ID || shown.State != have.state():
 		return fmt.Sprintf("container %q: podStatus shows %s, the runtime's newest is %s", name, describeState(shown.ID.ID, shown.State), have.describe())
 	}
 	return ""
@@ -117,10 +117,10 @@ func (sb *sandboxState) describe() string {
 }
 
 func (in *instance) describe() string {
-	if in.state == pkgcontainer.ContainerStateExited {
-		return fmt.Sprintf("%s exited (exit code %d)", in.id, in.exitCode)
+	if !in.active() {
+		return fmt.Sprintf("%s exited (exit code %d)", in.ID, in.ExitCode())
 	}
-	return describeState(in.id, in.state)
+	return describeState(in.ID, in.state())
 }
 
 // describe summarises the pod's newest sandbox and current instances.
@@ -129,9 +129,9 @@ func (ps *podState) describe() string {
 	if len(ps.sandboxes) > 0 {
 		parts = append(parts, ps.sandboxes[0].describe())
 	}
-	for _, h := range ps.order {
-		if in := h.current(); in != nil {
-			parts = append(parts, fmt.Sprintf("container %q %s", h.name, in.describe()))
+	for c := range ps.started() {
+		if in := instanceOf(c.Current); in != nil {
+			parts = append(parts, fmt.Sprintf("container %q %s", c.Name, in.describe()))
 		}
 	}
 	return strings.Join(parts, ", ")

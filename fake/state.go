@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"iter"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -15,11 +16,6 @@ import (
 // RuntimeName is the container runtime type the fake reports in container
 // IDs (pkgcontainer.ContainerID.Type).
 const RuntimeName = "fake"
-
-// maxInstancesPerContainer is how many instances of one container the fake
-// remembers: the current one and the one before it, as a kubelet shows
-// State and LastTerminationState.
-const maxInstancesPerContainer = 2
 
 // maxSandboxes is how many sandboxes of one pod the fake remembers: the
 // current one and the one before it.
@@ -69,12 +65,8 @@ type podState struct {
 	createdAt time.Time
 	// sandboxes, newest first.
 	sandboxes []*sandboxState
-	// containers by name; order keeps them in first-start order, for
-	// stable output and to walk them without map lookups.
-	containers map[string]*containerHistory
-	order      []*containerHistory
 	// lastStartErr holds the failure of the latest start of a container, if
-	// it failed, for RefreshPodStatus.
+	// it failed, for RefreshPodStatus (nil until the first).
 	lastStartErr map[string]kri.ReasonItem
 	// orphan is set once CleanupPods has stopped the pod: it is forgotten
 	// as soon as none of its containers is active any more.
@@ -86,8 +78,10 @@ type podState struct {
 	// the agent, or are due to (paceSyncNotification).
 	syncNotifiedAt time.Time
 	// sim plays the pod's runs (workload.Pod, in the mode where the fake's
-	// syncs start them: lifecycle.go newSim); wake is the wake-up at its
-	// next event, due at wakeAt (advanceSim).
+	// syncs start them: lifecycle.go newSim) and keeps them: the current
+	// and the previous run of each container the fake has started, whose
+	// Data is the fake's instance; wake is the wake-up at its next event,
+	// due at wakeAt (advanceSim).
 	sim    *workload.Pod
 	wake   clock.Timer
 	wakeAt time.Time
@@ -96,11 +90,9 @@ type podState struct {
 // anyActive reports whether some instance of the pod is created or
 // running.
 func (ps *podState) anyActive() bool {
-	for _, h := range ps.order {
-		for _, in := range h.instances {
-			if in.active() {
-				return true
-			}
+	for in := range ps.instances() {
+		if in.active() {
+			return true
 		}
 	}
 	return false
@@ -122,68 +114,143 @@ func (ps *podState) activeSandbox() *sandboxState {
 	return nil
 }
 
-// containerHistory holds the instances of one container, oldest first.
-type containerHistory struct {
-	name      string
-	instances []*instance
+// setStartErr records item as the failure of the latest start of
+// container name.
+func (ps *podState) setStartErr(name string, item kri.ReasonItem) {
+	if ps.lastStartErr == nil {
+		ps.lastStartErr = map[string]kri.ReasonItem{}
+	}
+	ps.lastStartErr[name] = item
 }
 
-func (h *containerHistory) current() *instance {
-	if h == nil || len(h.instances) == 0 {
+// started yields the containers the fake has started (the pod
+// simulation's: init containers, then app containers, in the order of
+// their first start), without allocating.
+func (ps *podState) started() iter.Seq[*workload.PodContainer] {
+	return func(yield func(*workload.PodContainer) bool) {
+		for _, list := range [2][]*workload.PodContainer{ps.sim.Init, ps.sim.App} {
+			for _, c := range list {
+				if !yield(c) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// instances yields every instance of the pod the fake remembers: of each
+// container it has started (init containers, then app containers, in the
+// order of their first start), the previous instance, then the current one.
+func (ps *podState) instances() iter.Seq[*instance] {
+	return func(yield func(*instance) bool) {
+		for c := range ps.started() {
+			for _, r := range [2]*workload.Run{c.Previous, c.Current} {
+				if in := instanceOf(r); in != nil && !yield(in) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// current returns the current instance of container name, nil before its
+// first; previous the one before it.
+func (ps *podState) current(name string) *instance {
+	if c := ps.container(name); c != nil {
+		return instanceOf(c.Current)
+	}
+	return nil
+}
+
+func (ps *podState) previous(name string) *instance {
+	if c := ps.container(name); c != nil {
+		return instanceOf(c.Previous)
+	}
+	return nil
+}
+
+// container returns the pod simulation's container name, nil if the fake
+// never started it (workload.Pod.Container, read here).
+func (ps *podState) container(name string) *workload.PodContainer {
+	for c := range ps.started() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// instanceOf returns the fake's instance of run r (its Data), nil for nil.
+func instanceOf(r *workload.Run) *instance {
+	if r == nil {
 		return nil
 	}
-	return h.instances[len(h.instances)-1]
+	in, _ := r.Data.(*instance)
+	return in
 }
 
-func (h *containerHistory) previous() *instance {
-	if h == nil || len(h.instances) < 2 {
-		return nil
-	}
-	return h.instances[len(h.instances)-2]
-}
-
-// instance is one run of a container: what a runtime calls a container.
+// instance is one run of a container, what a runtime calls a container:
+// the pod simulation's Run (podState.sim), which plays it and holds its
+// state (when it runs, when and how it exits, its signals, its files, its
+// probes), with what the fake's runtime keeps beside it. It is the Run's
+// Data.
 type instance struct {
-	id           string
-	name         string
-	init         bool
-	image        string
-	imageID      string // imageID(image), kept to report it without allocating
-	hash         uint64
-	sandboxID    string
-	seq          uint64
-	restartCount int
-
-	state      pkgcontainer.State
-	createdAt  time.Time
-	runningAt  time.Time // when the created container starts running
-	startedAt  time.Time
-	finishedAt time.Time
-	exitCode   int
-	reason     string
-	message    string
-	resources  v1.ResourceRequirements // CPU and memory it runs with (resize.go)
-
-	// run is the instance's run in the pod simulation (podState.sim),
-	// which plays it: when it runs, when it exits on its own, how SIGTERM,
-	// SIGKILL and a stop after a hook end it, its files, its probes. sim
-	// is its Instance. The fields above mirror its state (onRunEvent), for
-	// reading without calls. Nil for an instance whose start failed.
-	run         *workload.Run
-	sim         *workload.Instance
-	termination terminationSource
-
-	// Lifecycle hooks (lifecycle.go: postStart, publishHook). hookFailure: its postStart hook failed
-	// and the pod simulation kills it at termAt, the hook's end;
-	// hookFailPending: that failure is still to be reported to the
-	// ReasonCache.
-	termAt          time.Time
+	*workload.Run
+	pod       *podState
+	imageID   string // imageID(Image), shared by the instances of the image (PodProvider.imageIDs)
+	hash      uint64
+	sandboxID string
+	seq       uint64 // creation order among the provider's instances
+	// resources are the CPU and memory it runs with (resize.go), nil
+	// without any.
+	resources *v1.ResourceRequirements
+	// message is its termination message once it has exited (its start's
+	// message for a failed start); exited is set then: later events of
+	// its run are not published (onRunEvent).
+	message string
+	exited  bool
+	// hookFailPending: its postStart hook failed
+	// (workload.Run.PostStartFailure) and that is still to be reported to
+	// the ReasonCache (lifecycle.go: postStart, reportHookFailure).
 	hookFailPending bool
-	hookFailure     string
 }
 
-func (in *instance) active() bool {
-	return in.state == pkgcontainer.ContainerStateCreated || in.state == pkgcontainer.ContainerStateRunning
+// runsWith returns the CPU and memory the instance runs with (empty
+// without any).
+func (in *instance) runsWith() v1.ResourceRequirements {
+	if in.resources == nil {
+		return v1.ResourceRequirements{}
+	}
+	return *in.resources
+}
+
+// name is the name of the instance's container.
+func (in *instance) name() string { return in.Spec.Name }
+
+// state is the instance's state as a runtime reports it.
+func (in *instance) state() pkgcontainer.State {
+	switch in.State() {
+	case workload.InstanceCreated:
+		return pkgcontainer.ContainerStateCreated
+	case workload.InstanceRunning:
+		return pkgcontainer.ContainerStateRunning
+	}
+	return pkgcontainer.ContainerStateExited
+}
+
+func (in *instance) active() bool { return in.State() != workload.InstanceExited }
+
+// exitReason is the reason of the exited instance: "StartError" for a
+// failed start, else workload.ExitReason of its exit code; "" while it is
+// active.
+func (in *instance) exitReason() string {
+	if in.active() {
+		return ""
+	}
+	if in.StartFailed {
+		return reasonStartError
+	}
+	return workload.ExitReason(in.ExitCode())
 }
 
 // terminating reports whether a signal has set the end of the running
@@ -191,32 +258,8 @@ func (in *instance) active() bool {
 // while to exit, or scheduled a sidecar's SIGTERM after the app
 // containers.
 func (in *instance) terminating() bool {
-	if in.sim == nil {
-		return false
-	}
-	_, _, ending := in.sim.Stopping()
+	_, _, ending := in.Stopping()
 	return ending
-}
-
-// exit ends the instance at once at at with code.
-func (in *instance) exit(at time.Time, code int) {
-	if in.sim == nil {
-		in.state, in.finishedAt, in.exitCode, in.reason = pkgcontainer.ContainerStateExited, at, code, workload.ExitReason(code)
-		return
-	}
-	in.sim.Exit(at, code)
-	in.exited()
-}
-
-// exited copies the end of sim, which has exited, into the instance, with
-// the termination message its command and its hooks left.
-func (in *instance) exited() {
-	in.state = pkgcontainer.ContainerStateExited
-	in.finishedAt, in.exitCode = in.sim.FinishedAt(), in.sim.ExitCode()
-	in.reason = workload.ExitReason(in.exitCode)
-	if !in.startedAt.IsZero() {
-		in.message = in.termination.message(in.sim)
-	}
 }
 
 // Exit code and reason of an instance the runtime created but could not

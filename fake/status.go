@@ -15,6 +15,7 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/internal/k8scompat"
+	"github.com/kri-kit/testkit/workload"
 )
 
 func (c *core) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {
@@ -61,9 +62,9 @@ func (c *core) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.Pod
 // instancesNewestFirst lists every remembered container instance of the pod,
 // the most recently created first, as a runtime reports them.
 func (ps *podState) instancesNewestFirst() []*instance {
-	all := make([]*instance, 0, maxInstancesPerContainer*len(ps.order))
-	for _, h := range ps.order {
-		all = append(all, h.instances...)
+	all := make([]*instance, 0, 2*(len(ps.sim.Init)+len(ps.sim.App)))
+	for in := range ps.instances() {
+		all = append(all, in)
 	}
 	slices.SortFunc(all, func(a, b *instance) int { return int(b.seq) - int(a.seq) })
 	return all
@@ -71,22 +72,36 @@ func (ps *podState) instancesNewestFirst() []*instance {
 
 func (in *instance) status() *pkgcontainer.Status {
 	return &pkgcontainer.Status{
-		ID:           pkgcontainer.ContainerID{Type: RuntimeName, ID: in.id},
-		Name:         in.name,
-		State:        in.state,
-		CreatedAt:    in.createdAt,
-		StartedAt:    in.startedAt,
-		FinishedAt:   in.finishedAt,
-		ExitCode:     in.exitCode,
-		Image:        in.image,
+		ID:           pkgcontainer.ContainerID{Type: RuntimeName, ID: in.ID},
+		Name:         in.name(),
+		State:        in.state(),
+		CreatedAt:    in.CreatedAt(),
+		StartedAt:    in.StartedAt(),
+		FinishedAt:   in.FinishedAt(),
+		ExitCode:     in.ExitCode(),
+		Image:        in.Image,
 		ImageID:      in.imageID,
 		ImageRef:     in.imageID,
 		Hash:         in.hash,
-		RestartCount: in.restartCount,
-		Reason:       in.reason,
+		RestartCount: in.Restarts,
+		Reason:       in.exitReason(),
 		Message:      in.message,
-		Resources:    containerResources(in.resources),
+		Resources:    containerResources(in.runsWith()),
 	}
+}
+
+// imageID returns imageID(image), the same string for every instance of
+// image. The caller holds p.mu.
+func (p *PodProvider) imageID(image string) string {
+	id, ok := p.imageIDs[image]
+	if !ok {
+		if p.imageIDs == nil {
+			p.imageIDs = map[string]string{}
+		}
+		id = imageID(image)
+		p.imageIDs[image] = id
+	}
+	return id
 }
 
 // imageID is the fake's stand-in for the digest of an image.
@@ -141,7 +156,7 @@ func (c *core) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, erro
 		}
 		k8scompat.SetPodTimestamp(out, now)
 		for _, in := range ps.instancesNewestFirst() {
-			if all || in.state == pkgcontainer.ContainerStateRunning {
+			if all || in.Running() {
 				out.Containers = append(out.Containers, in.container())
 			}
 		}
@@ -165,15 +180,15 @@ func (c *core) GetPods(ctx context.Context, all bool) ([]*pkgcontainer.Pod, erro
 
 func (in *instance) container() *pkgcontainer.Container {
 	c := &pkgcontainer.Container{
-		ID:       pkgcontainer.ContainerID{Type: RuntimeName, ID: in.id},
-		Name:     in.name,
-		Image:    in.image,
+		ID:       pkgcontainer.ContainerID{Type: RuntimeName, ID: in.ID},
+		Name:     in.name(),
+		Image:    in.Image,
 		ImageID:  in.imageID,
 		ImageRef: in.imageID,
 		Hash:     in.hash,
-		State:    in.state,
+		State:    in.state(),
 	}
-	k8scompat.SetContainerOrigin(c, in.sandboxID, in.createdAt.UnixNano())
+	k8scompat.SetContainerOrigin(c, in.sandboxID, in.CreatedAt().UnixNano())
 	return c
 }
 
@@ -234,32 +249,31 @@ func (c *core) RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus) {
 // containerStatus is the API status of container c of the pod; waiting is
 // the reason given for a container that has not run yet.
 func (ps *podState) containerStatus(c v1.Container, waiting string) v1.ContainerStatus {
-	h := ps.containers[c.Name]
 	st := v1.ContainerStatus{Name: c.Name, Image: c.Image}
-	if prev := h.previous(); prev != nil && prev.state == pkgcontainer.ContainerStateExited {
+	if prev := ps.previous(c.Name); prev != nil && !prev.active() {
 		st.LastTerminationState.Terminated = prev.terminated()
 	}
-	cur := h.current()
+	cur := ps.current(c.Name)
 	st.Resources, st.AllocatedResources = apiResources(c, cur)
 	if cur != nil {
-		st.ContainerID = (&pkgcontainer.ContainerID{Type: RuntimeName, ID: cur.id}).String()
+		st.ContainerID = (&pkgcontainer.ContainerID{Type: RuntimeName, ID: cur.ID}).String()
 		st.ImageID = cur.imageID
-		st.RestartCount = int32(cur.restartCount)
+		st.RestartCount = int32(cur.Restarts)
 	}
 	if item, failed := ps.lastStartErr[c.Name]; failed {
 		st.State.Waiting = &v1.ContainerStateWaiting{Reason: item.Err.Error(), Message: item.Message}
-		if cur != nil && cur.state == pkgcontainer.ContainerStateExited {
+		if cur != nil && !cur.active() {
 			st.LastTerminationState.Terminated = cur.terminated()
 		}
 		return st
 	}
 	started := false
 	switch {
-	case cur == nil || cur.state == pkgcontainer.ContainerStateCreated:
+	case cur == nil || cur.State() == workload.InstanceCreated:
 		st.State.Waiting = &v1.ContainerStateWaiting{Reason: waiting}
-	case cur.state == pkgcontainer.ContainerStateRunning:
-		st.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cur.startedAt)}
-		st.Ready, started = cur.probeReady(), cur.probeStarted()
+	case cur.Running():
+		st.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cur.StartedAt())}
+		st.Ready, started = cur.Prober.Ready(), cur.Prober.Started()
 	default:
 		st.State.Terminated = cur.terminated()
 	}
@@ -269,12 +283,12 @@ func (ps *podState) containerStatus(c v1.Container, waiting string) v1.Container
 
 func (in *instance) terminated() *v1.ContainerStateTerminated {
 	return &v1.ContainerStateTerminated{
-		ExitCode:    int32(in.exitCode),
-		Reason:      in.reason,
+		ExitCode:    int32(in.ExitCode()),
+		Reason:      in.exitReason(),
 		Message:     in.message,
-		StartedAt:   metav1.NewTime(in.startedAt),
-		FinishedAt:  metav1.NewTime(in.finishedAt),
-		ContainerID: (&pkgcontainer.ContainerID{Type: RuntimeName, ID: in.id}).String(),
+		StartedAt:   metav1.NewTime(in.StartedAt()),
+		FinishedAt:  metav1.NewTime(in.FinishedAt()),
+		ContainerID: (&pkgcontainer.ContainerID{Type: RuntimeName, ID: in.ID}).String(),
 	}
 }
 
@@ -374,12 +388,12 @@ func (ps *podState) snapshot() PodSnapshot {
 	spec := ps.pod.Spec
 	for i, c := range slices.Concat(spec.InitContainers, spec.Containers) {
 		cs := ContainerSnapshot{Name: c.Name, Init: i < len(spec.InitContainers)}
-		if in := ps.containers[c.Name].current(); in != nil {
-			cs.ID, cs.State, cs.ExitCode, cs.RestartCount = in.id, in.state, in.exitCode, in.restartCount
-			cs.Reason, cs.Message = in.reason, in.message
-			cs.CreatedAt, cs.StartedAt, cs.FinishedAt, cs.Terminating = in.createdAt, in.startedAt, in.finishedAt, in.terminating()
-			cs.Started = in.state == pkgcontainer.ContainerStateRunning && in.probeStarted()
-			cs.Ready = in.state == pkgcontainer.ContainerStateRunning && in.probeReady()
+		if in := ps.current(c.Name); in != nil {
+			cs.ID, cs.State, cs.ExitCode, cs.RestartCount = in.ID, in.state(), in.ExitCode(), in.Restarts
+			cs.Reason, cs.Message = in.exitReason(), in.message
+			cs.CreatedAt, cs.StartedAt, cs.FinishedAt, cs.Terminating = in.CreatedAt(), in.StartedAt(), in.FinishedAt(), in.terminating()
+			cs.Started = in.Running() && in.Prober.Started()
+			cs.Ready = in.Running() && in.Prober.Ready()
 		}
 		if item, ok := ps.lastStartErr[c.Name]; ok {
 			cs.LastStartError = item.Err

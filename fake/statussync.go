@@ -162,7 +162,7 @@ func (s *syncer) killShown(ctx context.Context) error {
 	p, st := s.p, s.status
 	deadline := p.terminate(s.ps, s.now, p.gracePeriod(s.pod, s.ps.pod, nil), func(in *instance) bool {
 		for _, cs := range st.ContainerStatuses {
-			if cs.ID.ID == in.id && cs.State == pkgcontainer.ContainerStateRunning {
+			if cs.ID.ID == in.ID && cs.State == pkgcontainer.ContainerStateRunning {
 				return true
 			}
 		}

@@ -59,3 +59,32 @@ func ExamplePod_callerStarts() {
 	// 5s RunExited web exit 143
 	// stopped after 2s
 }
+
+// A simulator keeps what its runtime knows of a run beside it (Data), and
+// records a start its runtime created but could not run as a run too
+// (StartFailed): the container's current and previous runs are then all
+// it reports.
+func ExamplePod_StartFailed() {
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	app := v1.Container{Name: "app", Image: "busybox", Command: []string{"sh", "-c", "exit 1"}}
+	pod := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{app}}}
+	pod.Name, pod.Namespace, pod.UID = "app", "default", "uid-1"
+	type record struct{ sandbox string }
+
+	p := workload.NewPod(pod)
+	p.CallerStarts = true
+	p.StartRun(&app, false, t0, workload.RunOptions{ID: "app-1", Data: record{sandbox: "sb-1"}})
+	p.Advance(t0)
+	// The next start fails in the runtime after it created the container.
+	p.StartFailed(&app, false, t0.Add(10*time.Second), workload.RunOptions{ID: "app-2", Data: record{sandbox: "sb-1"}},
+		128, `exec: "missing": executable file not found`)
+
+	c := p.Container("app")
+	for _, r := range []*workload.Run{c.Current, c.Previous} {
+		fmt.Printf("%s in %s: exit %d at %v, restarts %d, failed start %v %s\n",
+			r.ID, r.Data.(record).sandbox, r.ExitCode(), r.FinishedAt().Sub(t0), r.Restarts, r.StartFailed, r.StartMessage)
+	}
+	// Output:
+	// app-2 in sb-1: exit 128 at 10s, restarts 1, failed start true exec: "missing": executable file not found
+	// app-1 in sb-1: exit 1 at 0s, restarts 0, failed start false
+}

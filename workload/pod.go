@@ -177,6 +177,15 @@ type Run struct {
 	// HookMessage says what failed.
 	HookError   error
 	HookMessage string
+	// StartFailed is set on a run the caller's runtime created but could
+	// not start (Pod.StartFailed): it exited at its creation without
+	// running; StartMessage is the runtime's message.
+	StartFailed  bool
+	StartMessage string
+	// Data is the caller's own record of the run, what its runtime keeps
+	// beside what the Pod plays (a sandbox, a hash, the resources it runs
+	// with): set with RunOptions.Data; the Pod never reads it.
+	Data any
 
 	// stopping: the run has had SIGTERM from the pod, or will have it once
 	// its preStop hook ends (its liveness and startup probes stop).
@@ -227,9 +236,11 @@ func (p *Pod) Containers() []*PodContainer { return slices.Concat(p.Init, p.App)
 
 // Container returns the container named name, nil if the pod has none.
 func (p *Pod) Container(name string) *PodContainer {
-	for _, c := range p.Containers() {
-		if c.Name == name {
-			return c
+	for _, list := range [2][]*PodContainer{p.Init, p.App} {
+		for _, c := range list {
+			if c.Name == name {
+				return c
+			}
 		}
 	}
 	return nil

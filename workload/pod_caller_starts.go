@@ -10,7 +10,12 @@ import (
 // sync asks a runtime for each start and the runtime answers it: the
 // caller decides when a container starts (its sync, its back-off, its
 // faults) and hands the run's particulars in (StartRun's RunOptions: ID,
-// restart count, start latency, a scripted exit); the Pod plays every run
+// restart count, start latency, a scripted exit, and Data, its own record
+// of the run, which the Pod keeps on the run for it: what a runtime keeps
+// beside a container, its sandbox, hash or resources); a start the
+// caller's runtime created but could not run is a run too (StartFailed),
+// so that the current and previous runs of each container are all the
+// caller needs to report its containers; the Pod plays every run
 // it was handed on the caller's clock as it plays its own (Advance: starts,
 // exits, signals' ends, probes) and tells the caller of each event
 // (OnEvent). This is how package fake runs its pods: what a run does is
@@ -116,6 +121,8 @@ type RunOptions struct {
 	Exit *RunExit
 	// IgnoreSIGTERM makes the run ignore SIGTERM (Instance.IgnoreSIGTERM).
 	IgnoreSIGTERM bool
+	// Data is the run's Data: the caller's own record of it.
+	Data any
 }
 
 // RunExit is a scripted end of a run: it exits with Code once it has run
@@ -170,7 +177,7 @@ func (p *Pod) StartRun(spec *v1.Container, isInit bool, now time.Time, opts RunO
 		}
 		id = newID()
 	}
-	r := &Run{Instance: NewInstance(c.Behaviour, now, io), ID: id, Image: spec.Image, Spec: spec}
+	r := &Run{Instance: NewInstance(c.Behaviour, now, io), ID: id, Image: spec.Image, Spec: spec, Data: opts.Data}
 	if opts.Exit != nil {
 		r.ExitAfter(opts.Exit.After, opts.Exit.Code)
 	}
@@ -188,6 +195,22 @@ func (p *Pod) StartRun(spec *v1.Container, isInit bool, now time.Time, opts RunO
 	}
 	c.Current, c.Waiting, c.pending = r, nil, false
 	r.Prober = p.newProber(c, r) // pod_probes.go
+	return r
+}
+
+// StartFailed records a start of the container spec names at now that
+// the caller's runtime created but could not run (containerd's
+// StartError: a missing executable, say), and returns its run: the
+// container's current run from now on, as StartRun makes it (the one
+// before it the previous run), exited at now with code without having
+// run, StartFailed set and message its StartMessage. It has no probes and
+// no events; opts.StartsAt, Exit and IgnoreSIGTERM do not apply.
+func (p *Pod) StartFailed(spec *v1.Container, isInit bool, now time.Time, opts RunOptions, code int, message string) *Run {
+	opts.StartsAt, opts.Exit, opts.IgnoreSIGTERM = time.Time{}, nil, false
+	r := p.StartRun(spec, isInit, now, opts)
+	r.Prober = nil
+	r.Exit(now, code)
+	r.StartFailed, r.StartMessage = true, message
 	return r
 }
 

@@ -210,3 +210,64 @@ func TestPodCallerStartsStopRuns(t *testing.T) {
 		}
 	}
 }
+
+// A start the caller's runtime could not carry out (StartFailed) becomes
+// the container's current run, exited at once with the caller's code and
+// message, without events or probes; the run before it becomes the
+// previous one and the next start counts it; Data is the caller's.
+func TestPodCallerStartFailed(t *testing.T) {
+	app := shc("app", "sleep infinity")
+	app.LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}, PeriodSeconds: 1}
+	p, log := newCallerPod(app)
+	first := p.StartRun(&app, false, t0, workload.RunOptions{ID: "one", Exit: &workload.RunExit{After: time.Second, Code: 1}})
+	p.Advance(sec(2))
+	n := len(*log)
+	failed := p.StartFailed(&app, false, sec(3), workload.RunOptions{ID: "two", Data: "mine", StartsAt: sec(9)}, 128, "no such file")
+	p.Advance(sec(20))
+	c := p.Container("app")
+	switch {
+	case c.Current != failed || c.Previous != first:
+		t.Fatalf("current %v previous %v, want the failed run and the first", c.Current.ID, c.Previous.ID)
+	case failed.State() != workload.InstanceExited || failed.ExitCode() != 128 || !failed.FinishedAt().Equal(sec(3)) || !failed.StartedAt().IsZero():
+		t.Fatalf("failed run: %v exit %d at %v, started %v; want exited 128 at 3s, never started", failed.State(), failed.ExitCode(), failed.FinishedAt().Sub(t0), failed.StartedAt())
+	case !failed.StartFailed || failed.StartMessage != "no such file" || failed.Prober != nil || failed.Restarts != 1 || failed.Data != "mine":
+		t.Fatalf("failed run: StartFailed %v message %q prober %v restarts %d data %v", failed.StartFailed, failed.StartMessage, failed.Prober, failed.Restarts, failed.Data)
+	case len(*log) != n:
+		t.Fatalf("events after the failed start: %q", (*log)[n:])
+	}
+	if next := p.StartRun(&app, false, sec(21), workload.RunOptions{ID: "three"}); next.Restarts != 2 || next.StartFailed {
+		t.Fatalf("next run: restarts %d StartFailed %v, want 2 false", next.Restarts, next.StartFailed)
+	}
+}
+
+// Run.PostStartFailure says, from PostStart on, that the run's postStart
+// hook failed, when it ends and what failed; a run whose hook succeeded
+// has none.
+func TestRunPostStartFailure(t *testing.T) {
+	app := shc("app", "sleep infinity")
+	p, _ := newCallerPod(app)
+	fail := true
+	p.HookFunc = func(c *workload.PodContainer, r *workload.Run, kind workload.HookKind, at time.Time) (workload.Hook, bool) {
+		return workload.Hook{Action: "scripted", Takes: 2 * time.Second, Failed: fail, Detail: "boom"}, kind == workload.HookPostStart
+	}
+	r := p.StartRun(&app, false, sec(1), workload.RunOptions{ID: "one"})
+	p.Advance(sec(1))
+	if _, _, ok := r.PostStartFailure(); ok {
+		t.Fatal("PostStartFailure before PostStart: ok")
+	}
+	p.PostStart(p.Container("app"), r, sec(1))
+	if end, message, ok := r.PostStartFailure(); !ok || !end.Equal(sec(3)) || !strings.Contains(message, "boom") {
+		t.Fatalf("PostStartFailure after a failed hook: %v %q %v, want 3s, the hook's detail, true", end.Sub(t0), message, ok)
+	}
+	p.Advance(sec(20))
+	if _, _, ok := r.PostStartFailure(); !ok {
+		t.Fatal("PostStartFailure once the pod killed the run: not ok")
+	}
+	fail = false
+	r2 := p.StartRun(&app, false, sec(21), workload.RunOptions{ID: "two"})
+	p.Advance(sec(21))
+	p.PostStart(p.Container("app"), r2, sec(21))
+	if _, _, ok := r2.PostStartFailure(); ok {
+		t.Fatal("PostStartFailure after a hook that succeeded: ok")
+	}
+}

@@ -96,6 +96,13 @@ func (p *Pod) postStart(c *PodContainer, r *Run, now time.Time) time.Time {
 	return end
 }
 
+// PostStartFailure returns, once the postStart hook of the run has failed
+// (PostStart), the hook's end, when the pod kills the run, and what
+// failed; ok is false while no postStart hook of the run has failed.
+func (r *Run) PostStartFailure() (end time.Time, message string, ok bool) {
+	return r.postStartEnd, r.postStartMessage, r.postStartMessage != ""
+}
+
 // postStartFailed kills c's run r at at, when its postStart hook has
 // failed, with the pod's grace period; no container of the pod starts
 // before it has exited.
