@@ -424,16 +424,6 @@ func (s *syncer) failStart(res *pkgcontainer.SyncResult, c *v1.Container, init b
 	s.failedStart(c.Name, prev, had, retryAt)
 }
 
-// publish publishes e as p.publish does, but notifies the agent only when
-// the sync is not recording a failed start (failStart notifies for those).
-func (s *syncer) publish(e Event) {
-	if s.quiet {
-		s.p.events.publish(e)
-		return
-	}
-	s.p.publish(e)
-}
-
 // Lifecycle hooks, run by the pod simulation (workload.Pod: PostStart,
 // PreStop, the kill after a failed postStart hook; workload/pod_hooks.go)
 // on the provider's clock as the kubelet's runtime manager runs them
@@ -637,31 +627,6 @@ type simFuncs struct {
 	kill     func(*workload.PodContainer, *workload.Run, time.Time, time.Duration)
 }
 
-// onRunEvent publishes an event of a run of pod ps (and, when the run
-// exits, keeps its termination message on its instance). The events of a
-// run after its exit are dropped, but for its hooks'. The caller holds
-// p.mu.
-func (p *PodProvider) onRunEvent(ps *podState, e workload.PodEvent) {
-	in := instanceOf(e.Run)
-	if in == nil || in.exited && e.Kind != workload.HookRan {
-		return
-	}
-	switch e.Kind {
-	case workload.HookRan:
-		p.publishHook(ps, in, e)
-	case workload.RunStarted:
-		p.publish(Event{At: e.At, Type: EventContainerStarted, Pod: ps.ref, Container: in.name(), ContainerID: in.ID})
-	case workload.RunKilling:
-		p.publish(Event{At: e.At, Type: EventContainerKilling, Pod: ps.ref, Container: in.name(), ContainerID: in.ID})
-	case workload.RunExited:
-		// What its command and its hooks left.
-		in.exited, in.message = true, in.TerminationMessage(in.Spec)
-		p.publish(Event{At: in.FinishedAt(), Type: EventContainerExited, Pod: ps.ref, Container: in.name(), ContainerID: in.ID, ExitCode: in.ExitCode()})
-	case workload.ProbeChanged:
-		p.publishProbe(ps, in, e.Probe)
-	}
-}
-
 // The probes of a container run on the provider's clock as the pod
 // simulation runs them (workload.Pod: a workload.Prober per run, the
 // kubelet's prober workers, k8s.io/kubernetes/pkg/kubelet/prober/worker.go):
@@ -686,15 +651,6 @@ func (p *PodProvider) probeFunc(ps *podState, c *workload.PodContainer, r *workl
 		}
 		return exec(kind, probe, at)
 	}
-}
-
-// publishProbe publishes the change of a probe's result of instance in.
-func (p *PodProvider) publishProbe(ps *podState, in *instance, run workload.ProbeRun) {
-	typ := EventProbeSucceeded
-	if !run.Succeeded {
-		typ = EventProbeFailed
-	}
-	p.publish(Event{At: run.At, Type: typ, Pod: ps.ref, Container: in.name(), ContainerID: in.ID, Message: string(run.Kind)})
 }
 
 // killForProbe kills run r of container c, whose liveness or startup
@@ -731,29 +687,6 @@ func (p *PodProvider) hookFunc(ps *podState, c *workload.PodContainer, r *worklo
 	return workload.DefaultHook(c, r, kind, at)
 }
 
-// exitCode is the exit code EventPostStartHook reports of hook h: an exec
-// command's, 1 for another hook that failed.
-func exitCode(h workload.Hook) int {
-	if h.Failed && h.ExitCode == 0 {
-		return 1
-	}
-	return h.ExitCode
-}
-
-// publishHook publishes the run of a hook of instance in (a HookRan event
-// of the pod simulation): EventPostStartHook, or EventPreStopHook. The
-// caller holds p.mu.
-func (p *PodProvider) publishHook(ps *podState, in *instance, e workload.PodEvent) {
-	run := e.Hook
-	if e.HookKind == workload.HookPreStop {
-		p.publish(Event{At: e.At, Type: EventPreStopHook, Pod: ps.ref, Container: in.name(), ContainerID: in.ID,
-			Message: fmt.Sprintf("%s hook runs %s of the grace period %s from %s", run.Action, e.Until.Sub(e.From), e.Grace, e.From.Format(time.RFC3339Nano))})
-		return
-	}
-	p.publish(Event{At: e.At, Type: EventPostStartHook, Pod: ps.ref, Container: in.name(), ContainerID: in.ID, ExitCode: exitCode(run),
-		Message: fmt.Sprintf("%s hook runs %s from %s, exits %d", run.Action, run.Takes, e.From.Format(time.RFC3339Nano), exitCode(run))})
-}
-
 // storedSpec returns the fake's private copy of container c (ps.pod, as
 // this sync's pod was copied: c may be the caller's, which the fake reads
 // during the call only), the spec the pod simulation keeps for its runs;
@@ -778,14 +711,4 @@ func (ps *podState) instanceByID(name, id string) *instance {
 		}
 	}
 	return nil
-}
-
-// publish publishes e to subscribers and, for a transition the agent
-// publishes or acts on, notifies the agent of the pod at the next unlock
-// (podsync.go). The caller holds p.mu.
-func (p *PodProvider) publish(e Event) {
-	p.events.publish(e)
-	if notifies(e.Type) {
-		p.notifyPod(e.Pod.UID)
-	}
 }
