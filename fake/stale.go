@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kri-kit/testkit/workload"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
@@ -44,7 +45,7 @@ func (p *PodProvider) staleness(pod *v1.Pod, st *pkgcontainer.PodStatus) string 
 		diffs = append(diffs, d)
 	}
 	for c := range ps.started() {
-		if d := containerDiff(c.Name, findStatus(st.ContainerStatuses, c.Name), instanceOf(c.Current)); d != "" {
+		if d := containerDiff(c.Name, findStatus(st.ContainerStatuses, c.Name), c.Current); d != "" {
 			diffs = append(diffs, d)
 		}
 	}
@@ -54,17 +55,6 @@ func (p *PodProvider) staleness(pod *v1.Pod, st *pkgcontainer.PodStatus) string 
 		}
 	}
 	return strings.Join(diffs, "; ")
-}
-
-// findStatus returns the first (newest) status of the named container,
-// skipping nil entries.
-func findStatus(statuses []*pkgcontainer.Status, name string) *pkgcontainer.Status {
-	for _, cs := range statuses {
-		if cs != nil && cs.Name == name {
-			return cs
-		}
-	}
-	return nil
 }
 
 func sandboxDiff(st *pkgcontainer.PodStatus, ps *podState) string {
@@ -89,7 +79,13 @@ func sandboxDiff(st *pkgcontainer.PodStatus, ps *podState) string {
 	return ""
 }
 
-func containerDiff(name string, shown *pkgcontainer.Status, have *instance) string {
+// containerDiff describes how shown, the status handed in of container
+// name, differs from r, its current run ("" when they agree).
+func containerDiff(name string, shown *pkgcontainer.Status, r *workload.Run) string {
+	var have *instance // instanceOf(r), read here
+	if r != nil {
+		have, _ = r.Data.(*instance)
+	}
 	switch {
 	case have == nil:
 		return ""
