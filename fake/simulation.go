@@ -179,7 +179,7 @@ func (p *PodProvider) killForProbe(ps *podState, c *workload.PodContainer, r *wo
 // hookFunc returns what the hook of kind of run r of container c of pod ps
 // does, run at at: the scripted hook, if the container's script imposes
 // one, else the spec's (workload.DefaultHook). It is the pod
-// simulation's HookFunc (lifecycle.go newSim). The caller holds p.mu.
+// simulation's HookFunc (newSim). The caller holds p.mu.
 func (p *PodProvider) hookFunc(ps *podState, c *workload.PodContainer, r *workload.Run, kind workload.HookKind, at time.Time) (workload.Hook, bool) {
 	if script := p.scripts.containers[containerKey{pod: ps.key, name: c.Name}]; script != nil {
 		if sh := script.postStart; kind == workload.HookPostStart && sh != nil {
@@ -190,15 +190,4 @@ func (p *PodProvider) hookFunc(ps *podState, c *workload.PodContainer, r *worklo
 		}
 	}
 	return workload.DefaultHook(c, r, kind, at)
-}
-
-// instanceByID returns the instance id of container name, nil if the fake
-// does not remember it.
-func (ps *podState) instanceByID(name, id string) *instance {
-	for _, in := range [2]*instance{ps.current(name), ps.previous(name)} {
-		if in != nil && in.ID == id {
-			return in
-		}
-	}
-	return nil
 }

@@ -8,8 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// This file compares containers for sameSpec without allocating, on every
-// Kubernetes release the kit supports.
+// This file compares a pod spec with the one the fake keeps (sameSpec),
+// containers whole, without allocating, on every Kubernetes release the
+// kit supports.
 //
 // Contract: sameContainer(x, y) == reflect.DeepEqual(x, y) for any two
 // containers. Every field of v1.Container is compared, recursively, with
@@ -35,6 +36,34 @@ import (
 // (v1.Container has none). TestSameContainerIsDeepEqual changes every leaf
 // of a fully populated container in turn (found by reflection) and checks
 // the answer against reflect.DeepEqual.
+
+// sameSpec reports whether specCopy(pod) would equal stored (as
+// reflect.DeepEqual sees them), without reflection and without allocating:
+// a sync with an unchanged pod copies nothing. It reads all of pod that
+// specCopy keeps, on every call: a caller may edit the *v1.Pod it hands
+// SyncPod in place between two calls without changing its ResourceVersion
+// or Generation, so nothing cheaper (the pointer, a version, a hash kept
+// from the last call) can tell that the spec is unchanged. Containers are
+// compared whole by sameContainers; a resource quantity
+// whose cached string differs makes them unequal, which only costs a copy.
+func sameSpec(stored, pod *v1.Pod) bool {
+	if stored.Namespace != pod.Namespace || stored.Name != pod.Name || stored.UID != pod.UID ||
+		stored.Spec.RestartPolicy != pod.Spec.RestartPolicy || stored.Spec.HostNetwork != pod.Spec.HostNetwork {
+		return false
+	}
+	if !samePtr(stored.Spec.TerminationGracePeriodSeconds, pod.Spec.TerminationGracePeriodSeconds) ||
+		!samePtr(stored.Spec.ShareProcessNamespace, pod.Spec.ShareProcessNamespace) {
+		return false
+	}
+	return sameContainers(stored.Spec.InitContainers, pod.Spec.InitContainers) && sameContainers(stored.Spec.Containers, pod.Spec.Containers)
+}
+
+// samePtr reports whether a and b are both nil or point to equal values.
+// T must have no pointers, slices or maps inside, for == to agree with
+// reflect.DeepEqual.
+func samePtr[T comparable](a, b *T) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
 
 // sameContainers reports whether x and y hold equal containers in the same
 // order. An empty list equals a nil one: specCopy stores both as nil.
