@@ -342,27 +342,6 @@ func anyAppContainerCreated(pod *v1.Pod, st *pkgcontainer.PodStatus) bool {
 	return false
 }
 
-// validateStatus rejects a status SyncPod cannot act on, naming the
-// problem, where the kubelet's runtime would crash.
-func validateStatus(pod *v1.Pod, st *pkgcontainer.PodStatus) error {
-	for _, list := range []struct {
-		field    string
-		statuses []*pkgcontainer.Status
-	}{{"ContainerStatuses", st.ContainerStatuses}, {"ActiveContainerStatuses", st.ActiveContainerStatuses}} {
-		for i, cs := range list.statuses {
-			if cs == nil {
-				return fmt.Errorf("fake: SyncPod of pod %q: podStatus.%s[%d] is nil", podKey(pod.Namespace, pod.Name), list.field, i)
-			}
-		}
-	}
-	for i, ss := range st.SandboxStatuses {
-		if ss == nil {
-			return fmt.Errorf("fake: SyncPod of pod %q: podStatus.SandboxStatuses[%d] is nil", podKey(pod.Namespace, pod.Name), i)
-		}
-	}
-	return nil
-}
-
 // sync reconciles from the fake's own state.
 func (s *syncer) sync() {
 	spec := &s.ps.pod.Spec
@@ -777,4 +756,67 @@ func (ps *podState) startedByProbe(name, id string) bool {
 		return in.Prober.Started()
 	}
 	return false
+}
+
+// maxTime returns the later of a and b.
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// validatePod rejects what SyncPod cannot work with, naming the problem. It
+// does not allocate for a valid pod.
+func validatePod(pod *v1.Pod) error {
+	if pod == nil {
+		return errors.New("fake: pod is nil")
+	}
+	if pod.UID == "" {
+		return fmt.Errorf("fake: pod %q has no UID", podKey(pod.Namespace, pod.Name))
+	}
+	spec := &pod.Spec
+	n := len(spec.InitContainers) + len(spec.Containers)
+	for i := range n {
+		name := containerAt(spec, i).Name
+		if name == "" {
+			return fmt.Errorf("fake: pod %q has a container without name", podKey(pod.Namespace, pod.Name))
+		}
+		for j := range i {
+			if containerAt(spec, j).Name == name {
+				return fmt.Errorf("fake: pod %q has more than one container named %q", podKey(pod.Namespace, pod.Name), name)
+			}
+		}
+	}
+	return nil
+}
+
+// containerAt returns container i of the spec counting init containers
+// first.
+func containerAt(spec *v1.PodSpec, i int) *v1.Container {
+	if i < len(spec.InitContainers) {
+		return &spec.InitContainers[i]
+	}
+	return &spec.Containers[i-len(spec.InitContainers)]
+}
+
+// validateStatus rejects a status SyncPod cannot act on, naming the
+// problem, where the kubelet's runtime would crash.
+func validateStatus(pod *v1.Pod, st *pkgcontainer.PodStatus) error {
+	for _, list := range []struct {
+		field    string
+		statuses []*pkgcontainer.Status
+	}{{"ContainerStatuses", st.ContainerStatuses}, {"ActiveContainerStatuses", st.ActiveContainerStatuses}} {
+		for i, cs := range list.statuses {
+			if cs == nil {
+				return fmt.Errorf("fake: SyncPod of pod %q: podStatus.%s[%d] is nil", podKey(pod.Namespace, pod.Name), list.field, i)
+			}
+		}
+	}
+	for i, ss := range st.SandboxStatuses {
+		if ss == nil {
+			return fmt.Errorf("fake: SyncPod of pod %q: podStatus.SandboxStatuses[%d] is nil", podKey(pod.Namespace, pod.Name), i)
+		}
+	}
+	return nil
 }
