@@ -2,8 +2,14 @@ package fake
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kri-kit/testkit/workload"
 )
 
 // EventType names a state transition of the simulation.
@@ -135,3 +141,166 @@ const (
 	EventProbeSucceeded EventType = "ProbeSucceeded"
 	EventProbeFailed    EventType = "ProbeFailed"
 )
+
+// publish publishes e to subscribers and, for a transition the agent
+// publishes or acts on, notifies the agent of the pod at the next unlock
+// (podsync.go). The caller holds p.mu.
+func (p *PodProvider) publish(e Event) {
+	p.events.publish(e)
+	if notifies(e.Type) {
+		p.notifyPod(e.Pod.UID)
+	}
+}
+
+// publish publishes e as p.publish does, but notifies the agent only when
+// the sync is not recording a failed start (failStart notifies for those).
+func (s *syncer) publish(e Event) {
+	if s.quiet {
+		s.p.events.publish(e)
+		return
+	}
+	s.p.publish(e)
+}
+
+// onRunEvent publishes an event of a run of pod ps (and, when the run
+// exits, keeps its termination message on its instance). The events of a
+// run after its exit are dropped, but for its hooks'. The caller holds
+// p.mu.
+func (p *PodProvider) onRunEvent(ps *podState, e workload.PodEvent) {
+	var in *instance // instanceOf(e.Run), read here
+	if e.Run != nil {
+		in, _ = e.Run.Data.(*instance)
+	}
+	if in == nil || in.exited && e.Kind != workload.HookRan {
+		return
+	}
+	switch e.Kind {
+	case workload.HookRan:
+		p.publishHook(ps, in, e)
+	case workload.RunStarted:
+		p.publish(Event{At: e.At, Type: EventContainerStarted, Pod: ps.ref, Container: in.Spec.Name, ContainerID: in.ID})
+	case workload.RunKilling:
+		p.publish(Event{At: e.At, Type: EventContainerKilling, Pod: ps.ref, Container: in.Spec.Name, ContainerID: in.ID})
+	case workload.RunExited:
+		// What its command and its hooks left.
+		in.exited, in.message = true, in.TerminationMessage(in.Spec)
+		p.publish(Event{At: in.FinishedAt(), Type: EventContainerExited, Pod: ps.ref, Container: in.Spec.Name, ContainerID: in.ID, ExitCode: in.ExitCode()})
+	case workload.ProbeChanged:
+		p.publishProbe(ps, in, e.Probe)
+	}
+}
+
+// publishProbe publishes the change of a probe's result of instance in.
+func (p *PodProvider) publishProbe(ps *podState, in *instance, run workload.ProbeRun) {
+	typ := EventProbeSucceeded
+	if !run.Succeeded {
+		typ = EventProbeFailed
+	}
+	p.publish(Event{At: run.At, Type: typ, Pod: ps.ref, Container: in.Spec.Name, ContainerID: in.ID, Message: string(run.Kind)})
+}
+
+// publishHook publishes the run of a hook of instance in (a HookRan event
+// of the pod simulation): EventPostStartHook, or EventPreStopHook. The
+// caller holds p.mu.
+func (p *PodProvider) publishHook(ps *podState, in *instance, e workload.PodEvent) {
+	run := e.Hook
+	if e.HookKind == workload.HookPreStop {
+		p.publish(Event{At: e.At, Type: EventPreStopHook, Pod: ps.ref, Container: in.Spec.Name, ContainerID: in.ID,
+			Message: fmt.Sprintf("%s hook runs %s of the grace period %s from %s", run.Action, e.Until.Sub(e.From), e.Grace, e.From.Format(time.RFC3339Nano))})
+		return
+	}
+	p.publish(Event{At: e.At, Type: EventPostStartHook, Pod: ps.ref, Container: in.Spec.Name, ContainerID: in.ID, ExitCode: exitCode(run),
+		Message: fmt.Sprintf("%s hook runs %s from %s, exits %d", run.Action, run.Takes, e.From.Format(time.RFC3339Nano), exitCode(run))})
+}
+
+// exitCode is the exit code EventPostStartHook reports of hook h: an exec
+// command's, 1 for another hook that failed.
+func exitCode(h workload.Hook) int {
+	if h.Failed && h.ExitCode == 0 {
+		return 1
+	}
+	return h.ExitCode
+}
+
+// notifyPod asks for a notification of pod uid at the next unlock. The
+// caller holds p.mu.
+func (p *PodProvider) notifyPod(uid types.UID) {
+	if p.notifying && uid != "" && (len(p.pending) == 0 || p.pending[len(p.pending)-1] != uid) {
+		p.pending = append(p.pending, uid)
+	}
+}
+
+// notifies reports whether a published transition of type t notifies the
+// agent. A failed or refused start (EventContainerStartFailed,
+// EventContainerBackOff) notifies through failedStart instead, so that an
+// agent that syncs on every call is not kept in a loop of failing starts; a
+// pod forgotten (EventPodDeleted) is no longer the agent's.
+func notifies(t EventType) bool {
+	switch t {
+	case EventContainerStartFailed, EventContainerBackOff, EventPodDeleted:
+		return false
+	}
+	return true
+}
+
+// fanout hands values of type T to its subscribers without ever blocking
+// the sender: a subscriber whose buffer is full misses the value and
+// counts it. Subscription (events) and CallSubscription (the call log) are
+// its two uses. The zero fanout is ready to use.
+type fanout[T any] struct {
+	mu   sync.Mutex
+	subs map[*subscriber[T]]struct{}
+}
+
+// subscriber is one subscription of a fanout.
+type subscriber[T any] struct {
+	ch      chan T
+	keep    func(T) bool // nil keeps every value
+	from    *fanout[T]
+	dropped atomic.Uint64
+	closed  bool // guarded by from.mu
+}
+
+// subscribe adds a subscriber with room for buffer undelivered values (at
+// least 1), which gets the values keep accepts (every value when keep is
+// nil).
+func (f *fanout[T]) subscribe(buffer int, keep func(T) bool) *subscriber[T] {
+	s := &subscriber[T]{ch: make(chan T, max(buffer, 1)), keep: keep, from: f}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.subs == nil {
+		f.subs = map[*subscriber[T]]struct{}{}
+	}
+	f.subs[s] = struct{}{}
+	return s
+}
+
+// send hands v to every subscriber that keeps it, dropping it for those
+// whose buffer is full. The keep functions run inside f's lock and the
+// sender's.
+func (f *fanout[T]) send(v T) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for s := range f.subs {
+		if s.keep != nil && !s.keep(v) {
+			continue
+		}
+		select {
+		case s.ch <- v:
+		default:
+			s.dropped.Add(1)
+		}
+	}
+}
+
+// close stops delivery to s and closes its channel; later calls do nothing.
+func (s *subscriber[T]) close() {
+	s.from.mu.Lock()
+	defer s.from.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	delete(s.from.subs, s)
+	close(s.ch)
+}

@@ -166,13 +166,6 @@ func gracePeriod(pod, stored *v1.Pod, override *int64) time.Duration {
 	return workload.GracePeriod(pod, override)
 }
 
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
 func (c *core) DeletePod(ctx context.Context, pod *v1.Pod) error {
 	if pod == nil {
 		return errors.New("fake: DeletePod: pod is nil")

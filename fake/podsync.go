@@ -106,27 +106,6 @@ func (p *PodProvider) unlock() {
 	}
 }
 
-// notifyPod asks for a notification of pod uid at the next unlock. The
-// caller holds p.mu.
-func (p *PodProvider) notifyPod(uid types.UID) {
-	if p.notifying && uid != "" && (len(p.pending) == 0 || p.pending[len(p.pending)-1] != uid) {
-		p.pending = append(p.pending, uid)
-	}
-}
-
-// notifies reports whether a published transition of type t notifies the
-// agent. A failed or refused start (EventContainerStartFailed,
-// EventContainerBackOff) notifies through failedStart instead, so that an
-// agent that syncs on every call is not kept in a loop of failing starts; a
-// pod forgotten (EventPodDeleted) is no longer the agent's.
-func notifies(t EventType) bool {
-	switch t {
-	case EventContainerStartFailed, EventContainerBackOff, EventPodDeleted:
-		return false
-	}
-	return true
-}
-
 // retryTimer is a wake-up at which the fake notifies the agent of a pod:
 // the end of a back-off, or a start due to be tried again.
 type retryTimer struct {

@@ -293,7 +293,7 @@ func (s *ContainerScript) IgnoreSIGTERM() *ContainerScript {
 	defer s.p.unlock()
 	s.p.scripts.container(s.key).ignoreTERM = true
 	// The runs of the container that are live now ignore it too; the
-	// next ones are started so (lifecycle.go).
+	// next ones are started so (syncpod.go).
 	if ps := s.p.pods[s.p.byKey[s.key.pod]]; ps != nil {
 		for _, in := range [2]*instance{ps.current(s.key.name), ps.previous(s.key.name)} {
 			if in != nil && in.active() {

@@ -1,45 +1,41 @@
 package fake
 
 import (
-	"errors"
-	"fmt"
+	"reflect"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// validatePod rejects what SyncPod cannot work with, naming the problem. It
-// does not allocate for a valid pod.
-func validatePod(pod *v1.Pod) error {
-	if pod == nil {
-		return errors.New("fake: pod is nil")
-	}
-	if pod.UID == "" {
-		return fmt.Errorf("fake: pod %q has no UID", podKey(pod.Namespace, pod.Name))
-	}
-	spec := &pod.Spec
-	n := len(spec.InitContainers) + len(spec.Containers)
-	for i := range n {
-		name := containerAt(spec, i).Name
-		if name == "" {
-			return fmt.Errorf("fake: pod %q has a container without name", podKey(pod.Namespace, pod.Name))
-		}
-		for j := range i {
-			if containerAt(spec, j).Name == name {
-				return fmt.Errorf("fake: pod %q has more than one container named %q", podKey(pod.Namespace, pod.Name), name)
-			}
-		}
-	}
-	return nil
-}
-
-// containerAt returns container i of the spec counting init containers
-// first.
-func containerAt(spec *v1.PodSpec, i int) *v1.Container {
-	if i < len(spec.InitContainers) {
-		return &spec.InitContainers[i]
-	}
-	return &spec.Containers[i-len(spec.InitContainers)]
-}
+// This file keeps a private copy of a pod's spec (specCopy) and compares
+// one handed in with it (sameSpec), containers whole, without allocating,
+// on every Kubernetes release the kit supports.
+//
+// Contract: sameContainer(x, y) == reflect.DeepEqual(x, y) for any two
+// containers. Every field of v1.Container is compared, recursively, with
+// reflect.DeepEqual's rules: a nil slice or map differs from an empty one,
+// pointers are compared by what they point to. No field is skipped, for
+// the fake hands its stored containers whole to code that reads what it
+// likes (workload.OfEnv, OfHandler and OfProbe, HashContainer, the probe
+// state's copy, the resize and status code), so a list of the fields it
+// reads would silently go stale.
+//
+// The comparison is built once, by reflection over the v1.Container type
+// of the k8s.io/api release compiled in, into a tree of functions, one per
+// field: a field only newer releases have (RestartPolicyRules, say) is
+// compared where it exists, and a release that adds one needs no change
+// here. Walking the tree reads fields through unsafe.Pointer at the offsets
+// reflect gives, which neither allocates nor builds a reflect.Value per
+// field. Two types are compared by their meaning's own rules, as
+// reflect.DeepEqual would compare them but without boxing them:
+// resource.Quantity (unexported fields) with == first, and only when that
+// fails, which is when it changed or holds an *inf.Dec (copied by
+// DeepCopy), with reflect.DeepEqual; v1.ResourceList (a map of them) key by
+// key. Any other map, interface or func falls back to reflect.DeepEqual
+// (v1.Container has none). TestSameContainerIsDeepEqual changes every leaf
+// of a fully populated container in turn (found by reflection) and checks
+// the answer against reflect.DeepEqual.
 
 // specCopy returns a private copy of what the fake uses of pod: its
 // identity, restart policy, grace period, process-namespace sharing and
@@ -80,8 +76,8 @@ func specCopy(pod *v1.Pod) *v1.Pod {
 // SyncPod in place between two calls without changing its ResourceVersion
 // or Generation, so nothing cheaper (the pointer, a version, a hash kept
 // from the last call) can tell that the spec is unchanged. Containers are
-// compared whole by sameContainers (specequal.go); a resource quantity
-// whose cached string differs makes them unequal, which only costs a copy.
+// compared whole by sameContainers; a resource quantity whose cached
+// string differs makes them unequal, which only costs a copy.
 func sameSpec(stored, pod *v1.Pod) bool {
 	if stored.Namespace != pod.Namespace || stored.Name != pod.Name || stored.UID != pod.UID ||
 		stored.Spec.RestartPolicy != pod.Spec.RestartPolicy || stored.Spec.HostNetwork != pod.Spec.HostNetwork {
@@ -99,4 +95,166 @@ func sameSpec(stored, pod *v1.Pod) bool {
 // reflect.DeepEqual.
 func samePtr[T comparable](a, b *T) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// sameContainers reports whether x and y hold equal containers in the same
+// order. An empty list equals a nil one: specCopy stores both as nil.
+func sameContainers(x, y []v1.Container) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if !sameContainer(&x[i], &y[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+var containerEqual = equalFor(reflect.TypeFor[v1.Container](), map[reflect.Type]*equalFunc{})
+
+func sameContainer(x, y *v1.Container) bool {
+	return containerEqual(unsafe.Pointer(x), unsafe.Pointer(y))
+}
+
+// equalFunc reports reflect.DeepEqual of the two values of one type that x
+// and y point to.
+type equalFunc func(x, y unsafe.Pointer) bool
+
+var (
+	quantityType     = reflect.TypeFor[resource.Quantity]()
+	resourceListType = reflect.TypeFor[v1.ResourceList]()
+)
+
+// equalFor builds the equalFunc of t; built holds those of the types being
+// built, so that a recursive type refers to its own function.
+func equalFor(t reflect.Type, built map[reflect.Type]*equalFunc) equalFunc {
+	if f, ok := built[t]; ok {
+		return func(x, y unsafe.Pointer) bool { return (*f)(x, y) }
+	}
+	f := new(equalFunc)
+	built[t] = f
+	*f = buildEqual(t, built)
+	return *f
+}
+
+// buildEqual reads the values through unsafe.Pointer at the offsets and
+// sizes reflect gives for t, so that the walk neither allocates nor pays
+// for a reflect.Value per field.
+func buildEqual(t reflect.Type, built map[reflect.Type]*equalFunc) equalFunc {
+	switch t {
+	case quantityType:
+		return func(x, y unsafe.Pointer) bool {
+			return sameQuantity(*(*resource.Quantity)(x), *(*resource.Quantity)(y))
+		}
+	case resourceListType:
+		return func(x, y unsafe.Pointer) bool {
+			return sameResourceList(*(*v1.ResourceList)(x), *(*v1.ResourceList)(y))
+		}
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int8, reflect.Uint8:
+		return func(x, y unsafe.Pointer) bool { return *(*uint8)(x) == *(*uint8)(y) }
+	case reflect.Int16, reflect.Uint16:
+		return func(x, y unsafe.Pointer) bool { return *(*uint16)(x) == *(*uint16)(y) }
+	case reflect.Int32, reflect.Uint32:
+		return func(x, y unsafe.Pointer) bool { return *(*uint32)(x) == *(*uint32)(y) }
+	case reflect.Int, reflect.Uint, reflect.Uintptr, reflect.Int64, reflect.Uint64:
+		if t.Size() == 4 {
+			return func(x, y unsafe.Pointer) bool { return *(*uint32)(x) == *(*uint32)(y) }
+		}
+		return func(x, y unsafe.Pointer) bool { return *(*uint64)(x) == *(*uint64)(y) }
+	case reflect.Float32:
+		return func(x, y unsafe.Pointer) bool { return *(*float32)(x) == *(*float32)(y) }
+	case reflect.Float64:
+		return func(x, y unsafe.Pointer) bool { return *(*float64)(x) == *(*float64)(y) }
+	case reflect.String:
+		return func(x, y unsafe.Pointer) bool { return *(*string)(x) == *(*string)(y) }
+	case reflect.Pointer:
+		elem := equalFor(t.Elem(), built)
+		return func(x, y unsafe.Pointer) bool {
+			px, py := *(*unsafe.Pointer)(x), *(*unsafe.Pointer)(y)
+			if px == nil || py == nil || px == py {
+				return px == py
+			}
+			return elem(px, py)
+		}
+	case reflect.Slice:
+		elem, size := equalFor(t.Elem(), built), t.Elem().Size()
+		return func(x, y unsafe.Pointer) bool {
+			// A slice is a pointer to its array, a length and a capacity.
+			sx, sy := (*sliceHeader)(x), (*sliceHeader)(y)
+			if sx.data == nil || sy.data == nil {
+				return sx.data == sy.data
+			}
+			if sx.len != sy.len {
+				return false
+			}
+			if sx.data == sy.data {
+				return true
+			}
+			for i := range uintptr(sx.len) {
+				if !elem(unsafe.Add(sx.data, i*size), unsafe.Add(sy.data, i*size)) {
+					return false
+				}
+			}
+			return true
+		}
+	case reflect.Array:
+		elem, size := equalFor(t.Elem(), built), t.Elem().Size()
+		return func(x, y unsafe.Pointer) bool {
+			for i := range uintptr(t.Len()) {
+				if !elem(unsafe.Add(x, i*size), unsafe.Add(y, i*size)) {
+					return false
+				}
+			}
+			return true
+		}
+	case reflect.Struct:
+		type field struct {
+			offset uintptr
+			equal  equalFunc
+		}
+		fields := make([]field, t.NumField())
+		for i := range fields {
+			fields[i] = field{t.Field(i).Offset, equalFor(t.Field(i).Type, built)}
+		}
+		return func(x, y unsafe.Pointer) bool {
+			for _, f := range fields {
+				if !f.equal(unsafe.Add(x, f.offset), unsafe.Add(y, f.offset)) {
+					return false
+				}
+			}
+			return true
+		}
+	default: // maps, interfaces, funcs, channels, complex numbers
+		return func(x, y unsafe.Pointer) bool {
+			return reflect.DeepEqual(reflect.NewAt(t, x).Elem().Interface(), reflect.NewAt(t, y).Elem().Interface())
+		}
+	}
+}
+
+// sliceHeader is the layout of a slice.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+func sameResourceList(x, y v1.ResourceList) bool {
+	if len(x) != len(y) || (x == nil) != (y == nil) {
+		return false
+	}
+	for name, q := range x {
+		r, ok := y[name]
+		if !ok || !sameQuantity(q, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameQuantity reports whether reflect.DeepEqual(x, y). Only the slow path
+// (a changed quantity, or one held in an *inf.Dec) allocates.
+func sameQuantity(x, y resource.Quantity) bool {
+	return x == y || reflect.DeepEqual(x, y)
 }

@@ -8,7 +8,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
@@ -113,6 +114,232 @@ type syncer struct {
 	// instance with a restart count): its notification is paced
 	// (podsync.go).
 	restarted bool
+}
+
+// syncFromStatus reconciles the pod from s.status, as the kubelet's runtime
+// does (computePodActions, then SyncPod, in
+// pkg/kubelet/kuberuntime/kuberuntime_manager.go), for what the fake
+// simulates: no ephemeral containers, probes or resizes. Effects land on the fake's real state: a container the status
+// wrongly shows exited is started once more, next to the instance still
+// running. The caller holds p.mu; killing with a grace period releases it
+// while waiting.
+func (s *syncer) syncFromStatus(ctx context.Context) error {
+	st, pod, spec := s.status, s.pod, &s.pod.Spec
+	logger := klog.FromContext(ctx)
+
+	if create, attempt := sandboxChanged(st); create {
+		// Everything the status shows is killed; what it does not show
+		// lives on (killPodWithSyncResult of ConvertPodStatusToRunningPod).
+		if err := s.killShown(ctx); err != nil {
+			return err
+		}
+		if spec.RestartPolicy == v1.RestartPolicyNever && attempt != 0 && len(st.ContainerStatuses) != 0 {
+			return nil // the pod is done: no new sandbox
+		}
+		var toStart []*v1.Container
+		for i := range spec.Containers {
+			if c := &spec.Containers[i]; !(runsOnce(pod, c) && succeeded(st, c.Name)) {
+				toStart = append(toStart, c)
+			}
+		}
+		if len(toStart) == 0 && anyAppContainerCreated(pod, st) {
+			return nil
+		}
+		s.sandbox = s.newSandbox(attempt)
+		if len(spec.InitContainers) > 0 {
+			s.start(&spec.InitContainers[0], true)
+			return nil
+		}
+		for _, c := range toStart {
+			s.start(c, false)
+		}
+		return nil
+	}
+
+	initToStart, initialized, failed := s.initFromStatus(logger)
+	if failed {
+		return s.killShown(ctx) // an init container failed for good
+	}
+	if !initialized {
+		s.startAll(initToStart, true)
+		return nil
+	}
+	keep := 0
+	var toStart []*v1.Container
+	for i := range spec.Containers {
+		c := &spec.Containers[i]
+		cs := findStatus(st.ContainerStatuses, c.Name)
+		if cs != nil && (cs.State == pkgcontainer.ContainerStateRunning || cs.State == pkgcontainer.ContainerStateCreated) {
+			keep++ // a Created container is a start in flight in the fake
+			continue
+		}
+		if pkgcontainer.ShouldContainerBeRestarted(logger, c, pod, st) {
+			toStart = append(toStart, c)
+		}
+	}
+	if keep == 0 && len(toStart) == 0 {
+		// Nothing left to run: stop the sandbox, and the sidecars with
+		// it, which are not started again.
+		return s.killShown(ctx)
+	}
+	s.startAll(initToStart, true)
+	s.startAll(toStart, false)
+	return nil
+}
+
+// startAll makes one start attempt of each container, in order.
+func (s *syncer) startAll(cs []*v1.Container, init bool) {
+	for _, c := range cs {
+		s.start(c, init)
+	}
+}
+
+// initFromStatus computes what computeInitContainerActions
+// (kuberuntime_container.go) does: the last init container the status
+// shows in the active sandbox decides which comes next, and a restartable
+// init container (sidecar) lets the next one start once it runs and is
+// started again whenever it has exited. It returns the init containers to
+// start, in spec order, and reports whether initialisation is done, and
+// whether an init container failed for good. A running sidecar with a
+// startup probe lets the next one start only once that probe has
+// succeeded; a created one is a start in flight, waited for.
+func (s *syncer) initFromStatus(logger klog.Logger) (toStart []*v1.Container, initialized, failed bool) {
+	st, spec := s.status, &s.pod.Spec
+	if len(spec.InitContainers) == 0 {
+		return nil, true, false
+	}
+	initialized = pkgcontainer.HasAnyActiveRegularContainerStarted(spec, st)
+	before := initialized // every init container before this one is done
+	var rev []*v1.Container
+	for i := len(spec.InitContainers) - 1; i >= 0; i-- {
+		c := &spec.InitContainers[i]
+		cs := findStatus(st.ActiveContainerStatuses, c.Name)
+		if cs == nil {
+			if before && isSidecar(c) {
+				rev = append(rev, c)
+			}
+			continue
+		}
+		if before && !isSidecar(c) {
+			continue
+		}
+		switch {
+		case cs.State == pkgcontainer.ContainerStateCreated:
+			// wait for it
+		case cs.State == pkgcontainer.ContainerStateRunning:
+			if isSidecar(c) && c.StartupProbe != nil && !s.ps.startedByProbe(c.Name, cs.ID.ID) {
+				// wait for its startup probe, as the kubelet waits for the
+				// startup manager's success
+			} else if isSidecar(c) {
+				if i == len(spec.InitContainers)-1 {
+					initialized = true
+				} else if !before {
+					rev = append(rev, &spec.InitContainers[i+1])
+				}
+			}
+		case isSidecar(c):
+			rev = append(rev, c) // exited: always started again
+		case cs.ExitCode == 0 && cs.Reason != "OOMKilled":
+			if i == len(spec.InitContainers)-1 {
+				initialized = true
+			} else {
+				rev = append(rev, &spec.InitContainers[i+1])
+			}
+		case !pkgcontainer.ShouldContainerBeRestarted(logger, c, s.pod, st):
+			return nil, false, true
+		default:
+			rev = append(rev, c)
+		}
+		before = true
+	}
+	if !before {
+		rev = append(rev, &spec.InitContainers[0])
+	}
+	slices.Reverse(rev)
+	return rev, initialized, false
+}
+
+// killShown kills what the status shows — its running containers, with the
+// pod's grace period, and its sandboxes — and waits for that, as the
+// kubelet's runtime does when SyncPod must kill the pod. The caller holds
+// p.mu; it is released while waiting.
+func (s *syncer) killShown(ctx context.Context) error {
+	p, st := s.p, s.status
+	deadline := p.terminate(s.ps, s.now, p.gracePeriod(s.pod, s.ps.pod, nil), func(in *instance) bool {
+		for _, cs := range st.ContainerStatuses {
+			if cs.ID.ID == in.ID && cs.State == pkgcontainer.ContainerStateRunning {
+				return true
+			}
+		}
+		return false
+	})
+	p.stopSandboxes(s.ps, s.now, func(sb *sandboxState) bool {
+		for _, ss := range st.SandboxStatuses {
+			if ss.GetId() == sb.id {
+				return true
+			}
+		}
+		return false
+	})
+	if err := p.waitLocked(ctx, deadline); err != nil {
+		return fmt.Errorf("fake: SyncPod of pod %q: containers still terminating: %w", podKey(s.pod.Namespace, s.pod.Name), err)
+	}
+	if now := p.clock.Now(); now.After(s.now) {
+		// The wait let others in: start over from the state as it is now.
+		s.now = now
+		s.ps = p.podFor(s.pod, now)
+		p.advancePod(s.ps, now)
+		s.sandbox = nil
+	}
+	return nil
+}
+
+// sandboxChanged reports whether the pod needs a new sandbox per the status
+// and the attempt number it gets, as PodSandboxChanged
+// (pkg/kubelet/kuberuntime/util) decides: none shown, more than one ready,
+// or the newest not ready. (The fake's sandboxes have no network to
+// change.)
+func sandboxChanged(st *pkgcontainer.PodStatus) (bool, uint32) {
+	if len(st.SandboxStatuses) == 0 {
+		return true, 0
+	}
+	ready := 0
+	for _, ss := range st.SandboxStatuses {
+		if ss.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {
+			ready++
+		}
+	}
+	newest := st.SandboxStatuses[0]
+	if ready > 1 || newest.GetState() != runtimeapi.PodSandboxState_SANDBOX_READY {
+		return true, newest.GetMetadata().GetAttempt() + 1
+	}
+	return false, newest.GetMetadata().GetAttempt()
+}
+
+// runsOnce reports whether a container that succeeded is not started again
+// (restart policy OnFailure, the container's own first).
+func runsOnce(pod *v1.Pod, c *v1.Container) bool {
+	if c.RestartPolicy != nil {
+		return *c.RestartPolicy == v1.ContainerRestartPolicyOnFailure
+	}
+	return pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure
+}
+
+func succeeded(st *pkgcontainer.PodStatus, name string) bool {
+	cs := findStatus(st.ContainerStatuses, name)
+	return cs != nil && cs.State != pkgcontainer.ContainerStateRunning && cs.ExitCode == 0
+}
+
+func anyAppContainerCreated(pod *v1.Pod, st *pkgcontainer.PodStatus) bool {
+	for _, c := range pod.Spec.Containers {
+		if cs := findStatus(st.ContainerStatuses, c.Name); cs != nil {
+			switch cs.State {
+			case pkgcontainer.ContainerStateCreated, pkgcontainer.ContainerStateRunning, pkgcontainer.ContainerStateExited:
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sync reconciles from the fake's own state.
@@ -255,15 +482,6 @@ func (s *syncer) stopSidecarsIfDone() {
 	}
 	s.p.terminate(ps, s.now, s.p.gracePeriod(s.pod, ps.pod, nil), nil)
 	s.p.stopSandboxes(ps, s.now, nil)
-}
-
-// startedByProbe reports whether the instance id of container name has
-// passed its startup probe (an instance the fake does not know has not).
-func (ps *podState) startedByProbe(name, id string) bool {
-	if in := ps.instanceByID(name, id); in != nil {
-		return in.Prober.Started()
-	}
-	return false
 }
 
 // shouldRestart reports whether an app container whose current instance
@@ -424,16 +642,6 @@ func (s *syncer) failStart(res *pkgcontainer.SyncResult, c *v1.Container, init b
 	s.failedStart(c.Name, prev, had, retryAt)
 }
 
-// publish publishes e as p.publish does, but notifies the agent only when
-// the sync is not recording a failed start (failStart notifies for those).
-func (s *syncer) publish(e Event) {
-	if s.quiet {
-		s.p.events.publish(e)
-		return
-	}
-	s.p.publish(e)
-}
-
 // Lifecycle hooks, run by the pod simulation (workload.Pod: PostStart,
 // PreStop, the kill after a failed postStart hook; workload/pod_hooks.go)
 // on the provider's clock as the kubelet's runtime manager runs them
@@ -515,245 +723,6 @@ func (s *syncer) reportHookFailure(c *v1.Container) bool {
 	return true
 }
 
-// wake is run by the clock when a scheduled transition is due. It runs with
-// the clock's own lock held (FakeClock.Step calls it synchronously), so it
-// must neither call the clock nor take p.mu.
-func (p *PodProvider) wake() {
-	select {
-	case p.wakeCh <- struct{}{}:
-	default:
-	}
-	p.events.wake()
-}
-
-// advanceAll applies every transition that is due.
-func (p *PodProvider) advanceAll() {
-	p.mu.Lock()
-	defer p.unlock()
-	now := p.clock.Now()
-	uids := make([]types.UID, 0, len(p.pods))
-	for uid := range p.pods {
-		uids = append(uids, uid)
-	}
-	slices.Sort(uids)
-	for _, uid := range uids {
-		if ps := p.pods[uid]; ps != nil {
-			p.advancePod(ps, now)
-		}
-	}
-}
-
-// advancePod applies the transitions of one pod that are due at now and
-// reports whether the fake still knows the pod: an orphan is forgotten once
-// none of its containers is active. The caller holds p.mu.
-func (p *PodProvider) advancePod(ps *podState, now time.Time) bool {
-	p.advanceSim(ps, now)
-	p.dueRetries(ps, now) // podsync.go
-	if ps.orphan && !ps.anyActive() {
-		p.forget(ps.ref.UID)
-		return false
-	}
-	return true
-}
-
-// advanceSim carries out the events of the pod's runs due by now, each at
-// its own instant (workload.Pod.Advance, which reports them to
-// onRunEvent), and sets the wake-up of its next one. The caller holds
-// p.mu.
-func (p *PodProvider) advanceSim(ps *podState, now time.Time) {
-	next, ok := ps.sim.Advance(now)
-	p.setWake(ps, now, next, ok)
-}
-
-// armWake sets the wake-up of the pod's next event (none when nothing is
-// planned), after a change of its runs. The caller holds p.mu.
-func (p *PodProvider) armWake(ps *podState, now time.Time) {
-	next, ok := ps.sim.Next()
-	p.setWake(ps, now, next, ok)
-}
-
-// setWake sets the wake-up of the pod's next event at next (none unless
-// ok). The caller holds p.mu.
-func (p *PodProvider) setWake(ps *podState, now, next time.Time, ok bool) {
-	if !ok {
-		next = time.Time{}
-	}
-	if next.Equal(ps.wakeAt) {
-		return
-	}
-	ps.stopWake()
-	ps.wakeAt = next
-	if ok {
-		ps.wake = p.clock.AfterFunc(max(next.Sub(now), 0), p.wake)
-	}
-}
-
-// stopWake stops the wake-up of the pod's next event, if any.
-func (ps *podState) stopWake() {
-	if ps.wake != nil {
-		ps.wake.Stop()
-		ps.wake = nil
-	}
-	ps.wakeAt = time.Time{}
-}
-
-// newSim returns the simulation of the runs of a pod (workload.Pod), in
-// the mode where the fake's syncs start them: it plays them as the fake's
-// options say (WithPID1Signals, WithMinimumGracePeriod), with the scripted
-// probe results (probeFunc) and hooks (hookFunc), tells the fake of each
-// of their events (onRunEvent) and kills a run whose liveness or startup
-// probe failed as KillPod does (killForProbe). Its callbacks are the
-// provider's (simFuncs), the same for every pod.
-func (p *PodProvider) newSim() *workload.Pod {
-	f := &p.simFuncs
-	if f.shutdown == nil {
-		// Every run of a pod simulation is started by newInstance, with
-		// its instance as Data.
-		pod := func(r *workload.Run) *podState { return r.Data.(*instance).pod }
-		f.shutdown = func(b workload.Behaviour) workload.Shutdown { return b.Shutdown(p.pid1Signals) }
-		f.probe = func(c *workload.PodContainer, r *workload.Run) workload.ProbeFunc { return p.probeFunc(pod(r), c, r) }
-		f.event = func(e workload.PodEvent) { p.onRunEvent(pod(e.Run), e) }
-		f.hook = func(c *workload.PodContainer, r *workload.Run, kind workload.HookKind, at time.Time) (workload.Hook, bool) {
-			return p.hookFunc(pod(r), c, r, kind, at)
-		}
-		f.kill = func(c *workload.PodContainer, r *workload.Run, at time.Time, grace time.Duration) {
-			p.killForProbe(pod(r), c, r, at, grace)
-		}
-	}
-	sim := &workload.Pod{CallerStarts: true, Shutdown: f.shutdown, ProbeFunc: f.probe, OnEvent: f.event, HookFunc: f.hook, Kill: f.kill}
-	if p.minimumGracePeriod {
-		sim.MinimumGracePeriod = minimumGracePeriod
-	}
-	return sim
-}
-
-// simFuncs are the callbacks of the pod simulations of the provider's pods
-// (newSim), made once: each finds its pod through the run's instance.
-type simFuncs struct {
-	shutdown func(workload.Behaviour) workload.Shutdown
-	probe    func(*workload.PodContainer, *workload.Run) workload.ProbeFunc
-	event    func(workload.PodEvent)
-	hook     func(*workload.PodContainer, *workload.Run, workload.HookKind, time.Time) (workload.Hook, bool)
-	kill     func(*workload.PodContainer, *workload.Run, time.Time, time.Duration)
-}
-
-// onRunEvent publishes an event of a run of pod ps (and, when the run
-// exits, keeps its termination message on its instance). The events of a
-// run after its exit are dropped, but for its hooks'. The caller holds
-// p.mu.
-func (p *PodProvider) onRunEvent(ps *podState, e workload.PodEvent) {
-	in := instanceOf(e.Run)
-	if in == nil || in.exited && e.Kind != workload.HookRan {
-		return
-	}
-	switch e.Kind {
-	case workload.HookRan:
-		p.publishHook(ps, in, e)
-	case workload.RunStarted:
-		p.publish(Event{At: e.At, Type: EventContainerStarted, Pod: ps.ref, Container: in.name(), ContainerID: in.ID})
-	case workload.RunKilling:
-		p.publish(Event{At: e.At, Type: EventContainerKilling, Pod: ps.ref, Container: in.name(), ContainerID: in.ID})
-	case workload.RunExited:
-		// What its command and its hooks left.
-		in.exited, in.message = true, in.TerminationMessage(in.Spec)
-		p.publish(Event{At: in.FinishedAt(), Type: EventContainerExited, Pod: ps.ref, Container: in.name(), ContainerID: in.ID, ExitCode: in.ExitCode()})
-	case workload.ProbeChanged:
-		p.publishProbe(ps, in, e.Probe)
-	}
-}
-
-// The probes of a container run on the provider's clock as the pod
-// simulation runs them (workload.Pod: a workload.Prober per run, the
-// kubelet's prober workers, k8s.io/kubernetes/pkg/kubelet/prober/worker.go):
-// every probe due since the pod was last brought up to date runs at its own
-// moment, in order, so the outcome does not depend on when the fake is
-// read, and the fake's wake-up at the pod's next event (advanceSim) lets
-// WaitFor and Subscribe see probe results without polling.
-
-// probeFunc returns the results of the probes of run r of container c of
-// pod ps: the script's, if the container's probe of that kind is scripted,
-// else workload.InstanceProbes's: an exec command run against the
-// container's files at that moment, an HTTP or TCP probe answered by the
-// server the container's command runs, as if the fake had the pod's
-// network, a gRPC probe a success. The caller holds p.mu.
-func (p *PodProvider) probeFunc(ps *podState, c *workload.PodContainer, r *workload.Run) workload.ProbeFunc {
-	exec := workload.DefaultProbeFunc(c, r)
-	return func(kind workload.ProbeKind, probe *v1.Probe, at time.Time) bool {
-		if script := p.scripts.containers[containerKey{pod: ps.key, name: c.Name}]; script != nil {
-			if ok, scripted := script.probes[ProbeKind(kind)]; scripted {
-				return ok
-			}
-		}
-		return exec(kind, probe, at)
-	}
-}
-
-// publishProbe publishes the change of a probe's result of instance in.
-func (p *PodProvider) publishProbe(ps *podState, in *instance, run workload.ProbeRun) {
-	typ := EventProbeSucceeded
-	if !run.Succeeded {
-		typ = EventProbeFailed
-	}
-	p.publish(Event{At: run.At, Type: typ, Pod: ps.ref, Container: in.name(), ContainerID: in.ID, Message: string(run.Kind)})
-}
-
-// killForProbe kills run r of container c, whose liveness or startup
-// probe failed at at, as KillPod would, with grace (the probe's
-// terminationGracePeriodSeconds, else the pod's grace period: the pod
-// simulation's GracePeriod, which podFor keeps), at least 2s under
-// WithMinimumGracePeriod; the next SyncPod restarts it as the restart
-// policy (and back-off) allow, as the kubelet's computePodActions does.
-// The caller holds p.mu.
-func (p *PodProvider) killForProbe(ps *podState, c *workload.PodContainer, r *workload.Run, at time.Time, grace time.Duration) {
-	in := instanceOf(r)
-	if in == nil {
-		return
-	}
-	if p.minimumGracePeriod {
-		grace = max(grace, minimumGracePeriod)
-	}
-	p.terminate(ps, at, grace, func(x *instance) bool { return x == in })
-}
-
-// hookFunc returns what the hook of kind of run r of container c of pod ps
-// does, run at at: the scripted hook, if the container's script imposes
-// one, else the spec's (workload.DefaultHook). It is the pod
-// simulation's HookFunc (lifecycle.go newSim). The caller holds p.mu.
-func (p *PodProvider) hookFunc(ps *podState, c *workload.PodContainer, r *workload.Run, kind workload.HookKind, at time.Time) (workload.Hook, bool) {
-	if script := p.scripts.containers[containerKey{pod: ps.key, name: c.Name}]; script != nil {
-		if sh := script.postStart; kind == workload.HookPostStart && sh != nil {
-			return sh.hook(), true
-		}
-		if sh := script.preStop; kind == workload.HookPreStop && sh != nil {
-			return sh.hook(), true
-		}
-	}
-	return workload.DefaultHook(c, r, kind, at)
-}
-
-// exitCode is the exit code EventPostStartHook reports of hook h: an exec
-// command's, 1 for another hook that failed.
-func exitCode(h workload.Hook) int {
-	if h.Failed && h.ExitCode == 0 {
-		return 1
-	}
-	return h.ExitCode
-}
-
-// publishHook publishes the run of a hook of instance in (a HookRan event
-// of the pod simulation): EventPostStartHook, or EventPreStopHook. The
-// caller holds p.mu.
-func (p *PodProvider) publishHook(ps *podState, in *instance, e workload.PodEvent) {
-	run := e.Hook
-	if e.HookKind == workload.HookPreStop {
-		p.publish(Event{At: e.At, Type: EventPreStopHook, Pod: ps.ref, Container: in.name(), ContainerID: in.ID,
-			Message: fmt.Sprintf("%s hook runs %s of the grace period %s from %s", run.Action, e.Until.Sub(e.From), e.Grace, e.From.Format(time.RFC3339Nano))})
-		return
-	}
-	p.publish(Event{At: e.At, Type: EventPostStartHook, Pod: ps.ref, Container: in.name(), ContainerID: in.ID, ExitCode: exitCode(run),
-		Message: fmt.Sprintf("%s hook runs %s from %s, exits %d", run.Action, run.Takes, e.From.Format(time.RFC3339Nano), exitCode(run))})
-}
-
 // storedSpec returns the fake's private copy of container c (ps.pod, as
 // this sync's pod was copied: c may be the caller's, which the fake reads
 // during the call only), the spec the pod simulation keeps for its runs;
@@ -769,23 +738,85 @@ func (ps *podState) storedSpec(c *v1.Container) *v1.Container {
 	return c.DeepCopy()
 }
 
-// instanceByID returns the instance id of container name, nil if the fake
-// does not remember it.
-func (ps *podState) instanceByID(name, id string) *instance {
-	for _, in := range [2]*instance{ps.current(name), ps.previous(name)} {
-		if in != nil && in.ID == id {
-			return in
+// findStatus returns the first (newest) status of the named container,
+// skipping nil entries.
+func findStatus(statuses []*pkgcontainer.Status, name string) *pkgcontainer.Status {
+	for _, cs := range statuses {
+		if cs != nil && cs.Name == name {
+			return cs
 		}
 	}
 	return nil
 }
 
-// publish publishes e to subscribers and, for a transition the agent
-// publishes or acts on, notifies the agent of the pod at the next unlock
-// (podsync.go). The caller holds p.mu.
-func (p *PodProvider) publish(e Event) {
-	p.events.publish(e)
-	if notifies(e.Type) {
-		p.notifyPod(e.Pod.UID)
+// startedByProbe reports whether the instance id of container name has
+// passed its startup probe (an instance the fake does not know has not).
+func (ps *podState) startedByProbe(name, id string) bool {
+	if in := ps.instanceByID(name, id); in != nil {
+		return in.Prober.Started()
 	}
+	return false
+}
+
+// maxTime returns the later of a and b.
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// validatePod rejects what SyncPod cannot work with, naming the problem. It
+// does not allocate for a valid pod.
+func validatePod(pod *v1.Pod) error {
+	if pod == nil {
+		return errors.New("fake: pod is nil")
+	}
+	if pod.UID == "" {
+		return fmt.Errorf("fake: pod %q has no UID", podKey(pod.Namespace, pod.Name))
+	}
+	spec := &pod.Spec
+	n := len(spec.InitContainers) + len(spec.Containers)
+	for i := range n {
+		name := containerAt(spec, i).Name
+		if name == "" {
+			return fmt.Errorf("fake: pod %q has a container without name", podKey(pod.Namespace, pod.Name))
+		}
+		for j := range i {
+			if containerAt(spec, j).Name == name {
+				return fmt.Errorf("fake: pod %q has more than one container named %q", podKey(pod.Namespace, pod.Name), name)
+			}
+		}
+	}
+	return nil
+}
+
+// containerAt returns container i of the spec counting init containers
+// first.
+func containerAt(spec *v1.PodSpec, i int) *v1.Container {
+	if i < len(spec.InitContainers) {
+		return &spec.InitContainers[i]
+	}
+	return &spec.Containers[i-len(spec.InitContainers)]
+}
+
+// validateStatus rejects a status SyncPod cannot act on, naming the
+// problem, where the kubelet's runtime would crash.
+func validateStatus(pod *v1.Pod, st *pkgcontainer.PodStatus) error {
+	for _, list := range []struct {
+		field    string
+		statuses []*pkgcontainer.Status
+	}{{"ContainerStatuses", st.ContainerStatuses}, {"ActiveContainerStatuses", st.ActiveContainerStatuses}} {
+		for i, cs := range list.statuses {
+			if cs == nil {
+				return fmt.Errorf("fake: SyncPod of pod %q: podStatus.%s[%d] is nil", podKey(pod.Namespace, pod.Name), list.field, i)
+			}
+		}
+	}
+	for i, ss := range st.SandboxStatuses {
+		if ss == nil {
+			return fmt.Errorf("fake: SyncPod of pod %q: podStatus.SandboxStatuses[%d] is nil", podKey(pod.Namespace, pod.Name), i)
+		}
+	}
+	return nil
 }
