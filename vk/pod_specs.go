@@ -147,7 +147,7 @@ func createPodIsIdempotent(e *env) {
 	// answers nil (an async provider still creating it) and the pod changes
 	// meanwhile, and after any CreatePod error.
 	if err := e.pods.CreatePod(e.ctx, creates[0].Pod.DeepCopy()); err != nil {
-		e.failf("CreatePod of pod %s, which the provider runs, answered %q: VK calls CreatePod again whenever GetPod answered nil "+
+		e.failf("CreatePod of pod %s, which the provider runs, answered %q: VK calls CreatePod again whenever GetPod answered a nil pod "+
 			"(node/pod.go createOrUpdatePod), and handleProviderError would publish the running pod Pending with reason ProviderFailed", key, err)
 	}
 	e.sleep(2 * 5 * time.Second) // two polls of a sync provider
@@ -160,7 +160,7 @@ func createPodIsIdempotent(e *env) {
 		if cs.ContainerID != was.ContainerID || cs.RestartCount != was.RestartCount ||
 			!cs.State.Running.StartedAt.Equal(&was.State.Running.StartedAt) {
 			e.failf("a second CreatePod of running pod %s started container %s again: VK published container ID %q (was %q), "+
-				"restart count %d (was %d), started at %v (was %v); VK calls CreatePod again whenever GetPod answered nil (node/pod.go createOrUpdatePod)",
+				"restart count %d (was %d), started at %v (was %v); VK calls CreatePod again whenever GetPod answered a nil pod (node/pod.go createOrUpdatePod)",
 				key, cs.Name, cs.ContainerID, was.ContainerID, cs.RestartCount, was.RestartCount,
 				cs.State.Running.StartedAt.Time, was.State.Running.StartedAt.Time)
 		}

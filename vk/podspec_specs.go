@@ -212,10 +212,16 @@ func deletedContainersKeepTheirExitCodes(e *env) {
 			e.failf("precondition: the last status VK published for pod %s was %s: not every container terminated (KVK-POD-010)", key, describeStatus(&corev1.Pod{Status: last}))
 		}
 		if t.ExitCode != want[cs.Name] {
+			var cmd []string
+			for _, c := range p.Spec.Containers {
+				if c.Name == cs.Name {
+					cmd = argv(c)
+				}
+			}
 			e.failf("after DeletePod VK published container %s of pod %s terminated with exit code %d (reason %q), but its process ended with %d "+
-				"(its SIGTERM handler exits %d): VK publishes the terminal status the provider notifies (node/podcontroller.go PodController.Run, node/pod.go updatePodStatus) "+
+				"(its SIGTERM handler exits %d: it runs %q): VK publishes the terminal status the provider notifies (node/podcontroller.go PodController.Run, node/pod.go updatePodStatus) "+
 				"as it is, and the exit code is what tells a stop from a crash (%s)",
-				cs.Name, key, t.ExitCode, t.Reason, want[cs.Name], want[cs.Name], describeStatus(&corev1.Pod{Status: last}))
+				cs.Name, key, t.ExitCode, t.Reason, want[cs.Name], want[cs.Name], cmd, describeStatus(&corev1.Pod{Status: last}))
 		}
 	}
 }
