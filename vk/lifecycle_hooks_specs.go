@@ -20,7 +20,7 @@ func init() {
 			run: postStartHookRuns},
 		spec{SpecInfo: SpecInfo{ID: "KVK-POD-026", Level: Must, Capabilities: []Capability{CapLifecycleHooks, CapTerminationMessages}, AsyncOnly: true,
 			Title: "DeletePod runs a container's preStop exec hook before it sends SIGTERM: what the hook wrote to the terminationMessagePath is the message of the terminated state VK publishes",
-			VK: "node/podcontroller.go syncPodInProvider, deletePod (DeletePod with the pod as it is, lifecycle included; VK runs no hook itself), " +
+			VK: "node/podcontroller.go syncPodInProvider; node/pod.go deletePod (DeletePod with the pod as it is, lifecycle included; VK runs no hook itself); " +
 				"PodLifecycleHandler.DeletePod (doc: notify a terminal status), PodController.Run (NotifyPods callback); node/pod.go updatePodStatus; " +
 				"node/sync.go syncProviderWrapper.DeletePod (a sync provider's pod is published with VK's own terminal status, no message: skipped)"},
 			run: preStopHookRuns},
