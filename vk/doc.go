@@ -53,8 +53,8 @@
 // testdata/catalogue.yaml keeps the same list.
 //
 // What the pod spec asks of a backend (restarts, start failures, exit
-// codes, grace periods, init containers, termination messages, readiness
-// and liveness probes, env), a Ping
+// codes, grace periods, init containers, termination messages, readiness,
+// liveness and startup probes, env, lifecycle hooks), a Ping
 // that reports a backend made unhealthy and node changes pushed through
 // NotifyNodeStatus are declared in Config.Capabilities (see Capability)
 // and judged on the status VK publishes; a spec whose capability is not

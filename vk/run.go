@@ -182,6 +182,22 @@ const (
 	// the process saw through its termination message, and needs
 	// CapTerminationMessages too.
 	CapEnv Capability = "env"
+	// CapLifecycleHooks: a container's exec lifecycle hooks run in it as
+	// the kubelet runs them (kuberuntime_container.go): postStart right
+	// after the container starts, preStop when DeletePod stops it, before
+	// its SIGTERM and within the grace period; what a hook writes is the
+	// container's (its termination message, say); a container whose
+	// postStart hook fails is killed and restarted as the restart policy
+	// says. KVK-POD-025 and 026 need CapTerminationMessages too, 027
+	// CapContainerRestarts.
+	CapLifecycleHooks Capability = "lifecycle-hooks"
+	// CapStartupProbes: a container with a startup probe is reported
+	// Started, and its readiness (and liveness) probes run, only once the
+	// startup probe passes; one whose startup probe fails failureThreshold
+	// times in a row is killed and restarted as the restart policy says
+	// (the kubelet's prober/worker.go doProbe). KVK-POD-028 needs
+	// CapReadinessProbes too, 029 CapContainerRestarts.
+	CapStartupProbes Capability = "startup-probes"
 	// CapNodeStatusUpdates: the node provider pushes a change of its node
 	// it notices (Config.TriggerNodeStatusUpdate makes it notice one)
 	// through the NotifyNodeStatus callback. Declaring it requires
@@ -192,7 +208,7 @@ const (
 // AllCapabilities returns every capability the suite knows, sorted.
 func AllCapabilities() []Capability {
 	return []Capability{CapBackendFailures, CapContainerRestarts, CapEnv, CapExitCodes, CapGracePeriod, CapInitContainers,
-		CapLivenessProbes, CapNodeStatusUpdates, CapReadinessProbes, CapStartFailures, CapTerminationMessages}
+		CapLifecycleHooks, CapLivenessProbes, CapNodeStatusUpdates, CapReadinessProbes, CapStartFailures, CapStartupProbes, CapTerminationMessages}
 }
 
 // Label returns the Ginkgo label of the specs that need c:

@@ -202,7 +202,7 @@ func rewrittenForBackend(rewrite func(*corev1.Pod)) func() node.PodLifecycleHand
 
 // mutants: each must fail exactly the specs of its want.
 var mutants = []variant{
-	{name: "containers-never-ready", want: []string{"KVK-POD-001", "KVK-POD-022"},
+	{name: "containers-never-ready", want: []string{"KVK-POD-001", "KVK-POD-022", "KVK-POD-028"},
 		pods: syncAltered(altered{getPodStatus: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.PodStatus, error) {
 			st, err := b.GetPodStatus(ctx, ns, name)
 			if st != nil {
@@ -214,7 +214,7 @@ var mutants = []variant{
 	// instead of CreatePod: no pod ever runs.
 	{name: "getpod-answers-an-empty-pod-for-unknown-pods",
 		want: []string{"KVK-POD-001", "KVK-POD-002", "KVK-POD-004", "KVK-POD-005", "KVK-POD-007", "KVK-POD-008", "KVK-POD-009", "KVK-POD-010", "KVK-POD-012", "KVK-POD-013",
-			"KVK-POD-014", "KVK-POD-015", "KVK-POD-016", "KVK-POD-019", "KVK-POD-020", "KVK-POD-021", "KVK-POD-022", "KVK-POD-023", "KVK-POD-024"},
+			"KVK-POD-014", "KVK-POD-015", "KVK-POD-016", "KVK-POD-019", "KVK-POD-020", "KVK-POD-021", "KVK-POD-022", "KVK-POD-023", "KVK-POD-024", "KVK-POD-025", "KVK-POD-027", "KVK-POD-028", "KVK-POD-029"},
 		pods: syncAltered(altered{getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
 			p, err := b.GetPod(ctx, ns, name)
 			if p == nil {
@@ -253,7 +253,7 @@ var mutants = []variant{
 			return b.CreatePod(ctx, pod)
 		}}, nil)},
 	// KVK-POD-012, 017 and 018 delete their pod too, and fail as 005 does.
-	{name: "deletepod-fails", want: []string{"KVK-POD-005", "KVK-POD-007", "KVK-POD-010", "KVK-POD-011", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018"},
+	{name: "deletepod-fails", want: []string{"KVK-POD-005", "KVK-POD-007", "KVK-POD-010", "KVK-POD-011", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018", "KVK-POD-026"},
 		pods: asyncAltered(altered{deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
 			if p, _ := b.GetPod(ctx, pod.Namespace, pod.Name); p != nil {
 				return errors.New("backend busy, try again later")
@@ -314,7 +314,7 @@ var mutants = []variant{
 	// pods of KVK-POD-020 (restartPolicy Never, init container failed) and
 	// 021 (restartPolicy Never, containers exited) are never published
 	// Failed either.
-	{name: "deletepod-notifies-no-terminal-status", want: []string{"KVK-POD-010", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018", "KVK-POD-020", "KVK-POD-021", "KVK-POD-023"},
+	{name: "deletepod-notifies-no-terminal-status", want: []string{"KVK-POD-010", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018", "KVK-POD-020", "KVK-POD-021", "KVK-POD-023", "KVK-POD-025", "KVK-POD-026"},
 		pods: asyncAltered(altered{}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
 			return func(p *corev1.Pod) {
 				if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
@@ -431,7 +431,7 @@ var mutants = []variant{
 	// restart (a phase computed from exit codes alone).
 	// KVK-POD-024's container, killed for its liveness probe (137), waits
 	// to restart too.
-	{name: "pod-failed-while-a-container-waits-to-restart", want: []string{"KVK-POD-015", "KVK-POD-024"},
+	{name: "pod-failed-while-a-container-waits-to-restart", want: []string{"KVK-POD-015", "KVK-POD-024", "KVK-POD-029"},
 		pods: statusAltered(false, func(st *corev1.PodStatus) {
 			for _, cs := range st.ContainerStatuses {
 				if t := cs.LastTerminationState.Terminated; cs.State.Waiting != nil && t != nil && t.ExitCode != 0 {
@@ -580,7 +580,7 @@ var mutants = []variant{
 		})},
 	// Containers Ready as soon as they run, their readiness probes never
 	// run (the reference provider's readiness before it ran them).
-	{name: "ready-ignores-the-readiness-probe", want: []string{"KVK-POD-022"},
+	{name: "ready-ignores-the-readiness-probe", want: []string{"KVK-POD-022", "KVK-POD-028"},
 		pods: statusAltered(true, func(st *corev1.PodStatus) {
 			all := true
 			for i := range st.ContainerStatuses {
@@ -596,7 +596,7 @@ var mutants = []variant{
 		})},
 	// The containers' readiness reported, the pod's Ready condition never
 	// set from it.
-	{name: "pod-ready-condition-never-true", want: []string{"KVK-POD-022"},
+	{name: "pod-ready-condition-never-true", want: []string{"KVK-POD-022", "KVK-POD-028"},
 		pods: statusAltered(false, func(st *corev1.PodStatus) {
 			for i := range st.Conditions {
 				if c := &st.Conditions[i]; c.Type == corev1.PodReady {
@@ -609,6 +609,65 @@ var mutants = []variant{
 		pods: rewrittenForBackend(func(p *corev1.Pod) {
 			for i := range p.Spec.Containers {
 				p.Spec.Containers[i].LivenessProbe = nil
+			}
+		})},
+	// A backend that runs no postStart hook.
+	{name: "post-start-hook-ignored", want: []string{"KVK-POD-025", "KVK-POD-027"},
+		pods: rewrittenForBackend(func(p *corev1.Pod) {
+			for i := range p.Spec.Containers {
+				if l := p.Spec.Containers[i].Lifecycle; l != nil {
+					l.PostStart = nil
+				}
+			}
+		})},
+	// A backend that runs postStart hooks but does not act on their
+	// failure: the hooks that only fail (sh -c "exit N") are dropped.
+	{name: "post-start-failure-ignored", want: []string{"KVK-POD-027"},
+		pods: rewrittenForBackend(func(p *corev1.Pod) {
+			for i := range p.Spec.Containers {
+				l := p.Spec.Containers[i].Lifecycle
+				if l == nil || l.PostStart == nil || l.PostStart.Exec == nil {
+					continue
+				}
+				if cmd := l.PostStart.Exec.Command; len(cmd) == 3 && strings.HasPrefix(cmd[2], "exit ") {
+					l.PostStart = nil
+				}
+			}
+		})},
+	// A backend that runs no startup probe.
+	{name: "startup-probe-ignored", want: []string{"KVK-POD-028", "KVK-POD-029"},
+		pods: rewrittenForBackend(func(p *corev1.Pod) {
+			for i := range p.Spec.Containers {
+				p.Spec.Containers[i].StartupProbe = nil
+			}
+		})},
+	// A backend that runs the readiness probe from the start, not held off
+	// by the startup probe (here: the startup probe of a container that has
+	// a readiness probe dropped).
+	{name: "readiness-not-held-by-the-startup-probe", want: []string{"KVK-POD-028"},
+		pods: rewrittenForBackend(func(p *corev1.Pod) {
+			for i := range p.Spec.Containers {
+				if p.Spec.Containers[i].ReadinessProbe != nil {
+					p.Spec.Containers[i].StartupProbe = nil
+				}
+			}
+		})},
+	// A backend that never kills a container for its startup probe.
+	{name: "startup-probe-failure-ignored", want: []string{"KVK-POD-029"},
+		pods: rewrittenForBackend(func(p *corev1.Pod) {
+			for i := range p.Spec.Containers {
+				if sp := p.Spec.Containers[i].StartupProbe; sp != nil {
+					sp.FailureThreshold = 1 << 30
+				}
+			}
+		})},
+	// A backend that runs no preStop hook: DeletePod sends SIGTERM at once.
+	{name: "pre-stop-hook-ignored", want: []string{"KVK-POD-026"},
+		pods: rewrittenForBackend(func(p *corev1.Pod) {
+			for i := range p.Spec.Containers {
+				if l := p.Spec.Containers[i].Lifecycle; l != nil {
+					l.PreStop = nil
+				}
 			}
 		})},
 	// A backend that starts each container with no env (its own image's).
@@ -631,7 +690,7 @@ var mutants = []variant{
 			}
 		})},
 	// Termination messages never read from the container.
-	{name: "termination-messages-dropped", want: []string{"KVK-POD-021", "KVK-POD-023"},
+	{name: "termination-messages-dropped", want: []string{"KVK-POD-021", "KVK-POD-023", "KVK-POD-025", "KVK-POD-026"},
 		pods: statusAltered(true, func(st *corev1.PodStatus) {
 			for i := range st.ContainerStatuses {
 				if t := st.ContainerStatuses[i].State.Terminated; t != nil {
@@ -731,6 +790,38 @@ var benign = []variant{
 			for i := range st.ContainerStatuses {
 				if t := st.ContainerStatuses[i].State.Terminated; t != nil && t.Message != "" {
 					t.Message = fmt.Sprintf("exit status %d: %s", t.ExitCode, t.Message)
+				}
+			}
+		})},
+	// Hooks that take a second before they write (a hook runs as long as
+	// its command does; the kubelet waits for postStart before it reports
+	// the container started, and takes preStop's time from the grace
+	// period, kuberuntime_container.go startContainer, killContainer).
+	{name: "hooks-take-a-second",
+		pods: rewrittenForBackend(func(p *corev1.Pod) {
+			for i := range p.Spec.Containers {
+				l := p.Spec.Containers[i].Lifecycle
+				if l == nil {
+					continue
+				}
+				for _, h := range []*corev1.LifecycleHandler{l.PostStart, l.PreStop} {
+					if h != nil && h.Exec != nil && len(h.Exec.Command) == 3 {
+						h.Exec.Command[2] = "sleep 1; " + h.Exec.Command[2]
+					}
+				}
+			}
+		})},
+	// Probes whose first run comes a second late (the kubelet's probe
+	// workers wait a random part of a period before their first run,
+	// prober/worker.go run).
+	{name: "probes-start-a-second-late",
+		pods: rewrittenForBackend(func(p *corev1.Pod) {
+			for i := range p.Spec.Containers {
+				c := &p.Spec.Containers[i]
+				for _, pr := range []*corev1.Probe{c.StartupProbe, c.ReadinessProbe, c.LivenessProbe} {
+					if pr != nil {
+						pr.InitialDelaySeconds++
+					}
 				}
 			}
 		})},

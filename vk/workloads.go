@@ -60,6 +60,37 @@ type Workloads struct {
 	// rm -f /tmp/vk-alive; sleep infinity & wait", its probe exec test -e
 	// /tmp/vk-alive every second, failureThreshold 1). KVK-POD-024.
 	FailsLiveness func(d time.Duration) corev1.Container
+	// PostStartWrites: a container that runs for about d, then exits 0,
+	// writing nothing itself, with a postStart exec hook that writes msg
+	// (no newline) to its terminationMessagePath (default: sh -c "sleep
+	// S; exit 0", its hook sh -c "echo -n MSG > /dev/termination-log";
+	// msg is one word of letters, digits and '-'). KVK-POD-025.
+	PostStartWrites func(msg string, d time.Duration) corev1.Container
+	// PreStopWrites: a container that runs until it is stopped and exits
+	// 0 at once on SIGTERM, with a preStop exec hook that writes msg (no
+	// newline) to its terminationMessagePath (default: sh -c "trap 'exit
+	// 0' TERM; sleep infinity & wait", its hook sh -c "echo -n MSG >
+	// /dev/termination-log"). KVK-POD-026.
+	PreStopWrites func(msg string) corev1.Container
+	// FailsPostStart: a container that runs until it is stopped and exits
+	// 0 at once on SIGTERM, with a postStart exec hook that fails (default:
+	// sh -c "trap 'exit 0' TERM; sleep infinity & wait", its hook sh -c
+	// "exit 1"). KVK-POD-027.
+	FailsPostStart func() corev1.Container
+	// StartsAfter: a container that runs until it is stopped, with a
+	// startup probe that fails until about d after its start and passes
+	// from then on, and a readiness probe that passes from its start
+	// (default: sh -c "echo -n ok > /tmp/vk-ready; sleep S; echo -n ok >
+	// /tmp/vk-started; sleep infinity & wait", its startup probe exec test
+	// -e /tmp/vk-started every second, failureThreshold 60, its readiness
+	// probe exec test -e /tmp/vk-ready every second). KVK-POD-028.
+	StartsAfter func(d time.Duration) corev1.Container
+	// NeverStarts: a container that runs until it is stopped and exits 0
+	// at once on SIGTERM, with a startup probe that never passes,
+	// failureThreshold 3 (default: sh -c "trap 'exit 0' TERM; sleep
+	// infinity & wait", its startup probe exec test -e /tmp/vk-started
+	// every second). KVK-POD-029.
+	NeverStarts func() corev1.Container
 }
 
 // DefaultImage is the image of the default workloads: a shell and its
@@ -108,6 +139,43 @@ func DefaultWorkloads(image string) Workloads {
 		WritesEnv: func(name string) corev1.Container {
 			return sh("echo -n $(" + name + "):$" + name + " > " + corev1.TerminationMessagePathDefault + "; exit 0")
 		},
+		PostStartWrites: func(msg string, d time.Duration) corev1.Container {
+			c := sh("sleep " + seconds(d) + "; exit 0")
+			c.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
+				Command: []string{"sh", "-c", "echo -n " + msg + " > " + corev1.TerminationMessagePathDefault}}}}
+			return c
+		},
+		PreStopWrites: func(msg string) corev1.Container {
+			c := sh("trap 'exit 0' TERM; sleep infinity & wait")
+			c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
+				Command: []string{"sh", "-c", "echo -n " + msg + " > " + corev1.TerminationMessagePathDefault}}}}
+			return c
+		},
+		FailsPostStart: func() corev1.Container {
+			c := sh("trap 'exit 0' TERM; sleep infinity & wait")
+			c.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "exit 1"}}}}
+			return c
+		},
+		StartsAfter: func(d time.Duration) corev1.Container {
+			c := sh("echo -n ok > /tmp/vk-ready; sleep " + seconds(d) + "; echo -n ok > /tmp/vk-started; sleep infinity & wait")
+			c.StartupProbe = &corev1.Probe{
+				ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-e", "/tmp/vk-started"}}},
+				PeriodSeconds: 1, FailureThreshold: 60, SuccessThreshold: 1, TimeoutSeconds: 1,
+			}
+			c.ReadinessProbe = &corev1.Probe{
+				ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-e", "/tmp/vk-ready"}}},
+				PeriodSeconds: 1, FailureThreshold: 1, SuccessThreshold: 1, TimeoutSeconds: 1,
+			}
+			return c
+		},
+		NeverStarts: func() corev1.Container {
+			c := sh("trap 'exit 0' TERM; sleep infinity & wait")
+			c.StartupProbe = &corev1.Probe{
+				ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-e", "/tmp/vk-started"}}},
+				PeriodSeconds: 1, FailureThreshold: 3, SuccessThreshold: 1, TimeoutSeconds: 1,
+			}
+			return c
+		},
 		BecomesReady: func(d time.Duration) corev1.Container {
 			const file = "/tmp/vk-ready"
 			c := sh("sleep " + seconds(d) + "; echo -n ready > " + file + "; sleep infinity & wait")
@@ -147,6 +215,21 @@ func (w Workloads) withDefaults() Workloads {
 	}
 	if w.BecomesReady == nil {
 		w.BecomesReady = def.BecomesReady
+	}
+	if w.PostStartWrites == nil {
+		w.PostStartWrites = def.PostStartWrites
+	}
+	if w.PreStopWrites == nil {
+		w.PreStopWrites = def.PreStopWrites
+	}
+	if w.FailsPostStart == nil {
+		w.FailsPostStart = def.FailsPostStart
+	}
+	if w.StartsAfter == nil {
+		w.StartsAfter = def.StartsAfter
+	}
+	if w.NeverStarts == nil {
+		w.NeverStarts = def.NeverStarts
 	}
 	return w
 }

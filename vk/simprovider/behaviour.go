@@ -22,6 +22,22 @@ type behaviour struct {
 	removedAt   map[string]time.Duration // rm -f PATH: when, after its start
 	env         map[string]string        // its environment, for sh's $NAME
 	log         []string                 // echo LINE: the lines it printed, in order
+	// preStop is what its preStop exec hook does (nil: it has none): its
+	// files are written when DeletePod stops the container, its sleeps
+	// delay SIGTERM.
+	preStop *behaviour
+	// postStartFails: its postStart exec hook fails (exits other than 0,
+	// or its executable is missing) after postStartTakes.
+	postStartFails bool
+	postStartTakes time.Duration
+}
+
+// hookTakes is how long a hook of behaviour h runs: its sleeps.
+func (h *behaviour) hookTakes() time.Duration {
+	if h == nil || !h.exits {
+		return 0
+	}
+	return h.runFor
 }
 
 // terminationMessage is the message of a run of b that ended with code, as
@@ -68,11 +84,54 @@ func parseContainer(c corev1.Container) behaviour {
 	for _, e := range c.Env {
 		env[e.Name] = e.Value
 	}
-	var argv []string
-	for _, a := range append(append([]string(nil), c.Command...), c.Args...) {
-		argv = append(argv, expandRefs(a, env))
+	expand := func(in []string) []string {
+		var out []string
+		for _, a := range in {
+			out = append(out, expandRefs(a, env))
+		}
+		return out
 	}
-	return parse(argv, env)
+	b := parse(expand(append(append([]string(nil), c.Command...), c.Args...)), env)
+	if c.Lifecycle == nil {
+		return b
+	}
+	// A postStart exec hook runs in the container as soon as it has
+	// started (kuberuntime_container.go startContainer): what it writes is
+	// there from its sleeps on.
+	if h := c.Lifecycle.PostStart; h != nil && h.Exec != nil {
+		hb := parse(expand(h.Exec.Command), env)
+		if hb.cannotStart || (hb.exits && hb.exitCode != 0) {
+			b.postStartFails, b.postStartTakes = true, hb.runFor
+		}
+		for path, msg := range hb.files {
+			if b.files == nil {
+				b.files, b.writtenAt = map[string]string{}, map[string]time.Duration{}
+			}
+			b.files[path], b.writtenAt[path] = msg, hb.writtenAt[path]
+		}
+	}
+	if h := c.Lifecycle.PreStop; h != nil && h.Exec != nil {
+		hb := parse(expand(h.Exec.Command), env)
+		b.preStop = &hb
+	}
+	return b
+}
+
+// preStopped is b once its preStop hook has run: with the files the hook
+// wrote.
+func (b behaviour) preStopped() behaviour {
+	if b.preStop == nil || len(b.preStop.files) == 0 {
+		return b
+	}
+	files := map[string]string{}
+	for path, msg := range b.files {
+		files[path] = msg
+	}
+	for path, msg := range b.preStop.files {
+		files[path] = msg
+	}
+	b.files = files
+	return b
 }
 
 // expandRefs expands the $(VAR) references of s with env as the kubelet

@@ -66,9 +66,23 @@
 // with its env first, as the kubelet does, and the words of its echo
 // statements their $NAME references, as sh does.
 //
+// A container's exec lifecycle hooks are read with the same vocabulary:
+// postStart runs as the container starts (the files it writes are the
+// container's, a sleep before a write delays it), preStop when DeletePod
+// stops a running container, before SIGTERM, its sleeps taken from the
+// grace period. A postStart hook that fails (exit N other than 0, a
+// missing executable) gets the container killed (its SIGTERM handler's
+// exit code, else 137) and restarted as the pod's restartPolicy says,
+// Waiting with reason PostStartHookError meanwhile.
+//
 // A container whose liveness probe (an exec probe test -e PATH) fails
 // failureThreshold times in a row is killed (exit code 137, or its trap's)
 // and restarted as the pod's restartPolicy says.
+//
+// A container with a startup probe (an exec probe test -e PATH) is Started
+// from the first probe run after it wrote PATH, its readiness and liveness
+// probes held off until then; failureThreshold failures of it in a row kill
+// it (as a liveness probe's do).
 //
 // A container with a readiness probe is Ready (and the pod Ready) only
 // once the probe passes: an exec probe test -e PATH from the first probe
@@ -314,7 +328,51 @@ func (p *Provider) startLocked(sp *simPod, i int) {
 	cs.ContainerID = fmt.Sprintf("sim://%s/%s/%d", sp.pod.UID, cs.Name, cs.RestartCount)
 	cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
 	cs.Started = new(true)
+	if b.postStartFails {
+		// The kubelet kills a container whose postStart hook failed, as
+		// DeletePod would (its SIGTERM handler's code, else 137), and
+		// restarts it as the restart policy says (kuberuntime_container.go
+		// startContainer, killContainer; ErrPostStartHook).
+		epoch := sp.epoch[i]
+		p.afterLocked(b.postStartTakes, func() func() {
+			if sp.stopping || sp.epoch[i] != epoch || sp.pod.Status.ContainerStatuses[i].State.Running == nil {
+				return func() {}
+			}
+			code := int32(137)
+			if t := b.term; !t.ignore && t.delay == 0 {
+				code = t.code
+			}
+			p.exitedLocked(sp, i, code)
+			if w := sp.pod.Status.ContainerStatuses[i].State.Waiting; w != nil {
+				w.Reason = "PostStartHookError"
+			}
+			sp.settleLocked()
+			return p.notifyLocked(sp.pod)
+		})
+	}
+	// A startup probe holds Started, and the readiness and liveness
+	// probes, off until it passes; failureThreshold failures in a row
+	// kill the container (prober/worker.go doProbe, kuberuntime_manager.go
+	// computePodActions).
+	startup := sp.pod.Spec.Containers[i].StartupProbe
+	startedAfter, everStarted := b.readyAfter(startup)
+	cs.Started = new(everStarted && startedAfter == 0)
+	if everStarted && startedAfter > 0 {
+		epoch := sp.epoch[i]
+		p.afterLocked(startedAfter, func() func() {
+			cs := &sp.pod.Status.ContainerStatuses[i]
+			if sp.stopping || sp.epoch[i] != epoch || cs.State.Running == nil {
+				return func() {}
+			}
+			cs.Started = new(true)
+			return p.notifyLocked(sp.pod)
+		})
+	}
+	if kill, ok := b.killedAfter(startup); ok && (!everStarted || kill < startedAfter) && (!b.exits || kill < b.runFor) {
+		p.killLocked(sp, i, kill)
+	}
 	after, ever := b.readyAfter(sp.pod.Spec.Containers[i].ReadinessProbe)
+	after, ever = max(after, startedAfter), ever && everStarted
 	cs.Ready = ever && after == 0
 	if ever && after > 0 {
 		epoch := sp.epoch[i]
@@ -327,20 +385,8 @@ func (p *Provider) startLocked(sp *simPod, i int) {
 			return p.notifyLocked(sp.pod)
 		})
 	}
-	if kill, ok := b.killedAfter(sp.pod.Spec.Containers[i].LivenessProbe); ok && (!b.exits || kill < b.runFor) {
-		epoch := sp.epoch[i]
-		p.afterLocked(kill, func() func() {
-			if sp.stopping || sp.epoch[i] != epoch || sp.pod.Status.ContainerStatuses[i].State.Running == nil {
-				return func() {}
-			}
-			code := int32(137) // SIGTERM ignored (sh as PID 1 without a trap), killed
-			if t := b.term; !t.ignore && t.delay == 0 && t.code != 0 {
-				code = t.code
-			}
-			p.exitedLocked(sp, i, code)
-			sp.settleLocked()
-			return p.notifyLocked(sp.pod)
-		})
+	if kill, ok := b.killedAfter(sp.pod.Spec.Containers[i].LivenessProbe); ok && everStarted && (!b.exits || kill < b.runFor) {
+		p.killLocked(sp, i, max(kill, startedAfter))
 	}
 	if b.exits {
 		epoch := sp.epoch[i]
@@ -353,6 +399,26 @@ func (p *Provider) startLocked(sp *simPod, i int) {
 			return p.notifyLocked(sp.pod)
 		})
 	}
+}
+
+// killLocked kills container i of sp d from now, for a probe that failed,
+// unless it was restarted or stopped by then: its SIGTERM handler's exit
+// code if it exits at once, else 137 (sh as PID 1 without a trap ignores
+// SIGTERM and is killed).
+func (p *Provider) killLocked(sp *simPod, i int, d time.Duration) {
+	b, epoch := sp.ctrs[i], sp.epoch[i]
+	p.afterLocked(d, func() func() {
+		if sp.stopping || sp.epoch[i] != epoch || sp.pod.Status.ContainerStatuses[i].State.Running == nil {
+			return func() {}
+		}
+		code := int32(137)
+		if t := b.term; !t.ignore && t.delay == 0 && t.code != 0 {
+			code = t.code
+		}
+		p.exitedLocked(sp, i, code)
+		sp.settleLocked()
+		return p.notifyLocked(sp.pod)
+	})
 }
 
 // startInitLocked starts init container i of sp (again, after a
@@ -466,6 +532,15 @@ func (p *Provider) exitedLocked(sp *simPod, i int, code int32) {
 		sp.settleLocked()
 		return p.notifyLocked(sp.pod)
 	})
+}
+
+// endedLocked returns the terminated state of the run of app container i
+// of sp that ends now with code, with its termination message.
+func (sp *simPod) endedLocked(i int, code int32) *corev1.ContainerStateTerminated {
+	c := sp.pod.Spec.Containers[i]
+	t := endedRun(&sp.pod.Status.ContainerStatuses[i], code)
+	t.Message = sp.ctrs[i].terminationMessage(c.TerminationMessagePath, c.TerminationMessagePolicy, code)
+	return t
 }
 
 // endedRun returns the terminated state of the run of cs that ends now
@@ -589,24 +664,33 @@ func (p *Provider) DeletePod(_ context.Context, pod *corev1.Pod) error {
 	}
 	for i, b := range sp.ctrs {
 		cs := &sp.pod.Status.ContainerStatuses[i]
+		// A running container's preStop hook runs first, and takes from
+		// the grace period (kuberuntime_container.go killContainer,
+		// executePreStopHook); SIGTERM follows.
+		hook := time.Duration(0)
+		if cs.State.Running != nil && b.preStop != nil {
+			b = b.preStopped()
+			sp.ctrs[i] = b
+			hook = min(b.preStop.hookTakes(), grace)
+		}
 		switch {
 		case cs.State.Terminated != nil:
 		case cs.State.Running == nil:
 			cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "ContainerStatusUnknown",
 				Message: "The container could not be located when the pod was terminated", FinishedAt: metav1.NewTime(time.Now())}}
-		case !b.term.ignore && b.term.delay == 0:
-			cs.State = corev1.ContainerState{Terminated: endedRun(cs, b.term.code)}
+		case hook == 0 && !b.term.ignore && b.term.delay == 0:
+			cs.State = corev1.ContainerState{Terminated: sp.endedLocked(i, b.term.code)}
 		default:
 			after, code := grace, int32(137)
-			if !b.term.ignore && b.term.delay < grace {
-				after, code = b.term.delay, b.term.code
+			if !b.term.ignore && hook+b.term.delay < grace {
+				after, code = hook+b.term.delay, b.term.code
 			}
 			p.afterLocked(after, func() func() {
 				cs := &sp.pod.Status.ContainerStatuses[i]
 				if cs.State.Running == nil {
 					return func() {}
 				}
-				cs.State = corev1.ContainerState{Terminated: endedRun(cs, code)}
+				cs.State = corev1.ContainerState{Terminated: sp.endedLocked(i, code)}
 				cs.Ready, cs.Started = false, new(false)
 				sp.settleLocked()
 				return p.notifyLocked(sp.pod)
