@@ -57,7 +57,7 @@ test-examples:
 ## lists have no k8s.io/kubernetes.
 VK_PROVIDER_MODULES := testdata/vkconsumer examples/vkremote
 test-vk:
-	$(COLOR) cd vk && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) ./...
+	$(COLOR) cd vk && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -timeout 20m ./...
 	$(COLOR) for m in $(VK_PROVIDER_MODULES); do (cd $$m && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) ./...) || exit 1; done
 	for m in $(VK_PROVIDER_MODULES); do mods="$$(cd $$m && $(GO) list -m all)" && if grep -E '^(k8s.io/kubernetes|github.com/kri-kit/testkit) ' <<<"$$mods"; then \
 	  echo "$$m needs the module(s) above: a VK provider's module must not" >&2; exit 1; fi; done
