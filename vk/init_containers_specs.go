@@ -147,7 +147,7 @@ func failedInitContainer(e *env) {
 	restarted := false
 	e.watchPod(always, watch, func(cur *corev1.Pod) {
 		if cur == nil {
-			e.failf("pod %s went away from the API server, though nobody deleted it", podKey(always))
+			e.goneUndeleted(always)
 		}
 		st := cur.Status
 		if ph := st.Phase; ph == corev1.PodFailed || ph == corev1.PodSucceeded {

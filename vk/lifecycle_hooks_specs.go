@@ -132,10 +132,7 @@ func failedPostStartRestarts(e *env) {
 	hook := hookCommand(lifecycleOf(c).PostStart)
 	var last *corev1.Pod
 	restarted := func() bool {
-		last = e.apiPod(p.Namespace, p.Name)
-		if last == nil {
-			e.failf("pod %s went away from the API server, though nobody deleted it", key)
-		}
+		last = e.livePod(p)
 		if ph := last.Status.Phase; ph == corev1.PodSucceeded || ph == corev1.PodFailed {
 			e.failf("VK published pod %s (restartPolicy Always), whose container's postStart hook (%s) fails, as %s: the kubelet kills such a "+
 				"container and restarts it, the pod Running meanwhile; VK never publishes a status of a terminal pod again "+

@@ -1,7 +1,6 @@
 package vk
 
 import (
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,16 +27,10 @@ func failedLivenessRestarts(e *env) {
 	p := e.createPod(podRunning("liveness", corev1.RestartPolicyAlways, e.w.FailsLiveness(alive)))
 	key := podKey(p)
 	c := p.Spec.Containers[0]
-	probe := "none"
-	if c.LivenessProbe != nil && c.LivenessProbe.Exec != nil {
-		probe = "exec " + strings.Join(c.LivenessProbe.Exec.Command, " ")
-	}
+	probe := describeProbe(c.LivenessProbe)
 	var last *corev1.Pod
 	restarted := func() bool {
-		last = e.apiPod(p.Namespace, p.Name)
-		if last == nil {
-			e.failf("pod %s went away from the API server, though nobody deleted it", key)
-		}
+		last = e.livePod(p)
 		if ph := last.Status.Phase; ph == corev1.PodSucceeded || ph == corev1.PodFailed {
 			e.failf("VK published pod %s (restartPolicy Always), whose container's liveness probe (%s, %q) fails from %v after its start, as %s: "+
 				"the kubelet kills and restarts such a container, the pod Running meanwhile; VK never publishes a status of a terminal pod again "+

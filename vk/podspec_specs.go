@@ -130,7 +130,7 @@ func restartingPodIsNotTerminal(e *env) {
 	exited := false
 	e.watchPod(p, 70*time.Second, func(cur *corev1.Pod) {
 		if cur == nil {
-			e.failf("pod %s went away from the API server, though nobody deleted it", key)
+			e.goneUndeleted(p)
 		}
 		if ph := cur.Status.Phase; ph == corev1.PodSucceeded || ph == corev1.PodFailed {
 			e.failf("VK published pod %s (one container, %q, restartPolicy Always) as %s: the container will be restarted, "+
@@ -162,7 +162,7 @@ func failedStartIsWaiting(e *env) {
 	var last *corev1.Pod
 	check := func(cur *corev1.Pod) {
 		if cur == nil {
-			e.failf("pod %s went away from the API server, though nobody deleted it", key)
+			e.goneUndeleted(p)
 		}
 		if ph := cur.Status.Phase; ph == corev1.PodFailed || ph == corev1.PodSucceeded {
 			e.failf("VK published pod %s, whose container the backend cannot start (%q, restartPolicy Always), as %s: "+

@@ -1,7 +1,6 @@
 package vk
 
 import (
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,16 +26,10 @@ func readinessFollowsTheProbe(e *env) {
 	p := e.createPod(podRunning("readiness", corev1.RestartPolicyAlways, e.w.BecomesReady(after)))
 	key := podKey(p)
 	c := p.Spec.Containers[0]
-	probe := "none"
-	if c.ReadinessProbe != nil && c.ReadinessProbe.Exec != nil {
-		probe = "exec " + strings.Join(c.ReadinessProbe.Exec.Command, " ")
-	}
+	probe := describeProbe(c.ReadinessProbe)
 	var last *corev1.Pod
 	ready := func() bool {
-		last = e.apiPod(p.Namespace, p.Name)
-		if last == nil {
-			e.failf("pod %s went away from the API server, though nobody deleted it", key)
-		}
+		last = e.livePod(p)
 		if len(last.Status.ContainerStatuses) == 0 {
 			return false
 		}

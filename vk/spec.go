@@ -292,6 +292,32 @@ func (e *env) apiPod(namespace, name string) *corev1.Pod {
 	return p
 }
 
+// livePod returns pod p as the API server has it, and fails the spec when
+// it is gone: the specs that call it never delete it.
+func (e *env) livePod(p *corev1.Pod) *corev1.Pod {
+	cur := e.apiPod(p.Namespace, p.Name)
+	if cur == nil {
+		e.goneUndeleted(p)
+	}
+	return cur
+}
+
+// goneUndeleted fails the spec: pod p went away though nobody deleted it.
+func (e *env) goneUndeleted(p *corev1.Pod) {
+	e.failf("pod %s went away from the API server, though nobody deleted it", podKey(p))
+}
+
+// describeProbe names a probe in a message: "none", or its exec command.
+func describeProbe(pr *corev1.Probe) string {
+	switch {
+	case pr == nil:
+		return "none"
+	case pr.Exec != nil:
+		return "exec " + strings.Join(pr.Exec.Command, " ")
+	}
+	return "a probe other than exec"
+}
+
 // await polls cond every 100ms until it is true or bound, times
 // Config.TimeoutScale, has passed; it answers whether cond became true.
 func (e *env) await(bound time.Duration, cond func() bool) bool {
