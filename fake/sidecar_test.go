@@ -297,3 +297,28 @@ func TestSidecarPreStopHookRunsWhileItWaitsForItsTurn(t *testing.T) {
 		}
 	})
 }
+
+// A sidecar's startup probe holds the containers after it the first time
+// only (the kubelet's computeInitContainerActions): restarted once the app
+// container has run, it holds up no restart of the app in the same sync.
+func TestSidecarRestartHoldsNothingUp(t *testing.T) {
+	f := newFixture(t)
+	pod := newPod("restarts", v1.RestartPolicyAlways, container("app", "sh", "-c", "sleep 2; exit 1"))
+	proxy := sidecarContainer(container("proxy", "sh", "-c", "sleep 1; echo ok > /tmp/started; sleep 3; exit 1"))
+	proxy.StartupProbe = probe("test -e /tmp/started", 30)
+	pod.Spec.InitContainers = []v1.Container{proxy}
+	f.syncFor(pod, 2*time.Second)
+	if app := f.current(pod, "app"); !running(app) {
+		t.Fatalf("at 2s, once proxy's startup probe succeeded: want app running; status: %s", describe(f.status(pod)))
+	}
+	f.clock.Step(2 * time.Second)
+	f.mustSync(pod)
+	proxyNow, app := f.current(pod, "proxy"), f.current(pod, "app")
+	if !running(proxyNow) || proxyNow.RestartCount != 1 {
+		t.Fatalf("at 4s, after proxy exited 1: want proxy started again; status: %s", describe(f.status(pod)))
+	}
+	if !running(app) || app.RestartCount != 1 {
+		t.Errorf("at 4s app (exited 1 at 4s) was not started again by the sync that restarted proxy, whose startup probe has not yet succeeded: "+
+			"want it restarted, as the kubelet holds containers for a sidecar's startup probe only until a later container has run; status: %s", describe(f.status(pod)))
+	}
+}

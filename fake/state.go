@@ -101,6 +101,18 @@ func (ps *podState) anyActive() bool {
 	return false
 }
 
+// anySidecarActive reports whether a restartable init container of the pod
+// has a created or running instance.
+func (ps *podState) anySidecarActive() bool {
+	for i := range ps.pod.Spec.InitContainers {
+		c := &ps.pod.Spec.InitContainers[i]
+		if cur := ps.current(c.Name); cur != nil && workload.IsSidecar(c) && cur.active() {
+			return true
+		}
+	}
+	return false
+}
+
 type sandboxState struct {
 	id        string
 	createdAt time.Time

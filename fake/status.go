@@ -220,7 +220,7 @@ func (c *core) RefreshPodStatus(pod *v1.Pod, podStatus *v1.PodStatus) {
 	podStatus.InitContainerStatuses = nil
 	for _, c := range pod.Spec.InitContainers {
 		st := ps.containerStatus(c, "PodInitializing")
-		if isSidecar(&c) {
+		if workload.IsSidecar(&c) {
 			// A sidecar has done its part of initialisation once it runs.
 			if st.State.Running == nil && st.State.Terminated == nil {
 				initDone = false

@@ -79,6 +79,7 @@ func (p *PodProvider) podFor(pod *v1.Pod, now time.Time) *podState {
 		ps.pod = specCopy(pod)
 		ps.ref = refOf(pod)
 		ps.sim.UID, ps.sim.Namespace, ps.sim.Name = pod.UID, pod.Namespace, pod.Name
+		ps.sim.RestartPolicy = pod.Spec.RestartPolicy
 		// The grace period of the kills the pod decides (a failed probe
 		// or postStart hook), with the floor of WithMinimumGracePeriod.
 		ps.sim.GracePeriod = p.gracePeriod(nil, ps.pod, nil)
@@ -215,29 +216,29 @@ func (s *syncer) initFromStatus(logger klog.Logger) (toStart []*v1.Container, in
 		c := &spec.InitContainers[i]
 		cs := findStatus(st.ActiveContainerStatuses, c.Name)
 		if cs == nil {
-			if before && isSidecar(c) {
+			if before && workload.IsSidecar(c) {
 				rev = append(rev, c)
 			}
 			continue
 		}
-		if before && !isSidecar(c) {
+		if before && !workload.IsSidecar(c) {
 			continue
 		}
 		switch {
 		case cs.State == pkgcontainer.ContainerStateCreated:
 			// wait for it
 		case cs.State == pkgcontainer.ContainerStateRunning:
-			if isSidecar(c) && c.StartupProbe != nil && !s.ps.startedByProbe(c.Name, cs.ID.ID) {
+			if workload.IsSidecar(c) && c.StartupProbe != nil && !s.ps.startedByProbe(c.Name, cs.ID.ID) {
 				// wait for its startup probe, as the kubelet waits for the
 				// startup manager's success
-			} else if isSidecar(c) {
+			} else if workload.IsSidecar(c) {
 				if i == len(spec.InitContainers)-1 {
 					initialized = true
 				} else if !before {
 					rev = append(rev, &spec.InitContainers[i+1])
 				}
 			}
-		case isSidecar(c):
+		case workload.IsSidecar(c):
 			rev = append(rev, c) // exited: always started again
 		case cs.ExitCode == 0 && cs.Reason != "OOMKilled":
 			if i == len(spec.InitContainers)-1 {
@@ -342,152 +343,33 @@ func anyAppContainerCreated(pod *v1.Pod, st *pkgcontainer.PodStatus) bool {
 	return false
 }
 
-// sync reconciles from the fake's own state.
+// sync reconciles from the fake's own state, in the kubelet's start order
+// (workload.Pod.StartInTurn, on the pod simulation's runs): each container
+// whose turn has come gets one start attempt (start: it may fail, or wait
+// out a back-off). A container whose failed postStart hook this sync
+// reports is not started again until the next (reportHookFailure). Once
+// the app containers are done for good while a sidecar is active, the pod
+// is stopped as the kubelet's runtime kills such a pod: its sidecars get
+// SIGTERM in the order of KillPod, with the pod's grace period, and its
+// sandbox stops; SyncPod does not wait for them.
 func (s *syncer) sync() {
-	spec := &s.ps.pod.Spec
-	// Init containers: one at a time, in order, each to success.
-	for i := range spec.InitContainers {
-		c := &spec.InitContainers[i]
-		if isSidecar(c) {
-			if !s.syncSidecar(c, i) {
-				return
-			}
-			continue
-		}
-		cur := s.ps.current(c.Name)
-		switch {
-		case cur == nil:
-		case cur.active():
-			return
-		case cur.ExitCode() == 0:
-			continue
-		case !workload.Restarts(spec.RestartPolicy, true, false, cur.ExitCode()):
-			return // the pod has failed
-		}
-		if !s.start(c, true) {
-			return
-		}
-		if cur := s.ps.current(c.Name); cur.active() || cur.ExitCode() != 0 {
-			return
-		}
-	}
-	// App containers: start what is missing, restart per policy.
-	for i := range spec.Containers {
-		c := &spec.Containers[i]
-		if s.reportHookFailure(c) {
-			continue
-		}
-		cur := s.ps.current(c.Name)
-		if cur != nil && !shouldRestart(cur, spec.RestartPolicy) {
-			continue
-		}
-		s.start(c, false)
-	}
-	s.stopSidecarsIfDone()
-}
-
-// Native sidecars: restartable init containers (restartPolicy Always), as
-// the kubelet's runtime manager runs them. computeInitContainerActions
-// (kuberuntime_container.go) starts one in spec order and the next init
-// container once it runs, and restarts it whenever it exits, whatever the
-// pod's restart policy; computePodActions (kuberuntime_manager.go) kills
-// the pod, sidecars included, once no app container is left to keep or
-// start; killContainersWithSyncResult stops the sidecars after the app
-// containers, the last first (kuberuntime_termination_order.go), which the
-// pod simulation does (workload.Pod.StopRuns, through terminate).
-
-// isSidecar reports whether c is a restartable init container.
-func isSidecar(c *v1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
-}
-
-// sidecarNames returns the names of the restartable init containers of the
-// pod's spec as last synced, in spec order.
-func (ps *podState) sidecarNames() []string {
-	if ps.pod == nil {
-		return nil
-	}
-	var names []string
-	for i := range ps.pod.Spec.InitContainers {
-		if c := &ps.pod.Spec.InitContainers[i]; isSidecar(c) {
-			names = append(names, c.Name)
-		}
-	}
-	return names
-}
-
-// appsDone reports whether every app container has run and exited for
-// good: none is active and none is to be restarted under the pod's policy.
-func (ps *podState) appsDone() bool {
-	spec := &ps.pod.Spec
-	for i := range spec.Containers {
-		cur := ps.current(spec.Containers[i].Name)
-		if cur == nil || cur.active() || shouldRestart(cur, spec.RestartPolicy) {
-			return false
-		}
-	}
-	return len(spec.Containers) > 0
-}
-
-// syncSidecar does what sync does for restartable init container c, the
-// i-th init container: it starts it unless it is active or the app
-// containers are done, and reports whether the next init container may
-// follow: c runs and, when it has a startup probe, that probe has
-// succeeded, unless a later container already started (computeInitContainerActions
-// in kuberuntime_container.go waits for a running restartable init
-// container's startup probe before it starts the next one, but only the
-// first time: a container started after it means the pod was initialized
-// past it).
-func (s *syncer) syncSidecar(c *v1.Container, i int) bool {
-	cur := s.ps.current(c.Name)
-	switch {
-	case cur != nil && cur.Running():
-		return cur.Prober.Started() || s.ps.startedAfterInit(i)
-	case cur != nil && cur.active():
-		return false // created: wait for it to run
-	case s.ps.appsDone():
-		return true // not restarted: the pod is done
-	}
-	if !s.start(c, true) {
-		return false
-	}
-	cur = s.ps.current(c.Name)
-	return cur.Running() && cur.Prober.Started()
-}
-
-// startedAfterInit reports whether a container after the i-th init
-// container (a later init container, or an app container) has an instance.
-func (ps *podState) startedAfterInit(i int) bool {
-	spec := &ps.pod.Spec
-	for _, c := range slices.Concat(spec.InitContainers[i+1:], spec.Containers) {
-		if ps.current(c.Name) != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// stopSidecarsIfDone stops the pod once its app containers are done for
-// good while a sidecar is active, as the kubelet's runtime kills such a pod:
-// its sidecars get SIGTERM in the order of KillPod, with the pod's grace
-// period, and its sandbox stops. SyncPod does not wait for them.
-func (s *syncer) stopSidecarsIfDone() {
 	ps := s.ps
-	active := slices.ContainsFunc(ps.sidecarNames(), func(name string) bool {
-		cur := ps.current(name)
-		return cur != nil && cur.active()
-	})
-	if !active || !ps.appsDone() {
-		return
+	spec := &ps.pod.Spec
+	var reported []string
+	for i := range spec.Containers {
+		if c := &spec.Containers[i]; s.reportHookFailure(c) {
+			reported = append(reported, c.Name)
+		}
 	}
-	s.p.terminate(ps, s.now, s.p.gracePeriod(s.pod, ps.pod, nil), nil)
-	s.p.stopSandboxes(ps, s.now, nil)
-}
-
-// shouldRestart reports whether an app container whose current instance
-// is cur must be started again under policy (workload.Restarts).
-func shouldRestart(cur *instance, policy v1.RestartPolicy) bool {
-	return !cur.active() && workload.Restarts(policy, false, false, cur.ExitCode())
+	done := ps.sim.StartInTurn(spec, func(c *v1.Container, init bool) {
+		if !slices.Contains(reported, c.Name) {
+			s.start(c, init)
+		}
+	})
+	if done && ps.anySidecarActive() {
+		s.p.terminate(ps, s.now, s.p.gracePeriod(s.pod, ps.pod, nil), nil)
+		s.p.stopSandboxes(ps, s.now, nil)
+	}
 }
 
 // ensureSandbox returns the sandbox containers start in: the one chosen

@@ -113,6 +113,10 @@ type Pod struct {
 	// and stops no sidecar (pod_caller_starts.go).
 	CallerStarts bool
 
+	// spec holds the containers NewPod made the pod with (copies: their
+	// Specs point into it), the order Reconcile starts them in.
+	spec v1.PodSpec
+
 	// busyUntil: no container starts before it (a postStart hook runs, or
 	// a run its failed hook killed is still stopping), as the kubelet's
 	// SyncPod starts one container after another (pod_hooks.go).
@@ -217,18 +221,19 @@ type Waiting struct {
 func NewPod(pod *v1.Pod) *Pod {
 	p := &Pod{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, RestartPolicy: pod.Spec.RestartPolicy,
 		GracePeriod: GracePeriod(pod, nil)}
-	for i := range pod.Spec.InitContainers {
-		p.Init = append(p.Init, newPodContainer(&pod.Spec.InitContainers[i], true))
+	spec := pod.Spec.DeepCopy()
+	p.spec = v1.PodSpec{InitContainers: spec.InitContainers, Containers: spec.Containers}
+	for i := range p.spec.InitContainers {
+		p.Init = append(p.Init, newPodContainer(&p.spec.InitContainers[i], true))
 	}
-	for i := range pod.Spec.Containers {
-		p.App = append(p.App, newPodContainer(&pod.Spec.Containers[i], false))
+	for i := range p.spec.Containers {
+		p.App = append(p.App, newPodContainer(&p.spec.Containers[i], false))
 	}
 	return p
 }
 
-func newPodContainer(spec *v1.Container, isInit bool) *PodContainer {
-	c := spec.DeepCopy()
-	return &PodContainer{Name: c.Name, IsInit: isInit, Restartable: isInit && isSidecar(c), Spec: c, Image: c.Image, Behaviour: OfEnv(c)}
+func newPodContainer(c *v1.Container, isInit bool) *PodContainer {
+	return &PodContainer{Name: c.Name, IsInit: isInit, Restartable: isInit && IsSidecar(c), Spec: c, Image: c.Image, Behaviour: OfEnv(c)}
 }
 
 // Containers returns the init containers, then the app containers.
@@ -510,40 +515,18 @@ func (c *PodContainer) nextBackOff(t time.Time, b BackOff) time.Duration {
 	return c.backOff
 }
 
-// Reconcile plans the starts the pod needs at now: the first init
-// container that has not completed; once all have, every app container;
-// restarts as the restart policy says, after a back-off. A sidecar is
-// started in its turn among the init containers, and the next container
-// once it runs (pod_sidecars.go); once the app containers are done for
-// good, the sidecars are stopped. A stopped pod starts nothing, nor does
-// one whose caller starts the runs (CallerStarts). Advance reconciles after
-// each event; a caller reconciles after it made or
-// resumed the pod.
+// Reconcile plans the starts the pod needs at now, in the kubelet's start
+// order (StartInTurn): a container that never ran, or whose image changed,
+// at once; one that exited and that the restart policy restarts, after a
+// back-off. Once the app containers are done for good, the sidecars are
+// stopped. A stopped pod starts nothing, nor does one whose caller starts
+// the runs (CallerStarts). Advance reconciles after each event; a caller
+// reconciles after it made or resumed the pod.
 func (p *Pod) Reconcile(now time.Time) {
 	if p.Stopped || p.CallerStarts {
 		return
 	}
-	done := p.appsDone()
-	for i, c := range p.Init {
-		if c.Restartable {
-			if done {
-				continue // the pod is done: not started again
-			}
-			p.ensureStart(c, now)
-			if !p.sidecarLetsNextStart(i) {
-				return
-			}
-			continue
-		}
-		if c.Current != nil && c.Current.State() == InstanceExited && c.Current.ExitCode() == 0 {
-			continue
-		}
-		p.ensureStart(c, now)
-		return
-	}
-	for _, c := range p.App {
-		p.ensureStart(c, now)
-	}
+	done := p.StartInTurn(&p.spec, func(c *v1.Container, _ bool) { p.ensureStart(p.Container(c.Name), now) })
 	if done {
 		p.stopSidecars(now, p.GracePeriod, false)
 	}
@@ -558,8 +541,6 @@ func (p *Pod) ensureStart(c *PodContainer, now time.Time) {
 		return
 	case c.Current == nil || c.replace:
 		c.pending, c.startAt = true, now
-		return
-	case !p.restarts(c):
 		return
 	}
 	finished := c.Current.FinishedAt()

@@ -155,7 +155,7 @@ func (p *Pod) StartRun(spec *v1.Container, isInit bool, now time.Time, opts RunO
 	c := p.Container(spec.Name)
 	switch {
 	case c == nil:
-		c = &PodContainer{Name: spec.Name, IsInit: isInit, Restartable: isInit && isSidecar(spec), Spec: spec, Image: spec.Image, Behaviour: OfEnv(spec)}
+		c = &PodContainer{Name: spec.Name, IsInit: isInit, Restartable: isInit && IsSidecar(spec), Spec: spec, Image: spec.Image, Behaviour: OfEnv(spec)}
 		if isInit {
 			p.Init = append(p.Init, c)
 		} else {

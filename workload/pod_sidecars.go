@@ -1,37 +1,19 @@
 package workload
 
-import (
-	"time"
+import "time"
 
-	v1 "k8s.io/api/core/v1"
-)
-
-// Restartable init containers (sidecars: initContainers[].restartPolicy
-// Always), as the kubelet's runtime manager runs them:
-//
-//   - computeInitContainerActions (kuberuntime_container.go) starts them in
-//     spec order among the init containers; the next init container (or,
-//     after the last, the app containers) once the sidecar runs and, when
-//     it has a startup probe, once that probe has succeeded — the first
-//     time only: once a later container has started, the pod was
-//     initialized past it, and its restarts hold nothing up. It restarts a
-//     sidecar whenever it exits, whatever the pod's restart policy.
-//   - computePodActions (kuberuntime_manager.go) kills the pod, its
-//     sidecars, once no app container is left to run or to start again.
-//   - A kill of the pod (killContainersWithSyncResult with a
-//     terminationOrdering, kuberuntime_termination_order.go) runs every
-//     preStop hook at once; a sidecar then waits, within what is left of
-//     the grace period, until the app containers and the sidecars after it
-//     in spec order have exited, and gets SIGTERM with what is left then.
+// How the sidecars (restartable init containers) of a pod stop, as the
+// kubelet's runtime manager stops them; when they start, and when the pod
+// stops them, is the start order's (pod_start_order.go). A kill of the pod
+// (killContainersWithSyncResult with a terminationOrdering,
+// kuberuntime_termination_order.go) runs every preStop hook at once; a
+// sidecar then waits, within what is left of the grace period, until the
+// app containers and the sidecars after it in spec order have exited, and
+// gets SIGTERM with what is left then.
 //
 // The kubelet gives a container at least 2s after its preStop hook and its
 // wait (minimumGracePeriodInSeconds); a Pod gives what is left, as its
 // Stop gives the grace period the caller names.
-
-// isSidecar reports whether init container c is restartable.
-func isSidecar(c *v1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
-}
 
 // stopTurn is the wait of a stopped sidecar for its turn: it gets SIGTERM
 // once the containers before it in the termination order have exited, not
@@ -39,36 +21,6 @@ func isSidecar(c *v1.Container) bool {
 // period's), with what is left until end.
 type stopTurn struct {
 	from, end time.Time
-}
-
-// sidecarLetsNextStart reports whether the container after the i-th init
-// container, a sidecar, may start: the sidecar has started (it runs, and
-// its startup probe, if any, has succeeded), or a later container has
-// started already.
-func (p *Pod) sidecarLetsNextStart(i int) bool {
-	return p.Init[i].Started() || p.startedAfter(i)
-}
-
-// startedAfter reports whether a container after the i-th init container
-// has run.
-func (p *Pod) startedAfter(i int) bool {
-	for _, c := range p.Containers()[i+1:] {
-		if c.Current != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// appsDone reports whether the app containers are done for good: each has
-// run and exited, and none is to be started again.
-func (p *Pod) appsDone() bool {
-	for _, c := range p.App {
-		if c.Current == nil || c.Running() || c.pending || p.restarts(c) {
-			return false
-		}
-	}
-	return len(p.App) > 0
 }
 
 // stopSidecars stops the sidecars of the pod at now with grace: their
