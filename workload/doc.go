@@ -145,10 +145,14 @@
 // mode where the caller starts the runs (Pod.CallerStarts; StartRun,
 // PostStart, StopRuns, ExitRun, each event to Pod.OnEvent;
 // ExamplePod_callerStarts): the runs, their probes, their hooks and the
-// order of a kill are Pod's, the sync's decisions the caller's, on the
-// pieces Pod itself uses, so a pod behaves the same in both: Restarts
-// (the restart policy), StartFailure (why a start fails), GracePeriod (a
-// kill's grace period) and KubeletBackOff.
+// order of a kill are Pod's, and so is the order of the starts: the
+// caller asks Pod.StartInTurn which containers' turn has come (from the
+// Pod's runs), or ActionsFromStatus what a runtime status calls for (as
+// the kubelet reads the status its agent hands it), and makes each start
+// its way (its faults, its back-off). The pieces both modes use are the
+// same, so a pod behaves the same in both: the start order, Restarts (the
+// restart policy), StartFailure (why a start fails), GracePeriod (a kill's
+// grace period) and KubeletBackOff.
 //
 // # What PID 1 does
 //

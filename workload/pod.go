@@ -114,8 +114,9 @@ type Pod struct {
 	CallerStarts bool
 
 	// spec holds the containers NewPod made the pod with (copies: their
-	// Specs point into it), the order Reconcile starts them in.
-	spec v1.PodSpec
+	// Specs point into it), the order Reconcile starts them in; nil for a
+	// Pod not made by NewPod (Reconcile then reads Init and App).
+	spec *v1.PodSpec
 
 	// busyUntil: no container starts before it (a postStart hook runs, or
 	// a run its failed hook killed is still stopping), as the kubelet's
@@ -222,7 +223,7 @@ func NewPod(pod *v1.Pod) *Pod {
 	p := &Pod{UID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, RestartPolicy: pod.Spec.RestartPolicy,
 		GracePeriod: GracePeriod(pod, nil)}
 	spec := pod.Spec.DeepCopy()
-	p.spec = v1.PodSpec{InitContainers: spec.InitContainers, Containers: spec.Containers}
+	p.spec = &v1.PodSpec{InitContainers: spec.InitContainers, Containers: spec.Containers}
 	for i := range p.spec.InitContainers {
 		p.Init = append(p.Init, newPodContainer(&p.spec.InitContainers[i], true))
 	}
@@ -526,7 +527,17 @@ func (p *Pod) Reconcile(now time.Time) {
 	if p.Stopped || p.CallerStarts {
 		return
 	}
-	done := p.StartInTurn(&p.spec, func(c *v1.Container, _ bool) { p.ensureStart(p.Container(c.Name), now) })
+	spec := p.spec
+	if spec == nil {
+		spec = &v1.PodSpec{}
+		for _, c := range p.Init {
+			spec.InitContainers = append(spec.InitContainers, *c.Spec)
+		}
+		for _, c := range p.App {
+			spec.Containers = append(spec.Containers, *c.Spec)
+		}
+	}
+	done := p.StartInTurn(spec, func(c *v1.Container, _ bool) { p.ensureStart(p.Container(c.Name), now) })
 	if done {
 		p.stopSidecars(now, p.GracePeriod, false)
 	}
