@@ -140,15 +140,24 @@ func TestCatalogueIDs(t *testing.T) {
 	}
 }
 
+// The variants run in parallel (go test -parallel, GOMAXPROCS by
+// default): each spec of each builds its own providers and VK in a
+// synctest bubble of its own, and shares nothing with the others.
 func TestMutantsFailExactlyTheirSpecs(t *testing.T) {
 	for _, v := range mutants {
-		t.Run(v.name, func(t *testing.T) { check(t, v) })
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			check(t, v)
+		})
 	}
 }
 
 func TestBenignVariantsPass(t *testing.T) {
 	for _, v := range benign {
-		t.Run(v.name, func(t *testing.T) { check(t, v) })
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			check(t, v)
+		})
 	}
 }
 
