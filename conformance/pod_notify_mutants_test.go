@@ -14,6 +14,8 @@ func podNotifyMutants() []*mutant {
 				"KRI-POD-001", "KRI-POD-003", "KRI-POD-004", "KRI-POD-005", "KRI-POD-006", "KRI-POD-007", "KRI-POD-008", "KRI-POD-009", "KRI-POD-010", "KRI-POD-011", "KRI-POD-013", "KRI-POD-014", "KRI-POD-015", "KRI-POD-016", "KRI-POD-017", "KRI-POD-018", "KRI-POD-020", "KRI-POD-021", "KRI-POD-022", "KRI-POD-023", "KRI-POD-025", "KRI-POD-027", "KRI-POD-037", "KRI-POD-038", "KRI-POD-039", "KRI-POD-040", "KRI-POD-041", "KRI-POD-042", "KRI-POD-043", "KRI-POD-044", "KRI-POD-045", "KRI-POD-047", "KRI-POD-048", "KRI-POD-049", "KRI-POD-050", "KRI-POD-051", "KRI-POD-052", "KRI-POD-053", "KRI-POD-054", "KRI-POD-055", "KRI-POD-056", "KRI-POD-059", "KRI-POD-060", "KRI-POD-061", "KRI-POD-062", "KRI-POD-063", "KRI-POD-064", "KRI-POD-065", "KRI-POD-066", "KRI-POD-067", "KRI-POD-068", "KRI-POD-069", "KRI-POD-070", "KRI-POD-071", "KRI-POD-072", "KRI-POD-073", "KRI-POD-074", "KRI-POD-075", "KRI-POD-076", "KRI-POD-077", "KRI-POD-080", "KRI-POD-081", "KRI-POD-082", "KRI-POD-084", "KRI-POD-085", "KRI-POD-086", "KRI-POD-087", "KRI-POD-088", "KRI-POD-089", "KRI-POD-090", "KRI-POD-091", "KRI-POD-092", "KRI-POD-093", "KRI-POD-094", "KRI-POD-095", "KRI-POD-096", "KRI-POD-098", "KRI-POD-100", "KRI-POD-101",
 				// The network probe specs too: the agent learns of a startup probe's success, and of a restart, from HandlePodSyncByUID.
 				"KRI-POD-105", "KRI-POD-106",
+				// KRI-POD-107 waits for its container to run, which the agent learns of from HandlePodSyncByUID.
+				"KRI-POD-107",
 			},
 			notify: notifyNever,
 		},

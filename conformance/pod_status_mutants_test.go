@@ -175,7 +175,7 @@ func podStatusMutants() []*mutant {
 			want: []string{
 				"KRI-POD-003", "KRI-POD-004", "KRI-POD-021", "KRI-POD-022", "KRI-POD-028", "KRI-POD-035", "KRI-POD-037", "KRI-POD-040", "KRI-POD-043", "KRI-POD-044", "KRI-POD-051", "KRI-POD-052", "KRI-POD-054", "KRI-POD-066", "KRI-POD-067", "KRI-POD-071", "KRI-POD-086",
 				// The probe specs follow one container instance.
-				"KRI-POD-072", "KRI-POD-073", "KRI-POD-075", "KRI-POD-076", "KRI-POD-101",
+				"KRI-POD-072", "KRI-POD-073", "KRI-POD-075", "KRI-POD-076", "KRI-POD-101", "KRI-POD-107",
 				// The resize specs tell an in-place resize (same ID) from a restart.
 				"KRI-POD-080", "KRI-POD-081",
 				// The network probe specs follow one container instance.

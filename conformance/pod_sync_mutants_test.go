@@ -67,7 +67,7 @@ func podSyncMutants() []*mutant {
 				// The lifecycle hook specs sync their pods.
 				"KRI-POD-062", "KRI-POD-063", "KRI-POD-064", "KRI-POD-065",
 				// The probe specs sync their pods.
-				"KRI-POD-072", "KRI-POD-073", "KRI-POD-074", "KRI-POD-075", "KRI-POD-076", "KRI-POD-077", "KRI-POD-101",
+				"KRI-POD-072", "KRI-POD-073", "KRI-POD-074", "KRI-POD-075", "KRI-POD-076", "KRI-POD-077", "KRI-POD-101", "KRI-POD-107",
 				// The resize specs sync their pods.
 				"KRI-POD-080", "KRI-POD-081", "KRI-POD-082",
 				// The network probe specs sync their pods.

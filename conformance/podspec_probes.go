@@ -11,7 +11,7 @@ import (
 	"github.com/kri-kit/testkit/workload"
 )
 
-// The probe specs (KRI-POD-072..077, 101): in KRI the provider runs the probes,
+// The probe specs (KRI-POD-072..077, 101, 107): in KRI the provider runs the probes,
 // as kuscia's CRIProvider runs the kubelet's prober manager. Their probes
 // are exec probes in the vocabulary of package workload (test -e FILE, for
 // a file the container writes and removes), with a period of one second.
@@ -35,6 +35,8 @@ var podspecProbesSpecs = []*specDef{
 		text: "once KillPod has stopped a pod, its probes stop: a liveness probe that then fails starts nothing again, and RefreshPodStatus reports no container Ready"},
 	{id: "KRI-POD-101", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes, CapRestartPolicies}, pod: podReadinessPerInstance,
 		text: "a container with a readiness probe that exits and is started again is not Ready until its new instance's probe succeeds (nothing of the previous instance's result carries over), then Ready"},
+	{id: "KRI-POD-107", level: Must, kind: kindPod, groups: []string{"pod-spec", "probes"}, caps: []Capability{CapProbes}, pod: podReadinessTimeout,
+		text: "a running container whose exec readiness probe's command outlasts timeoutSeconds (it would exit 0 later) is never Ready: a probe that times out has failed; and it keeps running"},
 }
 
 // crashLoopBackOff is the kubelet's first restart back-off of a container
@@ -569,5 +571,39 @@ func podReadinessPerInstance(e *podEnv) {
 			e.note("no status was read in the first " + (writeAfter - probePeriod).String() + " of the restarted instance (a loaded machine): Ready before its probe's first success was not checked")
 		}
 		return pod, ""
+	})
+}
+
+// podReadinessTimeout mirrors the node e2e test "should not be ready with
+// an exec readiness probe timeout": the readiness probe's command, sh -c
+// "sleep 10", would exit 0 but outlasts the probe's timeoutSeconds (1),
+// and a probe that times out has failed (the kubelet's exec prober,
+// pkg/probe/exec, counts remote.ErrCommandTimedOut as a failure). The
+// container must stay not Ready for as long as a prober that waited for
+// the command would take to report it Ready: the command's sleep, a period
+// for the first probe to start and one for its result, and the Stable
+// timeout on top.
+func podReadinessTimeout(e *podEnv) {
+	const probeSleep = 10 * time.Second
+	const probeTimeout = time.Second
+	c := e.probed("")
+	c.ReadinessProbe = specProbe(v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", "sleep " + seconds(probeSleep)}}}, 1)
+	c.ReadinessProbe.TimeoutSeconds = int32(probeTimeout / time.Second)
+	pod := e.newPod("timeout", v1.RestartPolicyAlways, c)
+	e.step(fmt.Sprintf("syncing a pod whose readiness probe runs sh -c \"sleep %s\" with timeoutSeconds %s (periodSeconds %s)", seconds(probeSleep), seconds(probeTimeout), seconds(probePeriod)))
+	r := &probeRun{e: e, pod: pod}
+	first := r.running()
+	window := probeSleep + periods(2) + e.st.t.Stable
+	r.hold(window, "container web keeps running and is never Ready", func(g gomega.Gomega, sync bool) {
+		st, cs := r.round(!sync)
+		run := runningOf(st, "web")
+		if run == nil || run.ID != first.ID {
+			e.failf("container web (instance %s) no longer runs %s after it started; readiness failures must restart nothing: %s", first.ID, sinceStart(first).Round(time.Millisecond), describeStatus(st))
+		}
+		if cs.Ready {
+			e.failf("RefreshPodStatus reports container web Ready %s after it started, though its readiness probe's command (sleep %s) outlasts its timeoutSeconds (%s) at every run: a probe that times out has failed",
+				sinceStart(run).Round(time.Millisecond), seconds(probeSleep), seconds(probeTimeout))
+		}
+		r.expectPodReady(false)
 	})
 }

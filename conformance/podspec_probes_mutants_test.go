@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"context"
+	"math"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -12,10 +13,11 @@ import (
 	"github.com/kri-kit/testkit/kri/interceptor"
 )
 
-// The mutants of the probe specs (KRI-POD-072..077, 101): on the
+// The mutants of the probe specs (KRI-POD-072..077, 101, 107): on the
 // hostprocess example, which runs exec probes as host processes, and, for
 // what needs virtual time or the fake's exact probes (a readiness result
-// per instance, the liveness threshold), on the fake.
+// per instance, the liveness threshold, an exec probe's timeoutSeconds,
+// which the fake's probes take from the pod it is handed), on the fake.
 
 // readyEdit returns a RefreshPodStatus interceptor that calls edit on the
 // status of every running app container that has a readiness probe, with
@@ -57,8 +59,11 @@ func podspecProbesMutants() []*mutant {
 		{
 			name:      "host-ready-before-probe",
 			violation: "a started container with an exec readiness probe is Ready until the probe has succeeded once (the probe's initial result taken as success)",
-			// A restarted instance too (KRI-POD-101).
-			want: []string{"KRI-POD-072", "KRI-POD-101"},
+			// A restarted instance too (KRI-POD-101), and a container
+			// whose probe never succeeds, its command outlasting
+			// timeoutSeconds at every run (KRI-POD-107): Ready from the
+			// start, whatever the probes say.
+			want: []string{"KRI-POD-072", "KRI-POD-101", "KRI-POD-107"},
 			host: func() interceptor.PodFuncs {
 				// Exec probes only: KRI-POD-090 waits for a TCP readiness
 				// probe before it kills, and a kill before the server
@@ -165,6 +170,20 @@ func podspecProbesMutants() []*mutant {
 				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
 					if c.LivenessProbe != nil {
 						c.LivenessProbe.FailureThreshold = 1
+					}
+				})}
+			},
+		},
+		{
+			name:      "exec-probe-timeout-ignored",
+			violation: "timeoutSeconds is ignored for exec probes: a probe's command is waited for however long it runs and its exit code counted, so one that outlasts the timeout and then exits 0 succeeds",
+			want:      []string{"KRI-POD-107"},
+			pod: func(*fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{SyncPod: rewritePod(func(c *v1.Container) {
+					for _, p := range []*v1.Probe{c.StartupProbe, c.LivenessProbe, c.ReadinessProbe} {
+						if p != nil && p.Exec != nil {
+							p.TimeoutSeconds = math.MaxInt32
+						}
 					}
 				})}
 			},

@@ -102,12 +102,14 @@ type PodLifecycleHandler interface {
 	// the first that hands it in.
 	//
 	// A container's exec probes run while it runs, as the kubelet's prober
-	// runs them (initialDelaySeconds, periodSeconds, successThreshold,
-	// failureThreshold): RefreshPodStatus reports a container with a
-	// readiness probe Ready only from the first success of its current
-	// instance's probe (a restarted container is not Ready until its new
-	// instance's probe succeeds) until it has failed failureThreshold times
-	// in a row. A liveness probe that
+	// runs them (initialDelaySeconds, periodSeconds, timeoutSeconds,
+	// successThreshold, failureThreshold): RefreshPodStatus reports a
+	// container with a readiness probe Ready only from the first success of
+	// its current instance's probe (a restarted container is not Ready until
+	// its new instance's probe succeeds) until it has failed
+	// failureThreshold times in a row. An exec probe whose command has not
+	// exited within timeoutSeconds has failed, whatever it would exit with
+	// later. A liveness probe that
 	// fails failureThreshold times in a row gets the container killed and
 	// started again as its restart policy allows, and one that passes
 	// leaves it alone. A startup probe holds the liveness and readiness
