@@ -225,7 +225,9 @@
 //     write the sentence first. It is the contract; the spec only checks
 //     it. TestContractCoverage then wants it in testdata/contract.yaml
 //     (step 5; KRI_UPDATE_CONTRACT=1 go test ./conformance -run
-//     TestContractCoverage -v logs a skeleton entry).
+//     TestContractCoverage -v logs a skeleton entry). A sentence that
+//     changes keeps its entry: edit the entry's sentence: in place, so its
+//     specs and citations stay (the skeleton carries none of them).
 //  2. The entry: a specDef appended to the group's list (podKillSpecs in
 //     pod_kill.go, ...) with the next unused ID of its kind, which
 //     'go test ./conformance -run TestSpecIDs -v' prints. IDs are never
@@ -233,6 +235,13 @@
 //     and TestSpecIDs fails on any other gap.
 //  3. The body, a func(*podEnv) or func(*nodeEnv) beside the entry in the
 //     group's file; its waits as above (Timeouts, the pod's own times).
+//     A check that something does not happen holds for a window: the
+//     pod's own times that a broken provider would need to go wrong (a
+//     command's sleep, a probe's periods) plus Timeouts.Stable, with the
+//     agent's syncs meanwhile (syncHolding, statusHolding, holdAsAgent;
+//     probeRun.hold for the probe specs). Every host run of the spec's
+//     group (step 7) waits that window out on the real clock: keep the
+//     pod's times short.
 //  4. The catalogue: KRI_UPDATE_CATALOGUE=1 go test ./conformance -run
 //     TestCatalogue rewrites testdata/conformance.yaml (TestCatalogue).
 //  5. The contract table: the ID under the sentence's entry in
@@ -255,16 +264,26 @@
 //     pod-spec groups but resize and network-probes): real processes on
 //     the real clock, about 40s a run, without the grace-period specs;
 //     it is wrapped with kri/interceptor as the fake is, so a func of any
-//     method takes effect (TestHostMutantsInterceptEveryMethod). When existing
+//     method takes effect (TestHostMutantsInterceptEveryMethod). Host
+//     mutants and variants are named host-... . A promise about a field of
+//     the pod spec that the fake reads (a probe's timeoutSeconds, a
+//     hook's command) breaks on the fake too, with a SyncPod that edits
+//     the pod before the fake sees it (rewritePod in
+//     selftest_hostprocess_test.go). When existing
 //     mutants fail the new spec too (TestMutantsAreCaught calls it
 //     "extra"), add the ID to the want of each, under a comment saying
 //     why: a want that holds only by timing says so in a comment starting
 //     "Timing"; a spec that a loaded machine decides for a host mutant
-//     goes in its underLoad instead. TestEverySpecHasAMutant fails until
-//     some mutant wants the spec.
+//     goes in its underLoad instead. To find them: go test ./conformance
+//     -run TestMutantsAreCaught -skip 'TestMutantsAreCaught/host-' runs
+//     every fake mutant (about a minute under -race on two cores); then
+//     the host mutants of the spec's group, one by one (step 9).
+//     TestEverySpecHasAMutant fails until some mutant wants the spec.
 //  8. The benign variant, when the spec grants a freedom: a provider that
 //     takes it, in the group's _benign_test.go (a benign around the fake,
-//     a hostBenign around hostprocess), which every spec must pass.
+//     a hostBenign around hostprocess), which every spec must pass. A new
+//     spec, with a variant or without, must pass the existing ones:
+//     go test ./conformance -run 'TestBenignVariantsPass|TestHostBenignVariantsPass|TestFakeIsConformant'.
 //  9. The proof: go test ./conformance -run TestMutantsAreCaught/NAME$
 //     runs that mutant alone and checks that it fails exactly its want;
 //     TestBenignVariantsPass/NAME$ and TestHostBenignVariantsPass/NAME$

@@ -576,15 +576,15 @@ func podReadinessPerInstance(e *podEnv) {
 
 // podReadinessTimeout mirrors the node e2e test "should not be ready with
 // an exec readiness probe timeout": the readiness probe's command, sh -c
-// "sleep 10", would exit 0 but outlasts the probe's timeoutSeconds (1),
-// and a probe that times out has failed (the kubelet's exec prober,
-// pkg/probe/exec, counts remote.ErrCommandTimedOut as a failure). The
-// container must stay not Ready for as long as a prober that waited for
-// the command would take to report it Ready: the command's sleep, a period
-// for the first probe to start and one for its result, and the Stable
-// timeout on top.
+// "sleep 5" (the e2e test's sleeps 10), would exit 0 but outlasts the
+// probe's timeoutSeconds (1), and a probe that times out has failed (the
+// kubelet's exec prober, pkg/probe/exec, counts remote.ErrCommandTimedOut
+// as a failure). The container must stay not Ready for as long as a
+// prober that waited for the command would take to report it Ready: the
+// command's sleep, a period for the first probe to start and one for its
+// result, and the Stable timeout on top.
 func podReadinessTimeout(e *podEnv) {
-	const probeSleep = 10 * time.Second
+	const probeSleep = 5 * time.Second
 	const probeTimeout = time.Second
 	c := e.probed("")
 	c.ReadinessProbe = specProbe(v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", "sleep " + seconds(probeSleep)}}}, 1)
