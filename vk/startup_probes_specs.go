@@ -1,7 +1,6 @@
 package vk
 
 import (
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,17 +24,6 @@ func init() {
 	)
 }
 
-// probeCommand describes an exec probe for messages.
-func probeCommand(p *corev1.Probe) string {
-	switch {
-	case p == nil:
-		return "none"
-	case p.Exec != nil:
-		return "exec " + strings.Join(p.Exec.Command, " ")
-	}
-	return "not an exec probe"
-}
-
 // startupProbeHoldsReadiness runs a container whose readiness probe passes
 // from its start but whose startup probe passes only about 10s after it
 // (as the node e2e test "should be ready immediately after startupProbe
@@ -48,7 +36,7 @@ func startupProbeHoldsReadiness(e *env) {
 	p := e.createPod(podRunning("startup", corev1.RestartPolicyAlways, c))
 	created := time.Now()
 	key := podKey(p)
-	startup, readiness := probeCommand(p.Spec.Containers[0].StartupProbe), probeCommand(p.Spec.Containers[0].ReadinessProbe)
+	startup, readiness := describeProbe(p.Spec.Containers[0].StartupProbe), describeProbe(p.Spec.Containers[0].ReadinessProbe)
 	var last *corev1.Pod
 	started := func() bool {
 		last = e.apiPod(p.Namespace, p.Name)
@@ -83,7 +71,7 @@ func failedStartupProbeRestarts(e *env) {
 	p := e.createPod(podRunning("startup-fails", corev1.RestartPolicyAlways, e.w.NeverStarts()))
 	key := podKey(p)
 	c := p.Spec.Containers[0]
-	probe := probeCommand(c.StartupProbe)
+	probe := describeProbe(c.StartupProbe)
 	var last *corev1.Pod
 	restarted := func() bool {
 		last = e.livePod(p)
