@@ -6,22 +6,38 @@ GO      ?= go
 OUTPUT  ?= _output
 PKGS    ?= ./...
 
-.PHONY: all test test-kit test-consumer test-examples test-vk test-k8s test-k8s-all e2e conformance soak loaded bench cover lint tidy-check replace-block suite-times kuscia-cite
+.PHONY: all test test-real test-release test-kit test-consumer test-examples test-vk test-k8s test-k8s-all e2e conformance soak loaded bench cover lint tidy-check replace-block suite-times kuscia-cite
 
 all: lint test
 
-## test: vet and race-test every package (what CI runs): test-kit, the
-## kit's own packages and suite/, the kubelet-free module of what the KRI
-## and VK suites share (verdict, gate, summary, ExpectedFailures, flags);
-## test-consumer, the example consumer module
-## (testdata/consumer), which gates its own provider on the conformance
-## suite; test-examples, examples/kubeletruntime, a module of its own (the
-## kubelet's runtime manager as a provider) so that its dependencies stay
-## out of the kit's module graph, and the unit tests of hack/e2e/apiserver
-## (e2ectl; its ./etcd, etcd's entry point, is left to 'make e2e', which
-## builds it). examples/kubebackend, a package of the kit (client-go is a
+## The kit's own checks come in three tiers, each with a budget (README,
+## "The kit's own checks"):
+##   make test       the first tier, what a contributor runs before every
+##                   commit: vet of every module, the unit tests, the fake's
+##                   gate, every fake mutant and benign variant (virtual
+##                   time), the vk suite's self-tests, the consumers' and
+##                   examples' gates but those on real processes;
+##   make test-real  the second tier: what runs real processes on the real
+##                   clock (the conformance self-tests on hostprocess, the
+##                   hostprocess example, the kubelet's runtime manager over
+##                   crisim), then test-k8s-all, what another Kubernetes
+##                   release can change;
+##   make e2e        the third: containerd and a real API server.
+## .ci/run runs all three.
+##
+## test: vet and race-test (RACE= without -race): test-kit, the kit's own
+## packages but examples/hostprocess, without the conformance self-tests
+## named TestHost* (REAL_TESTS), and suite/, the kubelet-free module of what
+## the KRI and VK suites share (verdict, gate, summary, ExpectedFailures,
+## flags); test-consumer, the example consumer module (testdata/consumer),
+## which gates its own provider on the conformance suite; test-examples,
+## examples/kubeletruntime's vet (a module of its own, so that the kubelet
+## runtime manager's dependencies stay out of the kit's module graph; its
+## tests are test-real's) and the unit tests of hack/e2e/apiserver (e2ectl;
+## its ./etcd, etcd's entry point, is left to 'make e2e', which builds it);
+## test-vk. examples/kubebackend, a package of the kit (client-go is a
 ## dependency already), leaves its real-API-server test
-## (KRI_E2E_KUBECONFIG) to make e2e. RACE= runs them without -race.
+## (KRI_E2E_KUBECONFIG) to make e2e.
 # vet gets -race too so that it type-checks against the same compiled
 # dependencies as the tests: a cold machine then builds k8s.io/kubernetes
 # once, not twice.
@@ -35,17 +51,33 @@ test: test-kit test-consumer test-examples test-vk
 # a suite.
 COLOR := [ -t 1 ] || export GINKGO_NO_COLOR=TRUE;
 
+# The second tier's share of the kit's module: the package that runs real
+# processes, and the conformance self-tests on it.
+REAL_PKGS  := ./examples/hostprocess
+REAL_TESTS := ^TestHost
+
 test-kit:
 	$(GO) vet $(RACE) $(PKGS)
-	$(COLOR) KRI_E2E_KUBECONFIG= $(GO) test $(RACE) -timeout 20m $(PKGS)
+	$(COLOR) KRI_E2E_KUBECONFIG= $(GO) test $(RACE) -timeout 20m -skip '$(REAL_TESTS)' $$($(GO) list $(PKGS) | grep -v -x -F "$$($(GO) list $(REAL_PKGS))")
 	cd suite && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) ./...
 
 test-consumer:
 	$(COLOR) cd testdata/consumer && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) ./...
 
 test-examples:
-	$(COLOR) cd examples/kubeletruntime && $(GO) vet $(RACE) ./... && KRI_E2E_CRI_ENDPOINT= $(GO) test $(RACE) ./...
+	cd examples/kubeletruntime && $(GO) vet $(RACE) ./...
 	cd hack/e2e/apiserver && $(GO) vet $(RACE) . ./e2ectl && KRI_E2E_KUBECONFIG= $(GO) test $(RACE) . ./e2ectl
+
+## test-real: the second tier (real processes on the real clock): the
+## conformance self-tests on hostprocess (TestHostMutantsAreCaught, each
+## host mutant's run focused on its spec groups; TestHostBenignVariantsPass;
+## TestHostMutantsInterceptEveryMethod), the hostprocess example's tests and
+## its gate, and examples/kubeletruntime's (the kubelet's runtime manager as
+## a provider, over crisim), then test-k8s-all.
+test-real:
+	$(COLOR) $(GO) test $(RACE) -timeout 20m -run '$(REAL_TESTS)' ./conformance/ && $(GO) test $(RACE) -timeout 20m $(REAL_PKGS)/...
+	$(COLOR) cd examples/kubeletruntime && KRI_E2E_CRI_ENDPOINT= $(GO) test $(RACE) ./...
+	$(MAKE) test-k8s-all RACE=
 
 ## test-vk: the virtual-kubelet provider suite, vk/, a module of its own
 ## (virtual-kubelet v1.13.0, no k8s.io/kubernetes): its self-tests (the
@@ -62,8 +94,9 @@ test-vk:
 	for m in $(VK_PROVIDER_MODULES); do mods="$$(cd $$m && $(GO) list -m all)" && if grep -E '^(k8s.io/kubernetes|github.com/kri-kit/testkit) ' <<<"$$mods"; then \
 	  echo "$$m needs the module(s) above: a VK provider's module must not" >&2; exit 1; fi; done
 
-## test-k8s: run make test-kit, test-consumer and test-vk (K8S_TARGETS)
-## against another Kubernetes release, K8S_VERSION=v1.x.y, on a copy of the
+## test-k8s: run K8S_TARGETS (default test-release: what a Kubernetes
+## release can change) against another Kubernetes release,
+## K8S_VERSION=v1.x.y, on a copy of the
 ## repository under $(OUTPUT)/k8s-<version> whose go.mod files are rewritten
 ## to it (hack/test-k8s.sh): the kit's and testdata/consumer's to
 ## k8s.io/kubernetes at that version, the vk modules' (vk/,
@@ -71,8 +104,9 @@ test-vk:
 ## VK_RELEASES names for its minor and k8s.io/api, apimachinery and
 ## client-go v0.x.y. The kit
 ## requires the oldest supported release; the README's "Kubernetes
-## releases" lists the others.
-K8S_TARGETS ?= test-kit test-consumer test-vk
+## releases" lists the others. K8S_TARGETS='test-kit test-consumer
+## test-vk' runs the whole first tier there.
+K8S_TARGETS ?= test-release
 # The virtual-kubelet release the vk modules are tested on, per Kubernetes
 # minor: the VK release built on it. VK v1.13.0 is on k8s.io/* 0.35 (the
 # pin), v1.14.1 on 0.37. No VK release the module proxy serves is on 0.36
@@ -86,10 +120,26 @@ test-k8s:
 		bash hack/test-k8s.sh $(K8S_VERSION) $(K8S_TARGETS) RACE=$(RACE)
 
 ## test-k8s-all: make test-k8s for every supported release but the pinned
-## one (K8S_RELEASES), one after the other; CI runs it with RACE=.
+## one (K8S_RELEASES), one after the other; make test-real runs it with
+## RACE=.
 K8S_RELEASES ?= v1.36.3 v1.37.2
 test-k8s-all:
 	for v in $(K8S_RELEASES); do $(MAKE) test-k8s K8S_VERSION=$$v; done
+
+## test-release: what a Kubernetes release can change, the default of
+## test-k8s: every module moved to the release builds and vets (the kit,
+## testdata/consumer, vk/ and its providers' modules), kri/podstatus's
+## tests (the kubelet's status rules), the fake's gate
+## (TestFakeIsConformant, the suite against the fake) and the vk suite's
+## reference provider (TestReferenceProviderPassesEverySpec: VK's own
+## controllers of that release). The mutants and variants judge the suite's
+## code, which no release changes: they are make test's.
+test-release:
+	$(GO) vet $(RACE) $(PKGS)
+	cd testdata/consumer && $(GO) vet $(RACE) ./...
+	$(COLOR) $(GO) test $(RACE) ./kri/podstatus/... && $(GO) test $(RACE) -run '^TestFakeIsConformant$$' ./conformance/
+	$(COLOR) cd vk && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -run '^TestReferenceProviderPassesEverySpec$$' .
+	for m in $(VK_PROVIDER_MODULES); do (cd $$m && $(GO) vet $(RACE) ./...) || exit 1; done
 
 ## e2e: the conformance suite against examples/kubeletruntime over a real
 ## containerd (needs root; see hack/e2e/run.sh): installs Debian's

@@ -262,7 +262,9 @@
 //     examples/hostprocess (host:) only for what the fake merely
 //     simulates and a real runtime gets wrong with real processes (the
 //     pod-spec groups but resize and network-probes): real processes on
-//     the real clock, about 40s a run, without the grace-period specs;
+//     the real clock, without the grace-period specs, and only the specs
+//     of the groups of the specs it wants (hostFocus: a host mutant of a
+//     probes spec runs the probes specs, a few seconds to a minute);
 //     it is wrapped with kri/interceptor as the fake is, so a func of any
 //     method takes effect (TestHostMutantsInterceptEveryMethod). Host
 //     mutants and variants are named host-... . A promise about a field of
@@ -270,14 +272,16 @@
 //     hook's command) breaks on the fake too, with a SyncPod that edits
 //     the pod before the fake sees it (rewritePod in
 //     selftest_hostprocess_test.go). When existing
-//     mutants fail the new spec too (TestMutantsAreCaught calls it
+//     mutants fail the new spec too (TestMutantsAreCaught and
+//     TestHostMutantsAreCaught call it
 //     "extra"), add the ID to the want of each, under a comment saying
 //     why: a want that holds only by timing says so in a comment starting
 //     "Timing"; a spec that a loaded machine decides for a host mutant
 //     goes in its underLoad instead. To find them: go test ./conformance
-//     -run TestMutantsAreCaught -skip 'TestMutantsAreCaught/host-' runs
-//     every fake mutant (about a minute under -race on two cores); then
-//     the host mutants of the spec's group, one by one (step 9).
+//     -run TestMutantsAreCaught runs every fake mutant (about a minute
+//     under -race on two cores; make test runs them); then the host
+//     mutants of the spec's group, -run 'TestHostMutantsAreCaught/NAME$'
+//     one by one, or all of them (make test-real's share, step 9).
 //     TestEverySpecHasAMutant fails until some mutant wants the spec.
 //  8. The benign variant, when the spec grants a freedom: a provider that
 //     takes it, in the group's _benign_test.go (a benign around the fake,
@@ -285,7 +289,8 @@
 //     spec, with a variant or without, must pass the existing ones:
 //     go test ./conformance -run 'TestBenignVariantsPass|TestHostBenignVariantsPass|TestFakeIsConformant'.
 //  9. The proof: go test ./conformance -run TestMutantsAreCaught/NAME$
-//     runs that mutant alone and checks that it fails exactly its want;
+//     (TestHostMutantsAreCaught/NAME$ for a host mutant) runs that mutant
+//     alone and checks that it fails exactly its want;
 //     TestBenignVariantsPass/NAME$ and TestHostBenignVariantsPass/NAME$
 //     run one variant. Each subtest starts only its own suite run, in a
 //     process of its own (this test binary, -race included, when the run

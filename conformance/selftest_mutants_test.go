@@ -116,10 +116,36 @@ func firstLine(s string) string {
 	return s
 }
 
-// TestMutantsAreCaught runs the suite against every mutant, each in its own
-// process, and checks that exactly the expected specs fail and that the
-// verdict is "not conformant" when a MUST spec fails.
+// TestMutantsAreCaught runs the suite against every mutant of the fake, each
+// in its own process in virtual time, and checks that exactly the expected
+// specs fail and that the verdict is "not conformant" when a MUST spec
+// fails. The mutants of hostprocess, on real processes, are
+// TestHostMutantsAreCaught's (the second tier, make test-real).
 func TestMutantsAreCaught(t *testing.T) {
+	zoo := slices.DeleteFunc(mutants(), func(m *mutant) bool { return m.host != nil })
+	if len(zoo) < 15 {
+		t.Fatalf("the zoo has %d mutants of the fake, want at least 15", len(zoo))
+	}
+	checkMutants(t, zoo)
+}
+
+// TestHostMutantsAreCaught is TestMutantsAreCaught for the mutants of the
+// hostprocess example (named host-...), on real processes and the real
+// clock. Each runs only the specs that can see its bug: those of the spec
+// groups of the specs it is written for (hostFocus), not the whole suite.
+func TestHostMutantsAreCaught(t *testing.T) {
+	zoo := slices.DeleteFunc(mutants(), func(m *mutant) bool { return m.host == nil })
+	if len(zoo) == 0 {
+		t.Fatal("no host mutant: the pod-spec specs the fake cannot show have no mutant on real processes")
+	}
+	checkMutants(t, zoo)
+}
+
+// checkMutants runs the suite against every mutant of zoo, each in its own
+// process (a host mutant's run focused on its groups), and checks that
+// exactly the expected specs fail and that the verdict is "not conformant"
+// when a MUST spec fails.
+func checkMutants(t *testing.T, zoo []*mutant) {
 	if os.Getenv(helperEnv) != "" {
 		t.Skip("helper process")
 	}
@@ -127,10 +153,6 @@ func TestMutantsAreCaught(t *testing.T) {
 		t.Skip("runs the suite once per mutant")
 	}
 	t.Parallel() // shares the helper slots with TestBenignVariantsPass
-	zoo := mutants()
-	if len(zoo) < 15 {
-		t.Fatalf("the zoo has %d mutants, want at least 15", len(zoo))
-	}
 	musts := map[string]bool{}
 	for _, s := range conformance.Catalogue() {
 		musts[s.ID] = s.Level == conformance.Must
@@ -142,7 +164,13 @@ func TestMutantsAreCaught(t *testing.T) {
 	logSubtestsTook(t)
 	for _, m := range zoo {
 		t.Run(m.name, func(t *testing.T) {
-			r := runHelperSubtest(t, helperMutant+m.name)
+			var flags []string
+			focus := ""
+			if m.host != nil {
+				focus = hostFocus(m.want)
+				flags = append(flags, "-ginkgo.label-filter="+focus)
+			}
+			r := runHelperSubtest(t, helperMutant+m.name, flags...)
 			t.Logf("%s: %s", m.name, r.took.Round(100*time.Millisecond))
 			if r.report == nil {
 				t.Fatalf("mutant %s (%s): no Ginkgo report; output:\n%s", m.name, m.violation, tail(r.output))
@@ -167,6 +195,10 @@ func TestMutantsAreCaught(t *testing.T) {
 			}
 			mustFailed := slices.ContainsFunc(want, func(id string) bool { return musts[id] })
 			switch {
+			case focus != "":
+				// A filtered run is never conformant (its other MUST specs
+				// did not run): the verdict says nothing of the mutant.
+				// Every host mutant's run must still see its specs fail.
 			case mustFailed && !strings.Contains(r.summary, "verdict: not conformant"):
 				t.Errorf("mutant %s fails a MUST spec but the summary does not say \"not conformant\":\n%s", m.name, r.summary)
 			case !mustFailed && !strings.Contains(r.summary, "verdict: conformant"):

@@ -38,11 +38,20 @@ func benignVariants() []*benign {
 
 // hostBenignVariants returns the benign variants of the hostprocess example,
 // for the pod-spec capabilities the fake does not simulate:
-// TestHostBenignVariantsPass checks that the suite passes each.
+// TestHostBenignVariantsPass checks that the suite passes each. Each list
+// names the spec groups its freedoms can reach besides the pod-spec ones.
 func hostBenignVariants() []hostBenign {
 	return slices.Concat(
-		podspecImageHostBenign(), podspecTerminationMessageHostBenign(),
-		podspecHooksHostBenign(), podspecSidecarsHostBenign(),
-		podKillHostBenign(),
+		withGroups(podspecImageHostBenign(), "image"), withGroups(podspecTerminationMessageHostBenign(), "termination-message"),
+		withGroups(podspecHooksHostBenign(), "hooks", "kill"), withGroups(podspecSidecarsHostBenign(), "sidecars", "restart"),
+		withGroups(podKillHostBenign(), "kill"),
 	)
+}
+
+// withGroups sets the groups of every variant of vs.
+func withGroups(vs []hostBenign, groups ...string) []hostBenign {
+	for i := range vs {
+		vs[i].groups = groups
+	}
+	return vs
 }

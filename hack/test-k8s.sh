@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Usage: hack/test-k8s.sh v1.MINOR.PATCH [make target ...]
 #
-# Runs make targets (default: test-kit test-consumer test-vk) on a copy of
+# Runs make targets (default: test-release) on a copy of
 # this repository moved to another Kubernetes release: the files git tracks
 # or would track (uncommitted changes included) are copied to
 # $OUTPUT/k8s-<version>, and make runs there with the variables given in
@@ -11,7 +11,7 @@
 #   - for any target but test-vk, the kit's and testdata/consumer's:
 #     k8s.io/kubernetes, its staging modules and the replace block
 #     (hack/replaceblock -rewrite);
-#   - for test-vk (or test), the vk modules' (VK_MODULES, default vk
+#   - for test-vk (or test, test-release), the vk modules' (VK_MODULES, default vk
 #     testdata/vkconsumer): github.com/virtual-kubelet/virtual-kubelet at
 #     the release VK_RELEASES names for the minor ("1.35=v1.13.0
 #     1.37=v1.14.1 ..."), and k8s.io/api, apimachinery and client-go at
@@ -24,7 +24,7 @@
 set -euo pipefail
 version=${1:?usage: hack/test-k8s.sh v1.MINOR.PATCH [make target ...]}
 shift
-[ $# -gt 0 ] || set -- test-kit test-consumer test-vk
+[ $# -gt 0 ] || set -- test-release
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUTPUT:-$root/_output}
 GO=${GO:-go}
@@ -38,7 +38,7 @@ for target in "$@"; do
 	case $target in
 	*=*) ;;                     # a variable for make
 	test-vk) vkmods=true ;;
-	test) kit=true vkmods=true ;;
+	test | test-release) kit=true vkmods=true ;;
 	*) kit=true ;;
 	esac
 done
