@@ -6,7 +6,7 @@ GO      ?= go
 OUTPUT  ?= _output
 PKGS    ?= ./...
 
-.PHONY: all test test-real test-release test-kit test-consumer test-examples test-vk test-k8s test-k8s-all e2e conformance soak loaded bench cover lint tidy-check replace-block suite-times kuscia-cite
+.PHONY: all test test-real test-release test-kit test-consumer test-examples test-vk test-k8s test-k8s-all e2e conformance soak loaded bench cover lint tidy-check replace-block suite-times tier-times kuscia-cite
 
 all: lint test
 
@@ -202,6 +202,14 @@ suite-times:
 	$(GO) test -count=1 -run '^TestConformance$$' ./examples/kubebackend/ -args -ginkgo.json-report=$(abspath $(OUTPUT))/times-kubebackend.json >/dev/null
 	cd testdata/consumer && $(GO) test -count=1 -run '^TestConformance$$' ./... -args -ginkgo.json-report=$(abspath $(OUTPUT))/times-consumer.json >/dev/null
 	$(GO) run ./hack/suitetime $(OUTPUT)/times-*.json
+
+## tier-times: run make test and make test-real (TIERS) and write what each
+## tier and each of its packages took to testdata/tier-times.txt, which is
+## committed: a change that adds minutes shows in its own diff
+## (hack/tier-times.sh).
+TIERS ?= test test-real
+tier-times:
+	OUTPUT=$(abspath $(OUTPUT)) bash hack/tier-times.sh $(TIERS)
 
 ## bench: run the benchmarks with allocation figures.
 bench:
