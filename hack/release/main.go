@@ -289,19 +289,11 @@ func buildProxy(root, dir, version string, dirs []string, doBump bool) (string, 
 				return "", err
 			}
 		}
-		// Every requirement on a kit module must be one this proxy serves.
-		f, err := modfile.Parse(gomodPath, gomod, nil)
+		p, err := unserved(gomodPath, gomod, published, version)
 		if err != nil {
 			return "", err
 		}
-		for _, r := range f.Require {
-			if !strings.HasPrefix(r.Mod.Path, kitPrefix) {
-				continue
-			}
-			if _, ok := published[r.Mod.Path]; !ok || r.Mod.Version != version {
-				problems = append(problems, fmt.Sprintf("%s (as published) requires %s %s, which this proxy cannot serve: it serves %s at %s", gomodPath, r.Mod.Path, r.Mod.Version, strings.Join(sortedKeys(published), ", "), version))
-			}
-		}
+		problems = append(problems, p...)
 		if err := writeModule(root, dir, m.path, m.dir, m.files, gomod, version); err != nil {
 			return "", err
 		}
@@ -310,6 +302,25 @@ func buildProxy(root, dir, version string, dirs []string, doBump bool) (string, 
 		return "", errors.New("a published module requires a sibling at a version no release of this tree serves:\n\t" + strings.Join(problems, "\n\t"))
 	}
 	return version, nil
+}
+
+// unserved lists the requirements of gomod (named name) on a kit module
+// that a proxy serving the modules of published at version cannot serve.
+func unserved(name string, gomod []byte, published map[string]string, version string) ([]string, error) {
+	f, err := modfile.Parse(name, gomod, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range f.Require {
+		if !strings.HasPrefix(r.Mod.Path, kitPrefix) {
+			continue
+		}
+		if _, ok := published[r.Mod.Path]; !ok || r.Mod.Version != version {
+			out = append(out, fmt.Sprintf("%s (as published) requires %s %s, which this proxy cannot serve: it serves %s at %s", name, r.Mod.Path, r.Mod.Version, strings.Join(sortedKeys(published), ", "), version))
+		}
+	}
+	return out, nil
 }
 
 func sortedKeys(m map[string]string) []string {
