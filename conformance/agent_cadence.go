@@ -275,7 +275,7 @@ func (e *podEnv) tryUntilAsAgent(pod *v1.Pod, within time.Duration, desc string,
 				case <-timer.C:
 					return w
 				case <-progress:
-					e.step(e.waitingText(pod, desc, within, w))
+					e.sayProgress(e.waitingText(pod, desc, within, w))
 				}
 			}
 		}
@@ -294,8 +294,8 @@ func (e *podEnv) tryUntilAsAgent(pod *v1.Pod, within time.Duration, desc string,
 }
 
 // progressEvery is how often a wait on the real clock says what it waits
-// for.
-const progressEvery = 10 * time.Second
+// for (a variable for the tests).
+var progressEvery = 10 * time.Second
 
 // waitingText says what a wait of tryUntilAsAgent waits for.
 func (e *podEnv) waitingText(pod *v1.Pod, desc string, within time.Duration, w agentWait) string {
