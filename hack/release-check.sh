@@ -54,6 +54,10 @@ step "building the file GOPROXY from the working tree"
 version=$($GO run ./hack/release proxy -dir "$work/proxy" ${RELEASE_CHECK_PROXY_FLAGS:-})
 step "serving github.com/kri-kit/testkit, /suite and /vk at $version"
 
+# The README's k8s.io replace block, printed from the kit's own module
+# before the environment below points the go command elsewhere.
+replaceBlock=$($GO run ./hack/replaceblock)
+
 upstream=$($GO env GOPROXY | tr ',|' '\n\n' | grep -v -x -e direct -e off -e '' | paste -sd, -)
 export GOPROXY="file://$work/proxy,${upstream:-https://proxy.golang.org}"
 export GONOSUMDB=github.com/kri-kit GONOPROXY= GOPRIVATE= GOFLAGS=-mod=mod GOWORK=off GIT_TERMINAL_PROMPT=0
@@ -63,7 +67,7 @@ export GINKGO_NO_COLOR=TRUE
 # types): a line "go get <module>@latest" of a sh block.
 installLine() {
 	local line
-	line=$(grep -x -m1 "go get $1@latest" README.md) || {
+	line=$(grep -F -x -m1 "go get $1@latest" README.md) || {
 		echo "README.md has no line 'go get $1@latest': the release check runs the README's install lines" >&2
 		return 1
 	}
@@ -84,7 +88,7 @@ mkdir -p "$kri"
 cp hack/release/testdata/kriconsumer/*.go "$kri/"
 {
 	printf 'module example.com/kriconsumer\n\ngo 1.26.0\n\n'
-	$GO run ./hack/replaceblock
+	printf '%s\n' "$replaceBlock"
 } >"$kri/go.mod"
 read -r -a get <<<"$(installLine github.com/kri-kit/testkit)"
 runIn "$kri" "${get[@]}"
