@@ -191,6 +191,8 @@ replace-block:
 ## replace) with vk.Run on a small provider and no k8s.io/kubernetes in its
 ## build list. Fails when a published module requires a sibling at a
 ## version that proxy cannot serve. RELEASE_CHECK_PROXY_FLAGS=-no-bump
-## publishes the tree without the release commit, to see it fail.
+## publishes the tree without the release commit, to see it fail; with
+## '-no-bump -no-check' the KRI consumer's go mod tidy meets it as a user
+## would ("github.com/kri-kit/testkit/suite@v0.1.0: ... not available").
 release-check:
 	$(COLOR) GO=$(GO) RACE=$(RACE) RELEASE_CHECK_PROXY_FLAGS="$(RELEASE_CHECK_PROXY_FLAGS)" bash hack/release-check.sh

@@ -20,9 +20,11 @@
 // that every requirement of a published module on a kit module is one the
 // proxy serves, and fails naming it when not. -no-bump publishes the
 // go.mod files as they are (what tagging the tree without a release commit
-// would publish). Without -version, V is v0.0.0-check.<hash of the
-// published files>: a new version for every change, so that the module
-// cache never serves an older build of the same version. It prints V.
+// would publish); -no-check then only warns, so that the consumers of make
+// release-check meet the requirement as a user would. Without -version, V
+// is v0.0.0-check.<hash of the published files>: a new version for every
+// change, so that the module cache never serves an older build of the
+// same version. It prints V.
 package main
 
 import (
@@ -70,6 +72,7 @@ func main() {
 	version := fs.String("version", "", "the version to publish (vX.Y.Z)")
 	dir := fs.String("dir", "", "proxy: the directory to write the file GOPROXY to")
 	noBump := fs.Bool("no-bump", false, "proxy: publish the go.mod files unchanged, as a tag without a release commit would")
+	noCheck := fs.Bool("no-check", false, "proxy: print the requirements the proxy cannot serve as a warning instead of failing (to see the consumers fail on them)")
 	modules := fs.String("modules", strings.Join(Published, ","), "proxy: the module directories to publish (to see the check fail without one)")
 	_ = fs.Parse(os.Args[2:])
 	switch os.Args[1] {
@@ -85,6 +88,11 @@ func main() {
 			usage()
 		}
 		v, err := buildProxy(root, *dir, *version, strings.Split(*modules, ","), !*noBump)
+		var unservedErr *unservedError
+		if errors.As(err, &unservedErr) && *noCheck {
+			fmt.Fprintln(os.Stderr, "release: warning (-no-check):", err)
+			v, err = unservedErr.version, nil
+		}
 		if err != nil {
 			fatal(err)
 		}
@@ -95,7 +103,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: go run ./hack/release bump -version vX.Y.Z\n       go run ./hack/release proxy -dir DIR [-version V] [-no-bump] [-modules suite,.,vk]")
+	fmt.Fprintln(os.Stderr, "usage: go run ./hack/release bump -version vX.Y.Z\n       go run ./hack/release proxy -dir DIR [-version V] [-no-bump] [-no-check] [-modules suite,.,vk]")
 	os.Exit(2)
 }
 
@@ -299,9 +307,20 @@ func buildProxy(root, dir, version string, dirs []string, doBump bool) (string, 
 		}
 	}
 	if len(problems) > 0 {
-		return "", errors.New("a published module requires a sibling at a version no release of this tree serves:\n\t" + strings.Join(problems, "\n\t"))
+		return "", &unservedError{version, problems}
 	}
 	return version, nil
+}
+
+// unservedError is buildProxy's error when a published module requires a
+// kit module the proxy it built cannot serve; the proxy is complete.
+type unservedError struct {
+	version  string
+	problems []string
+}
+
+func (e *unservedError) Error() string {
+	return "a published module requires a sibling at a version no release of this tree serves:\n\t" + strings.Join(e.problems, "\n\t")
 }
 
 // unserved lists the requirements of gomod (named name) on a kit module
