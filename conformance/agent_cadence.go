@@ -474,11 +474,24 @@ func (e *podEnv) spaceSyncs(last *time.Time) {
 // awaitCall waits until the provider calls HandlePodSyncByUID for pod (or
 // has called since the last sync) or until the timer fires; it reports
 // whether a call came.
+// On the real clock it says every progressEvery what it waits for.
 func (e *podEnv) awaitCall(pod *v1.Pod, timer <-chan time.Time) bool {
-	select {
-	case <-e.calls.ch(pod.UID):
-		return true
-	case <-timer:
-		return false
+	var progress <-chan time.Time
+	if e.vt == nil {
+		tk := time.NewTicker(progressEvery)
+		defer tk.Stop()
+		progress = tk.C
+	}
+	start := time.Now()
+	for {
+		select {
+		case <-e.calls.ch(pod.UID):
+			return true
+		case <-timer:
+			return false
+		case <-progress:
+			e.sayProgress(fmt.Sprintf("still waiting (%s) for pod %s to finish terminating: something still runs after KillPod returned, and kuscia's agent tries the termination again only at the provider's next HandlePodSyncByUID for the pod; %s",
+				time.Since(start).Round(time.Second), podRef(pod), e.callsSince(pod, start)))
+		}
 	}
 }
