@@ -6,7 +6,7 @@ GO      ?= go
 OUTPUT  ?= _output
 PKGS    ?= ./...
 
-.PHONY: all test test-real test-release test-kit test-consumer test-examples test-vk test-k8s test-k8s-all e2e conformance soak loaded bench cover lint tidy-check replace-block suite-times tier-times kuscia-cite
+.PHONY: all test test-real test-release test-kit test-consumer test-examples test-vk test-k8s test-k8s-all e2e conformance soak loaded bench cover lint tidy-check replace-block suite-times tier-times kuscia-cite release-check
 
 all: lint test
 
@@ -247,3 +247,19 @@ kuscia-cite:
 ## (K8S_VERSION=v1.x.y for another release than the one the kit pins).
 replace-block:
 	@$(GO) run ./hack/replaceblock $(if $(K8S_VERSION),-version $(K8S_VERSION))
+
+## release-check: use the kit as a user does who gets it from a module
+## proxy (hack/release-check.sh; the README's "Cutting a release"): builds a
+## file GOPROXY from the working tree with the kit, suite and vk at a test
+## version, as the tags would publish them after a release commit (go run
+## ./hack/release proxy), then from fresh modules that point GOPROXY at it
+## runs the README's install lines, go mod tidy, go vet and the gate: a KRI
+## consumer (only the k8s.io replace block) on the fake, a VK consumer (no
+## replace) with vk.Run on a small provider and no k8s.io/kubernetes in its
+## build list. Fails when a published module requires a sibling at a
+## version that proxy cannot serve. RELEASE_CHECK_PROXY_FLAGS=-no-bump
+## publishes the tree without the release commit, to see it fail; with
+## '-no-bump -no-check' the KRI consumer's go mod tidy meets it as a user
+## would ("github.com/kri-kit/testkit/suite@v0.1.0: ... not available").
+release-check:
+	$(COLOR) GO=$(GO) RACE=$(RACE) RELEASE_CHECK_PROXY_FLAGS="$(RELEASE_CHECK_PROXY_FLAGS)" bash hack/release-check.sh

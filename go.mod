@@ -5,11 +5,12 @@ go 1.26.0
 require (
 	github.com/distribution/reference v0.6.0
 	github.com/google/go-cmp v0.7.0
-	github.com/kri-kit/testkit/suite v0.0.0-00010101000000-000000000000
+	github.com/kri-kit/testkit/suite v0.1.0
 	github.com/onsi/ginkgo/v2 v2.34.0
 	github.com/onsi/gomega v1.44.0
 	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v3 v3.0.5
+	golang.org/x/mod v0.36.0
 	google.golang.org/grpc v1.72.2
 	k8s.io/api v0.35.4
 	k8s.io/apimachinery v0.35.4
@@ -77,7 +78,6 @@ require (
 	go.opentelemetry.io/otel/trace v1.41.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.5.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.3 // indirect
-	golang.org/x/mod v0.36.0 // indirect
 	golang.org/x/net v0.56.0 // indirect
 	golang.org/x/oauth2 v0.30.0 // indirect
 	golang.org/x/sync v0.21.0 // indirect
@@ -105,8 +105,12 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.0 // indirect
 )
 
-// The kit's kubelet-free module of what its suites share, from this
-// checkout (module suite/).
+// The kit requires suite at a real version, the one its last release
+// commit set (hack/release bump; the README's "Cutting a release"): that
+// requirement is all a consumer of the kit sees. This replace builds the
+// kit against the checkout's suite/ instead; Go applies replace directives
+// only in the main module, so it never reaches a consumer (make
+// release-check proves it from a module proxy).
 replace github.com/kri-kit/testkit/suite => ./suite
 
 // The k8s.io/kubernetes module requires its staging modules at v0.0.0 and

@@ -465,14 +465,21 @@ func (e *podEnv) killUntilStopped(pod *v1.Pod, grace *int64) time.Duration {
 			return time.Since(start)
 		}
 		e.diagnose("%s (KRI-POD-014 checks this; the agent tries again at the provider's next HandlePodSyncByUID)", killGuardFailure(pod, running))
-		if e.awaitCall(pod, timer.C) {
+		if e.notifier && e.awaitCall(pod, timer.C) {
 			continue
 		}
+		// Without kri.PodSyncNotifier no call can come: the agent would
+		// never try again, and the spec fails at once.
+
 		if len(runningNames(e.status(pod))) == 0 {
 			e.failHandler(fmt.Sprintf("%s: the containers stopped after KillPod had returned, but kuscia's agent never saw it: %s. Its termination failed (\"detected running containers after a successful KillPod\") and it tries again only when the provider calls HandlePodSyncByUID for the pod (kri.PodSyncNotifier), so the pod would stay Terminating",
 				desc, e.callsSince(pod, start)), 1)
 		}
-		e.failHandler(fmt.Sprintf("%s: not reached within %s after %d terminations: %s", desc, within, tries, killGuardFailure(pod, running)), 1)
+		hint := ""
+		if !e.notifier {
+			hint = "; " + noNotifierRef + ", and kuscia's agent tries a termination again only at the provider's call"
+		}
+		e.failHandler(fmt.Sprintf("%s: not reached within %s after %d terminations: %s%s", desc, within, tries, killGuardFailure(pod, running), hint), 1)
 	}
 }
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -108,13 +110,54 @@ type agentSeen struct {
 // handOver gives the provider the suite's PodSyncHandler, as kuscia's
 // provider factory builds every provider with the PodsController
 // (provider_factory.go BuildPodProvider), before Start.
+//
+// A provider that does not implement kri.PodSyncNotifier is said once, at
+// the first pod spec of the run, on the console (noNotifierText), and is
+// the first reason of the verdict (entryNoNotifier); its specs that need
+// a sync the provider would have to ask for fail at once instead of
+// waiting out their timeouts (tryUntilAsAgent, killUntilStopped).
 func (e *podEnv) handOver() {
 	n, ok := e.p.(kri.PodSyncNotifier)
 	if !ok {
+		typ := fmt.Sprintf("%T", e.p)
+		e.reportEntry(entryNoNotifier, typ, ginkgo.ReportEntryVisibilityNever)
+		noNotifierOnce.Do(func() {
+			fmt.Fprintf(os.Stdout, "\n%s\n\n", noNotifierText(typ))
+		})
 		return
 	}
 	e.notifier = true
 	e.do("SetPodSyncHandler", func(context.Context) { n.SetPodSyncHandler(e.calls) })
+}
+
+// entryNoNotifier is the report entry of a pod spec whose provider does
+// not implement kri.PodSyncNotifier; its value is the provider's type.
+const entryNoNotifier = "kri:no-notifier"
+
+// noNotifierOnce prints noNotifierText once per process.
+var noNotifierOnce sync.Once
+
+// noNotifierRef is what a spec that fails for the missing duty points to.
+const noNotifierRef = "the provider does not implement kri.PodSyncNotifier (the duty to notify: the first reason of the verdict, and 'go doc github.com/kri-kit/testkit/kri.PodSyncNotifier')"
+
+// noNotifierText explains the missing duty: what kuscia's agent does
+// without the provider's calls, and the wrapper trap.
+func noNotifierText(typ string) string {
+	return fmt.Sprintf(`KRI conformance: the pod provider (%s) does not implement kri.PodSyncNotifier, so it can never call HandlePodSyncByUID. `+
+		`kuscia's agent syncs a pod only when it is added, when its spec changes or its deletion is requested, and when the provider calls HandlePodSyncByUID for it: never on a timer. `+
+		`Without the calls no exit, restart, readiness change or end of a back-off ever reaches the status the agent publishes, and a KillPod that returned before the containers stopped is never finished. `+
+		`The verdict is "not conformant"; every spec that needs such a sync fails at once, pointing here, instead of waiting out its timeout. `+
+		`To keep the duty: implement SetPodSyncHandler(h kri.PodSyncHandler), keep h and call h.HandlePodSyncByUID(pod.UID) when a pod changes (embed a podsync.Notifier from github.com/kri-kit/testkit/kri/podsync, which does this and NotifyAfter for back-offs). `+
+		`If your provider has the method, a wrapper hides it: a type that embeds kri.PodProvider (or holds the provider in a field) has only the interface's methods, so it must forward SetPodSyncHandler to the provider it wraps, or be built with interceptor.NewPodProvider (github.com/kri-kit/testkit/kri/interceptor), which forwards it.`, typ)
+}
+
+// noNotifierReason is the verdict's reason for a run in which providers of
+// the types typs did not implement kri.PodSyncNotifier ("" for none).
+func noNotifierReason(typs []string) string {
+	if len(typs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the pod provider (%s) does not implement kri.PodSyncNotifier: it never calls HandlePodSyncByUID, so kuscia's agent never syncs its pods again after the first sync (forward SetPodSyncHandler in a wrapper; embed a podsync.Notifier; see go doc kri.PodSyncNotifier)", strings.Join(typs, ", "))
 }
 
 // markSynced records that the agent synced pod from st.
@@ -177,7 +220,7 @@ func (e *podEnv) syncDue(pod *v1.Pod) bool {
 // When within has passed the spec fails (cadenceFailure).
 func (e *podEnv) untilAsAgent(pod *v1.Pod, within time.Duration, desc string, round func(g gomega.Gomega)) {
 	if w := e.tryUntilAsAgent(pod, within, desc, round); !w.ok {
-		e.cadenceFailure(pod, desc, within, w.start, w.rounds, w.last, round)
+		e.cadenceFailure(pod, desc, within, w, round)
 	}
 }
 
@@ -187,6 +230,10 @@ type agentWait struct {
 	start  time.Time
 	rounds int
 	last   *recorded // the last round's failure
+	// noNotifier: the wait ended at once, as it needed a sync only a call
+	// of the provider brings and the provider does not implement
+	// kri.PodSyncNotifier.
+	noNotifier bool
 }
 
 // tryUntilAsAgent is untilAsAgent that reports a wait that timed out
@@ -195,6 +242,14 @@ func (e *podEnv) tryUntilAsAgent(pod *v1.Pod, within time.Duration, desc string,
 	w := agentWait{start: time.Now()}
 	timer := time.NewTimer(within)
 	defer timer.Stop()
+	// On the real clock a long wait says, every progressEvery, what it
+	// waits for (a step: on the console under -v, in the report's timeline).
+	var progress <-chan time.Time
+	if e.vt == nil {
+		tk := time.NewTicker(progressEvery)
+		defer tk.Stop()
+		progress = tk.C
+	}
 	var lastRound time.Time
 	for {
 		due := e.syncDue(pod)
@@ -207,10 +262,21 @@ func (e *podEnv) tryUntilAsAgent(pod *v1.Pod, within time.Duration, desc string,
 			}
 		}
 		if !due {
-			select {
-			case <-e.calls.ch(pod.UID):
-			case <-timer.C:
+			if !e.notifier {
+				// No call can come: the wait could only time out.
+				w.noNotifier = true
 				return w
+			}
+		wait:
+			for {
+				select {
+				case <-e.calls.ch(pod.UID):
+					break wait
+				case <-timer.C:
+					return w
+				case <-progress:
+					e.sayProgress(e.waitingText(pod, desc, within, w))
+				}
 			}
 		}
 		e.spaceSyncs(&lastRound)
@@ -227,14 +293,29 @@ func (e *podEnv) tryUntilAsAgent(pod *v1.Pod, within time.Duration, desc string,
 	}
 }
 
-// cadenceFailure fails a wait of untilAsAgent that timed out. More rounds,
-// syncs the agent would not have made (every poll interval for twice the
-// stable window, as an agent with a resync would), tell why: when they
-// reach the state, the provider did not call HandlePodSyncByUID when it
-// should have, so kuscia's agent never got there.
-func (e *podEnv) cadenceFailure(pod *v1.Pod, desc string, within time.Duration, start time.Time, rounds int, last *recorded, round func(g gomega.Gomega)) {
+// progressEvery is how often a wait on the real clock says what it waits
+// for (a variable for the tests).
+var progressEvery = 10 * time.Second
+
+// waitingText says what a wait of tryUntilAsAgent waits for.
+func (e *podEnv) waitingText(pod *v1.Pod, desc string, within time.Duration, w agentWait) string {
+	seen := "no sync yet"
+	if w.last != nil {
+		seen = "the last sync saw: " + gist(w.last.message)
+	}
+	return fmt.Sprintf("still waiting (%s of %s) for %s: kuscia's agent syncs the pod again at the provider's next HandlePodSyncByUID for it; %d syncs so far, %s; %s",
+		time.Since(w.start).Round(time.Second), within, desc, w.rounds, e.callsSince(pod, w.start), seen)
+}
+
+// cadenceFailure fails a wait of untilAsAgent that timed out (or ended at
+// once for a provider without kri.PodSyncNotifier). More rounds, syncs the
+// agent would not have made (every poll interval for twice the stable
+// window, as an agent with a resync would), tell why: when they reach the
+// state, the provider did not call HandlePodSyncByUID when it should have,
+// so kuscia's agent never got there.
+func (e *podEnv) cadenceFailure(pod *v1.Pod, desc string, within time.Duration, w agentWait, round func(g gomega.Gomega)) {
 	published := e.publishedOf(pod)
-	calls := e.callsSince(pod, start)
+	calls := e.callsSince(pod, w.start)
 	var whatIf *recorded
 	extra := 0
 	deadline := time.Now().Add(2 * e.st.t.Stable)
@@ -247,17 +328,43 @@ func (e *podEnv) cadenceFailure(pod *v1.Pod, desc string, within time.Duration, 
 		time.Sleep(e.st.t.Poll)
 	}
 	seen := "no sync came"
-	if last != nil {
-		seen = "last seen: " + gist(last.message)
+	if w.last != nil {
+		seen = "the last sync saw: " + gist(w.last.message)
+	}
+	syncs := fmt.Sprintf("%d sync", w.rounds)
+	if w.rounds != 1 {
+		syncs += "s"
+	}
+	waited := fmt.Sprintf("in the wait (%s) the agent made %s of the pod", within, syncs)
+	if w.noNotifier {
+		waited = fmt.Sprintf("the spec failed at once instead of waiting out %s; the agent made %s of the pod", within, syncs)
 	}
 	if whatIf == nil {
-		e.failHandler(fmt.Sprintf("%s: kuscia's agent never got there: %s; syncs it would not have made reach it (%d more, every %s). kuscia's agent syncs a pod again only when its provider calls HandlePodSyncByUID (kri.PodSyncNotifier; pods_controller.go syncLoopIteration has no resync), so it still publishes %s; at its %d syncs in the wait (%s), %s",
-			desc, calls, extra, e.st.t.Poll, describeAPIStatus(published), rounds, within, seen), 2)
+		why := fmt.Sprintf("kuscia's agent never got there, because the provider did not ask for a sync: %s", calls)
+		if w.noNotifier {
+			why = "needs a sync of kuscia's agent that only the provider's HandlePodSyncByUID brings, and " + noNotifierRef
+		}
+		e.failHandler(fmt.Sprintf("%s: %s.\n\n"+
+			"kuscia's agent syncs a pod again only when its provider calls HandlePodSyncByUID for it (kri.PodSyncNotifier): when a container starts, exits or restarts, a probe result changes, a back-off ends or the backend reports a change; it has no resync (pods_controller.go syncLoopIteration). "+
+			"%s and publishes %s; %s. With %d more syncs, every %s, which the agent would never make, the suite reached the state: the provider's call was all that was missing.",
+			desc, why, strings.ToUpper(waited[:1])+waited[1:], describeAPIStatus(published), seen, extra, e.st.t.Poll), 2)
 	}
-	seen += e.backOffHint(pod)
-	e.failHandler(fmt.Sprintf("%s: not reached within %s; %s\n\n"+
+	lastSeen := "no sync came"
+	if w.last != nil {
+		lastSeen = "last seen: " + gist(w.last.message)
+	}
+	lastSeen += e.backOffHint(pod)
+	duty := ""
+	if n, _ := e.calls.stats(pod.UID); !e.notifier || n == 0 {
+		duty = fmt.Sprintf("\n\n%s: kuscia's agent syncs a pod again only when its provider calls HandlePodSyncByUID (kri.PodSyncNotifier), and a restart, an exit or the end of a back-off reaches the pod only at such a sync.", calls)
+	}
+	reached := "not reached within " + within.String()
+	if w.noNotifier {
+		reached = fmt.Sprintf("not reached (failed at once instead of waiting out %s: %s)", within, noNotifierRef)
+	}
+	e.failHandler(fmt.Sprintf("%s: %s; %s%s\n\n"+
 		"The agent synced the pod %d times in %s (%s); %d more syncs made after that, every %s, saw at the last%s:\n%s",
-		desc, within, seen, rounds, time.Since(start).Round(time.Millisecond), calls, extra, e.st.t.Poll,
+		desc, reached, lastSeen, duty, w.rounds, time.Since(w.start).Round(time.Millisecond), calls, extra, e.st.t.Poll,
 		whatIf.at(), strings.TrimSpace(whatIf.message)), 2)
 }
 
@@ -283,7 +390,7 @@ func (e *podEnv) backOffHint(pod *v1.Pod) string {
 // callsSince says what the provider called for pod since start.
 func (e *podEnv) callsSince(pod *v1.Pod, start time.Time) string {
 	if !e.notifier {
-		return "the provider does not implement kri.PodSyncNotifier, so it never calls HandlePodSyncByUID"
+		return noNotifierRef + ", so it never calls HandlePodSyncByUID"
 	}
 	n, last := e.calls.stats(pod.UID)
 	e.mu.Lock()
@@ -367,11 +474,24 @@ func (e *podEnv) spaceSyncs(last *time.Time) {
 // awaitCall waits until the provider calls HandlePodSyncByUID for pod (or
 // has called since the last sync) or until the timer fires; it reports
 // whether a call came.
+// On the real clock it says every progressEvery what it waits for.
 func (e *podEnv) awaitCall(pod *v1.Pod, timer <-chan time.Time) bool {
-	select {
-	case <-e.calls.ch(pod.UID):
-		return true
-	case <-timer:
-		return false
+	var progress <-chan time.Time
+	if e.vt == nil {
+		tk := time.NewTicker(progressEvery)
+		defer tk.Stop()
+		progress = tk.C
+	}
+	start := time.Now()
+	for {
+		select {
+		case <-e.calls.ch(pod.UID):
+			return true
+		case <-timer:
+			return false
+		case <-progress:
+			e.sayProgress(fmt.Sprintf("still waiting (%s) for pod %s to finish terminating: something still runs after KillPod returned, and kuscia's agent tries the termination again only at the provider's next HandlePodSyncByUID for the pod; %s",
+				time.Since(start).Round(time.Second), podRef(pod), e.callsSince(pod, start)))
+		}
 	}
 }

@@ -40,7 +40,12 @@
 // timer: when the pod is added, when the spec changes its spec, metadata
 // or deletion, and when the provider calls HandlePodSyncByUID on the
 // handler the suite hands it before Start (kri.PodSyncNotifier); a wait
-// that times out because no call came says so. A termination is KillPod with the running pod built by
+// that times out because no call came says so. A provider that does not
+// implement kri.PodSyncNotifier is told so once, at the first pod spec, it
+// is the verdict's first reason, and a wait for a sync only its call could
+// bring fails at once instead of timing out. On the real clock a wait says
+// every 10s what it waits for (a step, shown under go test -v). A
+// termination is KillPod with the running pod built by
 // pkgcontainer.ConvertPodStatusToRunningPod, then the agent's check that
 // GetPodStatus reports nothing running, retried while it does; an orphan is
 // killed with the running pod GetPods(false) lists; DeletePod and CleanupPods

@@ -39,6 +39,9 @@ type base struct {
 	// failHandler fails the spec (or, for an expected failure or the
 	// warning of a SHOULD spec, records the failure and aborts the body).
 	failHandler func(message string, callerSkip ...int)
+	// progress says what a long wait waits for (progressEvery); nil means
+	// a step (ginkgo.By, on the console under -v).
+	progress func(text string)
 	// failSpec is failHandler without the check that the spec's bubble
 	// was abandoned: the watchdog's failure (virtual_time.go).
 	failSpec func(message string, skip int)
@@ -294,9 +297,16 @@ func (b *base) eventuallyFor(d time.Duration, desc string, f func(g gomega.Gomeg
 	var last *recorded
 	attempts := 0
 	start := time.Now()
+	said := start
 	ok := b.poller().Eventually(func() error {
 		attempts++
 		b.advanced()
+		// On the real clock a long wait says, every progressEvery, what it
+		// waits for (as tryUntilAsAgent does).
+		if b.vt == nil && last != nil && time.Since(said) >= progressEvery {
+			said = time.Now()
+			b.sayProgress(fmt.Sprintf("still waiting (%s of %s) for %s; last seen: %s", time.Since(start).Round(time.Second), d, desc, gist(last.message)))
+		}
 		var err error
 		last, err = attempt(f)
 		return err
@@ -312,6 +322,15 @@ func (b *base) eventuallyFor(d time.Duration, desc string, f func(g gomega.Gomeg
 		"Checked %d times, every %s, for %s; the last check failed%s:\n%s",
 		desc, d, gist(last.message),
 		attempts, b.st.t.Poll, time.Since(start).Round(time.Millisecond), last.at(), strings.TrimSpace(last.message)), 1)
+}
+
+// sayProgress says what a long wait waits for.
+func (b *base) sayProgress(text string) {
+	if b.progress != nil {
+		b.progress(text)
+		return
+	}
+	b.step(text)
 }
 
 // consistently checks that f keeps passing for the stable window; desc says

@@ -183,3 +183,24 @@ func TestConsistentlyStopTryingSuccessfully(t *testing.T) {
 		t.Errorf("%d checks, failure %q; want one check and no failure", n, msg)
 	}
 }
+
+// TestLongWaitSaysWhatItWaitsFor: a wait on the real clock says, every
+// progressEvery, what it waits for and what it last saw.
+func TestLongWaitSaysWhatItWaitsFor(t *testing.T) {
+	old := progressEvery
+	progressEvery = 20 * time.Millisecond
+	defer func() { progressEvery = old }()
+	var said []string
+	failureOf(t, func(b *base) {
+		b.progress = func(text string) { said = append(said, text) }
+		b.eventuallyFor(90*time.Millisecond, "pod ns/p: container app running", func(g gomega.Gomega) {
+			g.Expect("Waiting").To(gomega.Equal("Running"), "app is not running")
+		})
+	})
+	if len(said) < 2 {
+		t.Fatalf("said %q while waiting 90ms, want a line every 20ms", said)
+	}
+	if want := "still waiting ("; !strings.HasPrefix(said[0], want) || !strings.Contains(said[0], "for pod ns/p: container app running; last seen: app is not running") {
+		t.Errorf("said %q, want what the wait waits for and its last sight", said[0])
+	}
+}

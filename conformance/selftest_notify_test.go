@@ -20,7 +20,7 @@ import (
 // notifyWrap builds the PodSyncHandler a variant hands the fake instead of
 // the suite's h: it may drop, delay or add calls. Goroutines it starts end
 // once stop is closed (the provider's Stop).
-type notifyWrap func(p *fake.PodProvider, h kri.PodSyncHandler, stop <-chan struct{}, wg *sync.WaitGroup) kri.PodSyncHandler
+type notifyWrap func(p *fake.PodProvider, h kri.PodSyncHandler, stop <-chan struct{}, wg *goroutines) kri.PodSyncHandler
 
 // notifyWrapped returns p with wrap between the agent's PodSyncHandler and
 // p: at SetPodSyncHandler, wrap gets the agent's handler and p gets the
@@ -30,7 +30,7 @@ type notifyWrap func(p *fake.PodProvider, h kri.PodSyncHandler, stop <-chan stru
 func notifyWrapped(p kri.PodProvider, f *fake.PodProvider, wrap notifyWrap) kri.PodProvider {
 	stop := make(chan struct{})
 	var stopOnce sync.Once
-	var wg sync.WaitGroup
+	var wg goroutines
 	return interceptor.NewPodProvider(p, interceptor.PodFuncs{
 		SetPodSyncHandler: func(next kri.PodSyncNotifier, h kri.PodSyncHandler) {
 			if wrapped := wrap(f, h, stop, &wg); wrapped != nil {
@@ -38,8 +38,9 @@ func notifyWrapped(p kri.PodProvider, f *fake.PodProvider, wrap notifyWrap) kri.
 			}
 		},
 		Stop: func(next kri.PodProvider) {
+			wg.stop()
 			stopOnce.Do(func() { close(stop) })
-			wg.Wait()
+			wg.wg.Wait()
 			next.Stop()
 		},
 	})
@@ -81,7 +82,7 @@ func withLaterCalls(cfg conformance.Config, build func(*fake.PodProvider, *later
 // notifyEvery calls h for every pod the fake knows, every period, besides
 // the fake's own calls: a provider that resyncs its pods on a timer.
 func notifyEvery(period time.Duration) notifyWrap {
-	return func(p *fake.PodProvider, h kri.PodSyncHandler, stop <-chan struct{}, wg *sync.WaitGroup) kri.PodSyncHandler {
+	return func(p *fake.PodProvider, h kri.PodSyncHandler, stop <-chan struct{}, wg *goroutines) kri.PodSyncHandler {
 		wg.Go(func() {
 			t := time.NewTicker(period)
 			defer t.Stop()
@@ -102,14 +103,14 @@ func notifyEvery(period time.Duration) notifyWrap {
 
 // notifyNever drops every call: a provider that never calls
 // HandlePodSyncByUID.
-func notifyNever(*fake.PodProvider, kri.PodSyncHandler, <-chan struct{}, *sync.WaitGroup) kri.PodSyncHandler {
+func notifyNever(*fake.PodProvider, kri.PodSyncHandler, <-chan struct{}, *goroutines) kri.PodSyncHandler {
 	return kri.PodSyncHandlerFunc(func(types.UID) {})
 }
 
 // notifyOnStartsOnly forwards a call only when the pod has a running
 // container it did not have at the last forwarded call: a provider that
 // tells the agent of container starts and of nothing else.
-func notifyOnStartsOnly(p *fake.PodProvider, h kri.PodSyncHandler, _ <-chan struct{}, _ *sync.WaitGroup) kri.PodSyncHandler {
+func notifyOnStartsOnly(p *fake.PodProvider, h kri.PodSyncHandler, _ <-chan struct{}, _ *goroutines) kri.PodSyncHandler {
 	var mu sync.Mutex
 	seen := map[types.UID]sets.Set[string]{}
 	return kri.PodSyncHandlerFunc(func(uid types.UID) {
@@ -139,7 +140,7 @@ func notifyOnStartsOnly(p *fake.PodProvider, h kri.PodSyncHandler, _ <-chan stru
 // changed since the last forwarded call: a provider that relays container
 // events (a PLEG) and probe results but forgets the end of a back-off,
 // which changes nothing it reports (kuscia's own CRIProvider, by reading).
-func notifyOnChangesOnly(p *fake.PodProvider, h kri.PodSyncHandler, _ <-chan struct{}, _ *sync.WaitGroup) kri.PodSyncHandler {
+func notifyOnChangesOnly(p *fake.PodProvider, h kri.PodSyncHandler, _ <-chan struct{}, _ *goroutines) kri.PodSyncHandler {
 	var mu sync.Mutex
 	seen := map[types.UID]string{}
 	return kri.PodSyncHandlerFunc(func(uid types.UID) {
@@ -161,7 +162,7 @@ func notifyOnChangesOnly(p *fake.PodProvider, h kri.PodSyncHandler, _ <-chan str
 
 // notifyLate makes each call from a goroutine of its own, delay later.
 func notifyLate(delay time.Duration) notifyWrap {
-	return func(_ *fake.PodProvider, h kri.PodSyncHandler, stop <-chan struct{}, wg *sync.WaitGroup) kri.PodSyncHandler {
+	return func(_ *fake.PodProvider, h kri.PodSyncHandler, stop <-chan struct{}, wg *goroutines) kri.PodSyncHandler {
 		return kri.PodSyncHandlerFunc(func(uid types.UID) {
 			afterUnlessStopped(wg, stop, delay, func() { h.HandlePodSyncByUID(uid) })
 		})
@@ -171,7 +172,7 @@ func notifyLate(delay time.Duration) notifyWrap {
 // notifyDebounced folds the calls for a pod that come within window of the
 // first into one, made at the end of the window.
 func notifyDebounced(window time.Duration) notifyWrap {
-	return func(_ *fake.PodProvider, h kri.PodSyncHandler, stop <-chan struct{}, wg *sync.WaitGroup) kri.PodSyncHandler {
+	return func(_ *fake.PodProvider, h kri.PodSyncHandler, stop <-chan struct{}, wg *goroutines) kri.PodSyncHandler {
 		var mu sync.Mutex
 		pending := map[types.UID]bool{}
 		return kri.PodSyncHandlerFunc(func(uid types.UID) {
@@ -200,12 +201,12 @@ type laterCalls struct {
 	mu   sync.Mutex
 	h    kri.PodSyncHandler
 	stop <-chan struct{}
-	wg   *sync.WaitGroup
+	wg   *goroutines
 }
 
 // wrap is the notifyWrap that gives l the handler; the fake keeps its own
 // calls.
-func (l *laterCalls) wrap(_ *fake.PodProvider, h kri.PodSyncHandler, stop <-chan struct{}, wg *sync.WaitGroup) kri.PodSyncHandler {
+func (l *laterCalls) wrap(_ *fake.PodProvider, h kri.PodSyncHandler, stop <-chan struct{}, wg *goroutines) kri.PodSyncHandler {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.h, l.stop, l.wg = h, stop, wg
@@ -228,9 +229,35 @@ func (l *laterCalls) after(uid types.UID, d time.Duration) {
 	afterUnlessStopped(wg, stop, d, func() { h.HandlePodSyncByUID(uid) })
 }
 
+// goroutines are those a notifyWrap starts. Go starts none once stop has
+// been called, so that the Wait after it sees every one: a WaitGroup's Add
+// must not race its Wait (the race detector fails the notify-late and
+// notify-debounced variants otherwise).
+type goroutines struct {
+	mu      sync.Mutex
+	stopped bool
+	wg      sync.WaitGroup
+}
+
+// Go runs f in a goroutine of its own, unless stop has been called.
+func (g *goroutines) Go(f func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.stopped {
+		g.wg.Go(f)
+	}
+}
+
+// stop makes later calls of Go do nothing.
+func (g *goroutines) stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stopped = true
+}
+
 // afterUnlessStopped runs fn in a goroutine of wg once d has passed,
 // unless stop is closed first.
-func afterUnlessStopped(wg *sync.WaitGroup, stop <-chan struct{}, d time.Duration, fn func()) {
+func afterUnlessStopped(wg *goroutines, stop <-chan struct{}, d time.Duration, fn func()) {
 	wg.Go(func() {
 		t := time.NewTimer(d)
 		defer t.Stop()

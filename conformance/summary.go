@@ -124,10 +124,34 @@ type judgement struct {
 }
 
 // judge decides the verdict and the gate of a run (suite.Suite.Judge).
+// A pod provider without kri.PodSyncNotifier is the verdict's first
+// reason (handOver): whatever else failed, that explains most of it.
 func judge(outs []outcome, report types.Report) judgement {
 	j := kriSuite.Judge(outs, report)
+	if r := noNotifierReason(noNotifierTypes(report)); r != "" && !j.DryRun {
+		j.Reasons = append([]string{r}, j.Reasons...)
+		if j.Conformant {
+			j.Conformant = false
+			j.Failures = append([]string{"the verdict is not conformant"}, j.Failures...)
+			j.Pass = false
+		}
+	}
 	return judgement{sj: j, dryRun: j.DryRun, conformant: j.Conformant, reasons: j.Reasons,
 		warnings: j.Warnings, notes: j.Notes, pass: j.Pass, failures: j.Failures}
+}
+
+// noNotifierTypes lists the types of the pod providers of report's specs
+// that did not implement kri.PodSyncNotifier.
+func noNotifierTypes(report types.Report) []string {
+	var typs []string
+	for _, sr := range report.SpecReports {
+		for _, e := range sr.ReportEntries {
+			if e.Name == entryNoNotifier && !slices.Contains(typs, e.Value.String()) {
+				typs = append(typs, e.Value.String())
+			}
+		}
+	}
+	return typs
 }
 
 // verdict decides conformance (suite.Verdict).

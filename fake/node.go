@@ -72,6 +72,14 @@ func nodeDefaultConditions(since time.Time) []nodeCondition {
 	}
 }
 
+// NodeInterceptors is interceptor.NodeFuncs (package kri/interceptor)
+// under its former name, kept for one release so that code written for it
+// still builds (CHANGELOG.md).
+//
+// Deprecated: use interceptor.NodeFuncs, which has the same fields. This
+// alias stays through v0.1.x and goes no earlier than v0.2.0.
+type NodeInterceptors = interceptor.NodeFuncs
+
 // NodeOption configures NewNodeProvider. An option given an invalid value
 // never panics: the problem is reported by (*NodeProvider).Err and the
 // provider keeps a valid configuration (see each option for which).

@@ -256,3 +256,11 @@ func SequentialIDs(prefix string) IDSource {
 	var n atomic.Uint64
 	return func() string { return fmt.Sprintf("%s%08d", prefix, n.Add(1)) }
 }
+
+// Interceptors is interceptor.PodFuncs (package kri/interceptor) under its
+// former name, kept for one release so that code written for it still
+// builds (CHANGELOG.md).
+//
+// Deprecated: use interceptor.PodFuncs, which has the same fields. This
+// alias stays through v0.1.x and goes no earlier than v0.2.0.
+type Interceptors = interceptor.PodFuncs

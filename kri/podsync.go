@@ -60,6 +60,43 @@ type PodSyncHandler interface {
 // later; it should not call in a busy loop. A provider that never calls
 // leaves a pod as the agent first published it: Pending, its containers
 // Waiting with ContainerCreating, for as long as the pod lives.
+//
+// What a migrating provider asks (package podsync's Notifier does the
+// bookkeeping; the examples show a poll-only backend and a wrapper):
+//
+//   - A backend that can only be polled: the provider polls it itself, on a
+//     ticker its Start runs, since nothing else will, and calls for each
+//     pod whose state as GetPodStatus reports it (container IDs, states,
+//     exit codes, restart counts, Started, Ready) changed since the last
+//     poll, and only for those. The interval is how late a change reaches
+//     the agent: about a second for a local backend (the kubelet's PLEG
+//     relists every second), a few seconds for a remote one; the
+//     conformance suite waits a minute at most.
+//   - A start the provider retries at every sync, with no back-off of its
+//     own: SyncPod reports the failure (ReasonCache, or its error) and the
+//     provider asks for the sync that retries, NotifyAfter(uid, d) with the
+//     delay it wants before the retry: the kubelet's back-off (10s,
+//     doubling to 5m) or a fixed one of its own, never a call from within
+//     SyncPod itself, which would have the agent sync without pause.
+//   - A change the provider can compute in advance (a simulated container
+//     that exits after a known time, a deadline): NotifyAfter for that time
+//     is the call; a provider that observes the change as well (a real
+//     process exits) calls Notify when it does, for the two may differ.
+//   - A wrapper: a provider that wraps another by embedding PodProvider (or
+//     holding it in a field) has only the interface's methods and hides
+//     the inner provider's SetPodSyncHandler, so the agent sees a provider
+//     that never calls. The wrapper forwards SetPodSyncHandler to the inner
+//     provider (see the example), or is built with
+//     interceptor.NewPodProvider (package kri/interceptor), which does.
+//   - podsync.Notifier's Stop is not the provider's: it only cancels the
+//     pending NotifyAfter calls. A provider that embeds a Notifier has
+//     its own Stop (which ends Start, PodLifecycleHandler) and calls the
+//     Notifier's from it; one that defined none would get the Notifier's
+//     as its PodLifecycleHandler.Stop, and its Start would never end.
+//
+// The conformance suite says at the start of a run when the provider does
+// not implement PodSyncNotifier, and fails at once every spec that needs a
+// sync only the provider's call brings.
 type PodSyncNotifier interface {
 	// SetPodSyncHandler keeps h, the agent's handler, for the provider's
 	// calls of h.HandlePodSyncByUID.

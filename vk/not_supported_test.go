@@ -62,7 +62,7 @@ func TestSkipsThatDoNotApply(t *testing.T) {
 	}
 	outs := outcomes(report, st)
 	if j := vkSuite.Judge(outs, report); !j.Conformant {
-		t.Errorf("async-only specs skipped for a sync provider count: %q\n%s", j.Reasons, renderSummary(outs, st, j))
+		t.Errorf("async-only specs skipped for a sync provider count: %q\n%s", j.Reasons, renderSummary(outs, st, j, ""))
 	}
 	for i, sr := range report.SpecReports {
 		if vkSuite.IDOf(sr.LeafNodeText) == "KVK-POD-006" {

@@ -341,7 +341,7 @@ func Run(t *testing.T, cfg Config) {
 	ginkgo.ReportAfterSuite(vkSuite.Name+" summary", func(report ginkgo.Report) {
 		outs := outcomes(report, st)
 		j := vkSuite.Judge(outs, report)
-		vkSuite.Write(renderSummary(outs, st, j), j, st.cfg.SummaryFile)
+		vkSuite.Write(renderSummary(outs, st, j, modeOf(report)), j, st.cfg.SummaryFile)
 	})
 	ginkgo.RunSpecs(t, "virtual-kubelet provider conformance")
 }
@@ -361,6 +361,9 @@ func runInGinkgo(t *testing.T, s spec, st *settings) {
 	}
 	o := runSpec(t, s, st.cfg)
 	ginkgo.AddReportEntry(entryTook, tookText(o), ginkgo.ReportEntryVisibilityNever)
+	if m := judgedText(); m != "" && !s.node {
+		ginkgo.AddReportEntry(entryMode, m, ginkgo.ReportEntryVisibilityNever)
+	}
 	if o.Skipped {
 		if o.NotApplicable {
 			ginkgo.AddReportEntry(entryNotApplicable, o.Message, ginkgo.ReportEntryVisibilityNever)
@@ -412,9 +415,20 @@ func outcomes(report ginkgo.Report, st *settings) []suite.Outcome {
 	return outs
 }
 
+// modeOf is how the pod specs of report judged their provider (the
+// entryMode of the first that says), "" when none built one.
+func modeOf(report ginkgo.Report) string {
+	for _, sr := range report.SpecReports {
+		if m, ok := suite.EntryValue(sr, entryMode); ok {
+			return m
+		}
+	}
+	return ""
+}
+
 // renderSummary is the suite's summary: its providers, capabilities and
 // clock over suite.Summary's text.
-func renderSummary(outs []suite.Outcome, st *settings, j suite.Judgement) string {
+func renderSummary(outs []suite.Outcome, st *settings, j suite.Judgement, mode string) string {
 	configured := func(ok bool) string {
 		if ok {
 			return "configured"
@@ -437,6 +451,9 @@ func renderSummary(outs []suite.Outcome, st *settings, j suite.Judgement) string
 		fmt.Sprintf("providers: pod: %s, node: %s", configured(st.cfg.NewPodProvider != nil), configured(st.cfg.NewNodeProvider != nil)),
 		"capabilities declared: " + strings.Join(caps, ", "),
 		fmt.Sprintf("clock: %s, timeout scale %g", clock, st.scale),
+	}
+	if mode != "" {
+		header = append(header, "mode: "+mode)
 	}
 	return suite.Summary{Suite: vkSuite, Header: header, Strict: st.strict, Outcomes: outs, Judgement: j}.Text()
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -225,6 +227,7 @@ func execute(s spec, cfg Config) (o outcome) {
 		}
 		e.pods = recordPods(pp, e.calls)
 		_, e.async = pp.(node.PodNotifier)
+		judgedAs(pp, e.async)
 		if s.AsyncOnly && !e.async {
 			e.notApplicable(syncSkipReason)
 		}
@@ -438,4 +441,46 @@ func describeStatus(p *corev1.Pod) string {
 func wrapsNotFound(err error) bool {
 	var nf interface{ NotFound() bool }
 	return err != nil && errors.As(err, &nf) && nf.NotFound()
+}
+
+// entryMode is the report entry of a pod spec that says how VK judges its
+// provider: async or sync (modeText).
+const entryMode = "vk:mode"
+
+// podMode is how the pod specs of this process judged their provider, for
+// the summary and the console; said once, at the first pod spec.
+var podMode struct {
+	sync.Mutex
+	text string
+	said bool
+}
+
+// modeText says which of VK's two modes a provider of type typ is judged
+// in.
+func modeText(typ string, async bool) string {
+	if async {
+		return fmt.Sprintf("the pod provider (%s) implements node.PodNotifier: it is judged async: VK hands it a callback (NotifyPods) and never polls GetPodStatus, so a status reaches the API server only when the provider calls the callback", typ)
+	}
+	return fmt.Sprintf("the pod provider (%s) does not implement node.PodNotifier: it is judged sync: VK wraps it (syncProviderWrapper) and polls GetPodStatus every 5s, and the specs only an async provider can pass do not apply. "+
+		"If it has NotifyPods(ctx, func(*v1.Pod)), a wrapper hides it: a type that embeds node.PodLifecycleHandler must forward NotifyPods too", typ)
+}
+
+// judgedAs records and, once, prints how the provider p is judged.
+func judgedAs(p node.PodLifecycleHandler, async bool) {
+	text := modeText(fmt.Sprintf("%T", p), async)
+	podMode.Lock()
+	first := !podMode.said
+	podMode.said, podMode.text = true, text
+	podMode.Unlock()
+	if first {
+		fmt.Fprintf(os.Stdout, "\nvk: %s.\n\n", text)
+	}
+}
+
+// judgedText is what judgedAs recorded last ("" before a pod spec built a
+// provider).
+func judgedText() string {
+	podMode.Lock()
+	defer podMode.Unlock()
+	return podMode.text
 }

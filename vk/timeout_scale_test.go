@@ -39,7 +39,7 @@ func TestTimeoutScaleFlag(t *testing.T) {
 	if err != nil || st.cfg.TimeoutScale != 6 || st.scale != 6 {
 		t.Fatalf("Config.TimeoutScale 2 under -vk.timeout-scale=3: %v, %+v; want a scale of 6", err, st)
 	}
-	if text := renderSummary(nil, st, vkSuite.Judge(nil, types.Report{})); !strings.Contains(text, "timeout scale 6\n") {
+	if text := renderSummary(nil, st, vkSuite.Judge(nil, types.Report{}), ""); !strings.Contains(text, "timeout scale 6\n") {
 		t.Errorf("the summary does not show the scale:\n%s", text)
 	}
 	flags.TimeoutScale = 0

@@ -2,10 +2,14 @@ module github.com/kri-kit/testkit/examples/kubeletruntime
 
 go 1.26.0
 
-replace github.com/kri-kit/testkit => ../..
-
-// The kit's module of what its suites share, which the kit requires.
-replace github.com/kri-kit/testkit/suite => ../../suite
+// A module built from a checkout of the kit (this one is) needs one replace
+// per kit module in its build: the kit and suite, which the kit requires.
+// A module that gets the kit from a module proxy needs neither, only the
+// require above (and the k8s.io replace block below).
+replace (
+	github.com/kri-kit/testkit => ../..
+	github.com/kri-kit/testkit/suite => ../../suite
+)
 
 // The k8s.io/kubernetes module requires its staging modules at v0.0.0 and
 // resolves them with replace directives that only work inside its own
@@ -52,7 +56,7 @@ require (
 	github.com/go-logr/logr v1.4.3
 	github.com/google/cadvisor/lib v0.60.5
 	github.com/google/go-cmp v0.7.0
-	github.com/kri-kit/testkit v0.0.0-00010101000000-000000000000
+	github.com/kri-kit/testkit v0.1.0
 	github.com/onsi/ginkgo/v2 v2.34.0
 	go.opentelemetry.io/otel/trace v1.44.0
 	go.uber.org/goleak v1.3.0
@@ -121,7 +125,7 @@ require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
-	github.com/kri-kit/testkit/suite v0.0.0-00010101000000-000000000000 // indirect
+	github.com/kri-kit/testkit/suite v0.1.0 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/moby/spdystream v0.5.1 // indirect
 	github.com/moby/sys/mountinfo v0.7.2 // indirect

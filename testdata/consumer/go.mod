@@ -3,7 +3,7 @@ module example.com/consumer
 go 1.26.0
 
 require (
-	github.com/kri-kit/testkit v0.0.0-00010101000000-000000000000
+	github.com/kri-kit/testkit v0.1.0
 	k8s.io/api v0.35.4
 	k8s.io/apimachinery v0.35.4
 	k8s.io/cri-api v0.35.4
@@ -39,7 +39,7 @@ require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.26.3 // indirect
 	github.com/josharian/intern v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
-	github.com/kri-kit/testkit/suite v0.0.0-00010101000000-000000000000 // indirect
+	github.com/kri-kit/testkit/suite v0.1.0 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
 	github.com/moby/spdystream v0.5.1 // indirect
 	github.com/moby/sys/mountinfo v0.7.2 // indirect
@@ -105,11 +105,14 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-// The kit, from this repository.
-replace github.com/kri-kit/testkit => ../..
-
-// The kit's module of what its suites share, which the kit requires.
-replace github.com/kri-kit/testkit/suite => ../../suite
+// A module built from a checkout of the kit (this one is) needs one replace
+// per kit module in its build: the kit and suite, which the kit requires.
+// A module that gets the kit from a module proxy needs neither, only the
+// require above (and the k8s.io replace block below).
+replace (
+	github.com/kri-kit/testkit => ../..
+	github.com/kri-kit/testkit/suite => ../../suite
+)
 
 // The k8s.io replace block every module importing the kit needs (make
 // replace-block prints it).

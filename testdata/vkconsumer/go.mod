@@ -3,7 +3,7 @@ module example.com/vkconsumer
 go 1.26.0
 
 require (
-	github.com/kri-kit/testkit/vk v0.0.0-00010101000000-000000000000
+	github.com/kri-kit/testkit/vk v0.1.0
 	github.com/virtual-kubelet/virtual-kubelet v1.13.0
 	k8s.io/api v0.35.4
 	k8s.io/apimachinery v0.35.4
@@ -25,7 +25,7 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/josharian/intern v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
-	github.com/kri-kit/testkit/suite v0.0.0-00010101000000-000000000000 // indirect
+	github.com/kri-kit/testkit/suite v0.1.0 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
@@ -60,9 +60,11 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-// The only replaces: the kit's vk module and the kubelet-free module of
-// what its suites share (which vk requires), from this checkout. No
-// k8s.io/kubernetes, no replace block for its staging modules.
+// A module built from a checkout of the kit (this one is) needs one replace
+// per kit module in its build: vk and suite, which vk requires. A module
+// that gets vk from a module proxy needs no replace at all, only the
+// require above. No k8s.io/kubernetes, no replace block for its staging
+// modules.
 replace (
 	github.com/kri-kit/testkit/suite => ../../suite
 	github.com/kri-kit/testkit/vk => ../../vk
