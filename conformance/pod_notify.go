@@ -1,15 +1,17 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 )
 
-// The notify specs (KRI-POD-092, 093, 094): the provider's duty to call
+// The notify specs (KRI-POD-092, 093, 094, 108): the provider's duty to call
 // HandlePodSyncByUID (kri.PodSyncNotifier). kuscia's agent syncs a pod
 // again only on such a call (pods_controller.go syncLoopIteration has no
 // resync; pod_workers.go completeWork queues retries nothing reads), so
@@ -24,6 +26,8 @@ var podNotifySpecs = []*specDef{
 		text: "the restarts of a crash-looping container are published: the provider calls HandlePodSyncByUID when the container exits, when it has started again, and when a crash-loop back-off that held the restart ends"},
 	{id: "KRI-POD-094", level: Must, kind: kindPod, groups: []string{"notify"}, caps: []Capability{CapImagePullPolicy}, pod: podNotifyPullRetried,
 		text: "a container whose image cannot be pulled is published Waiting with ErrImagePull or ImagePullBackOff, and its pull is tried again: the provider calls HandlePodSyncByUID for a failed start it will retry, once its back-off has ended"},
+	{id: "KRI-POD-108", level: Must, kind: kindPod, groups: []string{"notify"}, pod: podNotifyWhileKilling,
+		text: "a pod whose container exits while another pod's KillPod runs is published Succeeded: the provider calls HandlePodSyncByUID for it without waiting for the other pod's KillPod to return"},
 }
 
 func podNotifyCompletion(e *podEnv) {
@@ -69,4 +73,45 @@ func podNotifyPullRetried(e *podEnv) {
 		n := e.syncPods(pod)
 		g.Expect(n).To(gomega.BeNumerically(">=", 3), "kuscia's agent has called SyncPod %d times: a pull that failed is tried again only when the provider calls HandlePodSyncByUID once its back-off has ended", n)
 	})
+}
+
+// podNotifyWhileKilling kills a pod whose container ignores SIGTERM, so
+// that its KillPod runs out the grace period, and meanwhile syncs a pod
+// whose container runs for ShortRun and exits: kuscia's agent kills a pod
+// in that pod's worker while the workers of the other pods go on
+// (pod_workers.go managePodLoop, one goroutine a pod), and learns of the
+// other pod's exit only from HandlePodSyncByUID.
+func podNotifyWhileKilling(e *podEnv) {
+	grace := 3*e.st.graceSecs + minimumGraceSecs
+	killed := e.stubbornPod("killed", grace)
+	st := e.status(killed)
+	e.publish(killed, st)
+	running := pkgcontainer.ConvertPodStatusToRunningPod(e.runtimeName(st), st)
+	e.step(fmt.Sprintf("killing pod %s, whose container ignores SIGTERM, with its grace period of %ds, and meanwhile syncing a pod whose container runs for %s and exits 0, under RestartPolicy Never, only when kuscia's agent would",
+		podRef(killed), grace, e.st.t.ShortRun))
+	var killErr, callErr error
+	killing := make(chan struct{})
+	go func() {
+		defer close(killing)
+		// It runs out the grace period: the call timeout on top of it.
+		callErr = e.tryWithin("KillPod", time.Duration(grace)*time.Second+e.st.t.Call, func(ctx context.Context) { killErr = e.p.KillPod(ctx, killed, running, nil) })
+	}()
+	defer func() { <-killing }() // also when the spec fails: no call outlives it
+	pod := e.newPod("exits", v1.RestartPolicyNever, named("main", e.w().RunsFor(e.st.t.ShortRun)))
+	e.syncUntilPublished(pod, "phase Succeeded, main Terminated with exit code 0, while another pod's KillPod runs", func(g gomega.Gomega, s v1.PodStatus) {
+		cs := apiStatusOf(s.ContainerStatuses, "main")
+		g.Expect(cs != nil && cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0).To(gomega.BeTrue(),
+			"kuscia's agent publishes container main as not exited 0 (pod %s's KillPod runs, or ran, meanwhile): %s", podRef(killed), describeAPIStatus(s))
+		g.Expect(s.Phase).To(gomega.Equal(v1.PodSucceeded), "kuscia's agent publishes phase %s: %s", s.Phase, describeAPIStatus(s))
+	})
+	select {
+	case <-killing:
+		e.diagnose("pod %s's KillPod had returned before the other pod was published Succeeded", podRef(killed))
+	default:
+	}
+	<-killing
+	if callErr != nil {
+		e.failf("%v", callErr)
+	}
+	e.noError("KillPod", killErr)
 }

@@ -1,5 +1,19 @@
 package conformance_test
 
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+
+	"github.com/kri-kit/testkit/fake"
+	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/kri/interceptor"
+)
+
 // podNotifyMutants are the mutants of the group "notify" (pod_notify.go):
 // providers that break the duty to call HandlePodSyncByUID
 // (kri.PodSyncNotifier). Since every spec waits for what kuscia's agent
@@ -16,6 +30,8 @@ func podNotifyMutants() []*mutant {
 				"KRI-POD-105", "KRI-POD-106",
 				// KRI-POD-107 waits for its container to run, which the agent learns of from HandlePodSyncByUID.
 				"KRI-POD-107",
+				// KRI-POD-108 waits for a pod's exit to be published, as 092 does.
+				"KRI-POD-108",
 			},
 			notify: notifyNever,
 		},
@@ -28,6 +44,8 @@ func podNotifyMutants() []*mutant {
 				"KRI-POD-006", "KRI-POD-008", "KRI-POD-009", "KRI-POD-010", "KRI-POD-011", "KRI-POD-015", "KRI-POD-037", "KRI-POD-038", "KRI-POD-039", "KRI-POD-042", "KRI-POD-044", "KRI-POD-051", "KRI-POD-053", "KRI-POD-054", "KRI-POD-059", "KRI-POD-060", "KRI-POD-061", "KRI-POD-062", "KRI-POD-063", "KRI-POD-066", "KRI-POD-067", "KRI-POD-068", "KRI-POD-072", "KRI-POD-073", "KRI-POD-074", "KRI-POD-076", "KRI-POD-080", "KRI-POD-087", "KRI-POD-088", "KRI-POD-089", "KRI-POD-091", "KRI-POD-092", "KRI-POD-093", "KRI-POD-094", "KRI-POD-098", "KRI-POD-101",
 				// The network probe specs too: the agent learns of a startup probe's success, and of a restart, from HandlePodSyncByUID.
 				"KRI-POD-105", "KRI-POD-106",
+				// KRI-POD-108 waits for a pod's exit to be published, as 092 does.
+				"KRI-POD-108",
 			},
 			notify: notifyOnStartsOnly,
 		},
@@ -37,5 +55,37 @@ func podNotifyMutants() []*mutant {
 			want:      []string{"KRI-POD-080", "KRI-POD-094"},
 			notify:    notifyOnChangesOnly,
 		},
+		{
+			name:      "drops-notifications-while-killing",
+			violation: "the provider drops every call of HandlePodSyncByUID while any pod's KillPod runs (one lock, or one \"busy\" flag, for the whole backend): a pod that changes meanwhile is never synced again",
+			want:      []string{"KRI-POD-108"},
+			pod: func(p *fake.PodProvider) interceptor.PodFuncs {
+				return interceptor.PodFuncs{KillPod: func(ctx context.Context, next kri.PodProvider, pod *v1.Pod, rp pkgcontainer.Pod, grace *int64) error {
+					n := killsRunning(p)
+					n.Add(1)
+					defer n.Add(-1)
+					return next.KillPod(ctx, pod, rp, grace)
+				}}
+			},
+			notify: func(p *fake.PodProvider, h kri.PodSyncHandler, _ <-chan struct{}, _ *sync.WaitGroup) kri.PodSyncHandler {
+				n := killsRunning(p)
+				return kri.PodSyncHandlerFunc(func(uid types.UID) {
+					if n.Load() > 0 {
+						return
+					}
+					h.HandlePodSyncByUID(uid)
+				})
+			},
+		},
 	}
+}
+
+// kills counts, per fake, the KillPod calls under way (the mutant
+// drops-notifications-while-killing: its interceptor and its notify
+// wrapper see the same fake).
+var kills sync.Map // *fake.PodProvider -> *atomic.Int32
+
+func killsRunning(p *fake.PodProvider) *atomic.Int32 {
+	n, _ := kills.LoadOrStore(p, new(atomic.Int32))
+	return n.(*atomic.Int32)
 }

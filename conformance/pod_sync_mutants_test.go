@@ -56,6 +56,8 @@ func podSyncMutants() []*mutant {
 				"KRI-POD-080",
 				// At kuscia's cadence (a sync when the provider calls HandlePodSyncByUID) these fail too: they wait to see one instance per container.
 				"KRI-POD-048", "KRI-POD-049", "KRI-POD-054", "KRI-POD-082", "KRI-POD-086", "KRI-POD-092", "KRI-POD-095",
+				// KRI-POD-108 waits, as 092 does, for a pod whose container runs once to be published Succeeded.
+				"KRI-POD-108",
 			},
 			pod: duplicator,
 		},
@@ -75,7 +77,7 @@ func podSyncMutants() []*mutant {
 				// KRI-POD-091 syncs its pod.
 				"KRI-POD-091",
 				// The notify specs wait for the syncs the provider asks for.
-				"KRI-POD-092", "KRI-POD-093", "KRI-POD-094",
+				"KRI-POD-092", "KRI-POD-093", "KRI-POD-094", "KRI-POD-108",
 			},
 			pod: func(*fake.PodProvider) interceptor.PodFuncs {
 				return interceptor.PodFuncs{SyncPod: func(context.Context, kri.PodProvider, *v1.Pod, *pkgcontainer.PodStatus, *kri.ReasonCache) error {

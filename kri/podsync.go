@@ -55,6 +55,11 @@ type PodSyncHandler interface {
 //   - a KillPod that returned before every container had stopped has seen
 //     them stop, so that the agent finishes the termination.
 //
+// The duty holds for each pod on its own: a KillPod under way for one pod,
+// which may run out a grace period, neither drops nor holds back the calls
+// for another, since the agent kills a pod in that pod's worker while the
+// workers of the other pods go on syncing them.
+//
 // Calls that change nothing are harmless, and the provider may fold
 // several changes into one call, or call from another goroutine a little
 // later; it should not call in a busy loop. A provider that never calls

@@ -61,8 +61,11 @@
 // declared is skipped, the capability named in the reason. The containers
 // those specs run come from Config.Workloads (DefaultWorkloads: shell
 // commands in busybox), so that a backend that runs something else can
-// give them in its own terms. A few specs (KVK-POD-017, 018) judge what only an async provider
-// can get VK to publish, and are skipped for a sync one.
+// give them in its own terms. A few specs (KVK-POD-017, 018, 034) judge what only an async provider
+// can get VK to publish, and are skipped for a sync one. KVK-POD-036 drives
+// several pods through VK at once: run the suite with -race, so that the
+// race detector judges the provider's memory while the spec judges what VK
+// publishes.
 //
 // With Config.VirtualTime each spec — the provider's construction, VK's
 // controllers and informers, the fake API server and every wait — runs in a

@@ -160,7 +160,8 @@ const (
 	// any app container starts, reported in InitContainerStatuses, the pod
 	// Pending meanwhile. One that fails is restarted as the pod's
 	// restartPolicy says (Always, OnFailure), the app containers still
-	// waiting; under restartPolicy Never it fails the pod.
+	// waiting; under restartPolicy Never it fails the pod. KVK-POD-035
+	// needs CapTerminationMessages too.
 	CapInitContainers Capability = "init-containers"
 	// CapTerminationMessages: a terminated container's state carries its
 	// termination message: what it wrote to its terminationMessagePath,

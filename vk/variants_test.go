@@ -270,6 +270,7 @@ var mutants = []variant{
 		}})},
 	{name: "keeps-deleted-pods-in-getpod", want: []string{"KVK-POD-007"},
 		pods: func() node.PodLifecycleHandler {
+			var mu sync.Mutex // VK calls DeletePod and GetPod of different pods at once (KVK-POD-036)
 			deleted := map[string]*corev1.Pod{}
 			return asyncAltered(altered{
 				deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
@@ -277,7 +278,9 @@ var mutants = []variant{
 					err := b.DeletePod(ctx, pod)
 					if p != nil && err == nil {
 						simprovider.Terminate(&p.Status, 0, "Completed")
+						mu.Lock()
 						deleted[podKey(p)] = p
+						mu.Unlock()
 					}
 					return err
 				},
@@ -285,7 +288,10 @@ var mutants = []variant{
 					if p, err := b.GetPod(ctx, ns, name); p != nil {
 						return p, err
 					}
-					if p := deleted[ns+"/"+name]; p != nil {
+					mu.Lock()
+					p := deleted[ns+"/"+name]
+					mu.Unlock()
+					if p != nil {
 						return p.DeepCopy(), nil
 					}
 					return b.GetPod(ctx, ns, name)

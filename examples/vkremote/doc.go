@@ -25,7 +25,8 @@
 //     (the suite's KVK-POD-006 says so).
 //   - Provider (provider.go) is the node.PodLifecycleHandler and
 //     node.PodNotifier VK drives. Node (node.go) is the node.NodeProvider:
-//     Ping is the service's health check.
+//     Ping is the service's health check, which fails once the service has
+//     lost its backend (Service.SetHealthy).
 //
 // # How the provider meets VK's contract
 //
@@ -60,10 +61,19 @@
 //
 // # Testing it without the service
 //
-// TestConformance declares the capabilities exit-codes and grace-period:
-// the suite's container that traps SIGTERM (vk.Workloads.TrapsSIGTERM, by
-// default a shell script the service cannot run) is given in the service's
-// terms, its stop delay and exit code in its env. TestConformance runs
+// TestConformance declares every capability the service honestly has:
+// exit-codes and grace-period, the suite's container that traps SIGTERM
+// (vk.Workloads.TrapsSIGTERM, by default a shell script the service cannot
+// run) given in the service's terms, its stop delay and exit code in its
+// env; and backend-failures, its Config.MakeBackendUnhealthy turning the
+// service's health check to 503 (Service.SetHealthy), which Ping reports.
+// The service's containers never exit, fail or restart on their own, and
+// it runs no commands, init containers, probes or hooks: the capabilities
+// that need those (container-restarts, start-failures, init-containers,
+// termination-messages, the probes, env, lifecycle-hooks) would each need
+// a scheduler of container runs in the service (runs that end, back-off,
+// restart counts, the order of init containers), which this example leaves
+// out, so their specs are skipped. TestConformance runs
 // vk.Run with VirtualTime: every spec gets a Service
 // of its own, served by net/http over in-memory pipes (memnet_test.go;
 // net.Pipe connections block on channels, which testing/synctest can wait

@@ -34,7 +34,7 @@ type ServiceConfig struct {
 //	GET    /v1/groups?tag=KEY=VALUE... 200 with the groups carrying every tag given, ordered by ID
 //	DELETE /v1/groups/{id}?grace=SECS  stop the containers (SIGTERM, then a kill once the grace period is over),
 //	                                   wait for them, forget the group; 200 with its last state (GroupStopped), 404 if unknown
-//	GET    /v1/healthz                 200 while the service is up
+//	GET    /v1/healthz                 200 while the service is up, 503 once it is unhealthy (SetHealthy)
 //
 // Errors are an apiError with the HTTP status (404 NotFound, 400
 // BadRequest). A group's containers run from StartDelay after the create
@@ -48,6 +48,17 @@ type Service struct {
 	mu     sync.Mutex
 	groups map[string]*Group
 	nextIP int
+	// unhealthy: the health check answers 503 (SetHealthy).
+	unhealthy bool
+}
+
+// SetHealthy makes the health check answer 200 (ok) or 503 from now on: a
+// service that stays up but has lost its backend (its hosts, its
+// scheduler). The groups it runs are left as they are.
+func (s *Service) SetHealthy(ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unhealthy = !ok
 }
 
 // NewService returns a service that runs no group.
@@ -57,7 +68,7 @@ func NewService(cfg ServiceConfig) *Service {
 	s.mux.HandleFunc("GET /v1/groups/{id}", s.get)
 	s.mux.HandleFunc("GET /v1/groups", s.list)
 	s.mux.HandleFunc("DELETE /v1/groups/{id}", s.delete)
-	s.mux.HandleFunc("GET /v1/healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	s.mux.HandleFunc("GET /v1/healthz", s.healthz)
 	return s
 }
 
@@ -124,6 +135,17 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) {
 	s.groups[id] = &g
 	s.advanceLocked(&g)
 	writeJSON(w, http.StatusCreated, &g)
+}
+
+func (s *Service) healthz(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	unhealthy := s.unhealthy
+	s.mu.Unlock()
+	if unhealthy {
+		writeError(w, http.StatusServiceUnavailable, "Unavailable", "the service has lost its backend")
+		return
+	}
+	w.WriteHeader(http.StatusOK)
 }
 
 func (s *Service) get(w http.ResponseWriter, r *http.Request) {
