@@ -67,7 +67,7 @@ func podNotifyMutants() []*mutant {
 					return next.KillPod(ctx, pod, rp, grace)
 				}}
 			},
-			notify: func(p *fake.PodProvider, h kri.PodSyncHandler, _ <-chan struct{}, _ *sync.WaitGroup) kri.PodSyncHandler {
+			notify: func(p *fake.PodProvider, h kri.PodSyncHandler, _ <-chan struct{}, _ *goroutines) kri.PodSyncHandler {
 				n := killsRunning(p)
 				return kri.PodSyncHandlerFunc(func(uid types.UID) {
 					if n.Load() > 0 {
