@@ -18,7 +18,7 @@ func runChild(t *testing.T, env []string, args ...string) (summary string, faile
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "summary.txt")
 	args = append([]string{"-test.run=^TestSuiteAgainstTheReferenceProvider$", "-vk.summary=" + file, "-ginkgo.no-color"}, args...)
-	cmd := exec.CommandContext(t.Context(), os.Args[0], args...)
+	cmd := exec.CommandContext(t.Context(), childBinary(t), args...)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError

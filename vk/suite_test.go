@@ -93,7 +93,7 @@ func TestRunVerdictIsTheExitStatus(t *testing.T) {
 			if tc.strict {
 				args = append(args, "-vk.strict")
 			}
-			cmd := exec.CommandContext(t.Context(), os.Args[0], args...)
+			cmd := exec.CommandContext(t.Context(), childBinary(t), args...)
 			cmd.Env = append(os.Environ(), variantEnv+"="+tc.variant)
 			out, err := cmd.CombinedOutput()
 			var exit *exec.ExitError

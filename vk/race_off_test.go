@@ -1,0 +1,6 @@
+//go:build !race
+
+package vk
+
+// raceEnabled is whether this test binary was built with -race.
+const raceEnabled = false
