@@ -169,13 +169,14 @@ func causeHint(err error) string {
 func resyncAfterCreateKeepsThePod(e *env) {
 	p := e.createPod(newPod("resynced"))
 	key := podKey(p)
-	if !e.await(statusBound, func() bool { return len(e.calls.of("CreatePod", key)) > 0 }) {
+	// Polled every 10ms: the first change comes at once after CreatePod
+	// returned, while a cache behind GetPod may still lag it.
+	if !e.awaitEvery(10*time.Millisecond, statusBound, func() bool { return len(e.calls.of("CreatePod", key)) > 0 }) {
 		e.failf("precondition: VK did not call CreatePod for new pod %s within %v; %s", key, statusBound, e.providerCallsOf(key))
 	}
 	first := e.calls.of("CreatePod", key)[0]
 	mark := e.calls.len()
-	// Three changes, the first at once (within the 100ms of await's poll),
-	// then every half second: each is a sync of VK while the provider may
+	// Three changes, the first at once, then every half second: each is a sync of VK while the provider may
 	// still be catching up with its CreatePod.
 	for i := range 3 {
 		if i > 0 {

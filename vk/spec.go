@@ -415,6 +415,11 @@ func describeProbe(pr *corev1.Probe) string {
 // await polls cond every 100ms until it is true or bound, times
 // Config.TimeoutScale, has passed; it answers whether cond became true.
 func (e *env) await(bound time.Duration, cond func() bool) bool {
+	return e.awaitEvery(100*time.Millisecond, bound, cond)
+}
+
+// awaitEvery is await polling every period.
+func (e *env) awaitEvery(period, bound time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(e.scaled(bound))
 	for {
 		if cond() {
@@ -424,7 +429,7 @@ func (e *env) await(bound time.Duration, cond func() bool) bool {
 			return false
 		}
 		select {
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(period):
 		case <-e.ctx.Done():
 			return false
 		}

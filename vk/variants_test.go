@@ -402,6 +402,16 @@ var mutants = []variant{
 			}
 			return b.CreatePod(ctx, pod)
 		})},
+	// tensile-kube's shape: DeletePod answers nil and deletes nothing for
+	// a pod without the provider's own label, which CreatePod never asked
+	// for: the pod runs on, and no terminal status comes.
+	{name: "deletepod-ignores-pods-without-its-label", want: []string{"KVK-POD-007", "KVK-POD-010", "KVK-POD-011", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018", "KVK-POD-026"},
+		pods: asyncAltered(altered{deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+			if pod.Labels["provider.example/managed"] != "true" {
+				return nil
+			}
+			return b.DeletePod(ctx, pod)
+		}}, nil)},
 	// interLink's shape: GetPod answers the pod with an annotation of the
 	// provider's own (VK's podsEqual sees a change on every sync).
 	{name: "getpod-adds-an-annotation", want: []string{"KVK-POD-009"},
