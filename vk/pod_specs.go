@@ -222,12 +222,21 @@ func resyncAfterCreateKeepsThePod(e *env) {
 			if cs.State.Running == nil || cs.ContainerID != was.ContainerID || cs.RestartCount != was.RestartCount ||
 				!cs.State.Running.StartedAt.Equal(&was.State.Running.StartedAt) {
 				e.failf("after VK synced pod %s again (a change made in the API server right after CreatePod returned), it published container %s "+
-					"as %s, container ID %q (was %q), restart count %d (was %d): the container was started again (or stopped); "+
+					"as %s, container ID %q (was %q), restart count %d (was %d), %s (was started at %v): the container was started again (or stopped); "+
 					"createOrUpdatePod (node/pod.go) calls CreatePod whenever GetPod answers nil, and a CreatePod of a pod the provider runs must start nothing; %s",
-					key, cs.Name, describeStatus(&corev1.Pod{Status: *st}), cs.ContainerID, was.ContainerID, cs.RestartCount, was.RestartCount, why)
+					key, cs.Name, describeStatus(&corev1.Pod{Status: *st}), cs.ContainerID, was.ContainerID, cs.RestartCount, was.RestartCount,
+					startedAt(cs), was.State.Running.StartedAt.Time, why)
 			}
 		}
 	}
+}
+
+// startedAt says when a container's running state began, for messages.
+func startedAt(cs corev1.ContainerStatus) string {
+	if cs.State.Running == nil {
+		return "not running"
+	}
+	return fmt.Sprintf("started at %v", cs.State.Running.StartedAt.Time)
 }
 
 // relabel sets label k=v on pod p in the API server, as 'kubectl label'
