@@ -200,32 +200,59 @@ func resyncAfterCreateKeepsThePod(e *env) {
 		}
 	}
 	if !running(last) {
+		hint := ""
+		if len(e.calls.since(mark, "UpdatePod", key)) > 0 {
+			hint = "; VK handed the change over with UpdatePod (GetPod answered the pod), and the pod it hands over carries the status the API server " +
+				"had then, which right after CreatePod is not yet the provider's (empty, for a sync provider until VK's first poll, node/sync.go): " +
+				"a provider that takes that status for its own and reports it back (through NotifyPods or GetPodStatus) has VK publish it (node/pod.go updatePodStatus)"
+		}
 		e.failf("VK did not publish pod %s Running within %v of a change (a label) made in the API server right after CreatePod returned; "+
-			"it published %s; %s", key, statusBound, describeStatus(last), why)
+			"it published %s; %s%s", key, statusBound, describeStatus(last), why, hint)
 	}
 	// From the first Running status on, each container keeps the run it
-	// started with.
-	var ran *corev1.PodStatus
-	for i := range hist {
-		st := &hist[i]
-		if ran == nil {
-			if running(&corev1.Pod{Spec: p.Spec, Status: *st}) {
-				ran = st
+	// started with: in what the provider reported (the NotifyPods callback
+	// of an async provider, GetPodStatus of a sync one), which shows a
+	// restart even when VK publishes only the latest of two reports (its
+	// status queue keeps one per pod), and in what VK published.
+	var reports []corev1.PodStatus
+	for _, h := range e.calls.handedOver() {
+		switch o := h.Copy.(type) {
+		case *corev1.Pod:
+			if strings.HasPrefix(h.What, "the NotifyPods callback") && podKey(o) == key {
+				reports = append(reports, o.Status)
 			}
-			continue
+		case *corev1.PodStatus:
+			if h.What == "GetPodStatus("+key+")" {
+				reports = append(reports, *o)
+			}
 		}
-		for j, cs := range st.ContainerStatuses {
-			if j >= len(ran.ContainerStatuses) {
-				break
+	}
+	for _, seq := range []struct {
+		who      string
+		statuses []corev1.PodStatus
+	}{{"the provider reported", reports}, {"VK published", hist}} {
+		var ran *corev1.PodStatus
+		for i := range seq.statuses {
+			st := &seq.statuses[i]
+			if ran == nil {
+				if running(&corev1.Pod{Spec: p.Spec, Status: *st}) {
+					ran = st
+				}
+				continue
 			}
-			was := ran.ContainerStatuses[j]
-			if cs.State.Running == nil || cs.ContainerID != was.ContainerID || cs.RestartCount != was.RestartCount ||
-				!cs.State.Running.StartedAt.Equal(&was.State.Running.StartedAt) {
-				e.failf("after VK synced pod %s again (a change made in the API server right after CreatePod returned), it published container %s "+
-					"as %s, container ID %q (was %q), restart count %d (was %d), %s (was started at %v): the container was started again (or stopped); "+
-					"createOrUpdatePod (node/pod.go) calls CreatePod whenever GetPod answers nil, and a CreatePod of a pod the provider runs must start nothing; %s",
-					key, cs.Name, describeStatus(&corev1.Pod{Status: *st}), cs.ContainerID, was.ContainerID, cs.RestartCount, was.RestartCount,
-					startedAt(cs), was.State.Running.StartedAt.Time, why)
+			for j, cs := range st.ContainerStatuses {
+				if j >= len(ran.ContainerStatuses) {
+					break
+				}
+				was := ran.ContainerStatuses[j]
+				if cs.State.Running == nil || cs.ContainerID != was.ContainerID || cs.RestartCount != was.RestartCount ||
+					!cs.State.Running.StartedAt.Equal(&was.State.Running.StartedAt) {
+					e.failf("after VK synced pod %s again (a change made in the API server right after CreatePod returned), %s container %s "+
+						"as %s, container ID %q (was %q), restart count %d (was %d), %s (was started at %v): the container was started again (or stopped); "+
+						"createOrUpdatePod (node/pod.go) calls CreatePod whenever GetPod answers nil, and a CreatePod of a pod the provider runs must start nothing; %s",
+						key, seq.who, cs.Name, describeStatus(&corev1.Pod{Status: *st}), cs.ContainerID, was.ContainerID, cs.RestartCount, was.RestartCount,
+						startedAt(cs), was.State.Running.StartedAt.Time, why)
+				}
 			}
 		}
 	}
