@@ -175,6 +175,16 @@ func resyncAfterCreateKeepsThePod(e *env) {
 		e.failf("precondition: VK did not call CreatePod for new pod %s within %v; %s", key, statusBound, e.providerCallsOf(key))
 	}
 	first := e.calls.of("CreatePod", key)[0]
+	// A status the provider notified while VK created the pod (VK's mock
+	// provider notifies from CreatePod) is on its way through VK's status
+	// queue (node/pod.go enqueuePodStatusUpdate): the change comes once VK
+	// has published it, so that the pod VK hands over on the re-sync carries
+	// it, on the real clock as in virtual time. A provider that has
+	// reported nothing yet gets the change at once.
+	if reports := e.reportsOf(key); len(reports) > 0 {
+		want := reports[len(reports)-1].Phase
+		e.awaitEvery(10*time.Millisecond, statusBound, func() bool { cur := e.apiPod(p.Namespace, p.Name); return cur != nil && cur.Status.Phase == want })
+	}
 	mark := e.calls.len()
 	// Three changes, the first at once, then every half second: each is a sync of VK while the provider may
 	// still be catching up with its CreatePod.
@@ -214,19 +224,7 @@ func resyncAfterCreateKeepsThePod(e *env) {
 	// of an async provider, GetPodStatus of a sync one), which shows a
 	// restart even when VK publishes only the latest of two reports (its
 	// status queue keeps one per pod), and in what VK published.
-	var reports []corev1.PodStatus
-	for _, h := range e.calls.handedOver() {
-		switch o := h.Copy.(type) {
-		case *corev1.Pod:
-			if strings.HasPrefix(h.What, "the NotifyPods callback") && podKey(o) == key {
-				reports = append(reports, o.Status)
-			}
-		case *corev1.PodStatus:
-			if h.What == "GetPodStatus("+key+")" {
-				reports = append(reports, *o)
-			}
-		}
-	}
+	reports := e.reportsOf(key)
 	for _, seq := range []struct {
 		who      string
 		statuses []corev1.PodStatus
@@ -256,6 +254,26 @@ func resyncAfterCreateKeepsThePod(e *env) {
 			}
 		}
 	}
+}
+
+// reportsOf returns the statuses the provider reported of pod key so far,
+// oldest first: through the NotifyPods callback (async) or GetPodStatus
+// (sync).
+func (e *env) reportsOf(key string) []corev1.PodStatus {
+	var reports []corev1.PodStatus
+	for _, h := range e.calls.handedOver() {
+		switch o := h.Copy.(type) {
+		case *corev1.Pod:
+			if strings.HasPrefix(h.What, "the NotifyPods callback") && podKey(o) == key {
+				reports = append(reports, o.Status)
+			}
+		case *corev1.PodStatus:
+			if h.What == "GetPodStatus("+key+")" {
+				reports = append(reports, *o)
+			}
+		}
+	}
+	return reports
 }
 
 // startedAt says when a container's running state began, for messages.
