@@ -2,6 +2,7 @@ package vk
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -80,14 +81,66 @@ func restartedVKAdoptsRunningPods(e *env) {
 	hist := e.judge.api.StatusHistory(p.Namespace, p.Name)
 	last := hist[len(hist)-1]
 	if !terminal(last) {
-		how := "the callback the new VK registered with NotifyPods (node/podcontroller.go PodController.Run): a provider must notify through the latest one"
-		if !e.async {
-			how = "GetPodStatus"
-		}
-		e.failf("after VK restarted, the last status it published for pod %s before it went away was %s: the provider's terminal status "+
-			"after DeletePod never reached the new VK, which hears of statuses only through %s; %s",
-			key, describeStatus(&corev1.Pod{Status: last}), how, e.providerCallsOf(key))
+		e.failf("after VK restarted, the last status it published for pod %s before it went away was %s, not terminal (%s): %s; %s",
+			key, describeStatus(&corev1.Pod{Status: last}), nonTerminal(last), e.reachedAfterDelete(mark, key), e.providerCallsOf(key))
 	}
+}
+
+// reachedAfterDelete says what of pod key reached VK after the first
+// DeletePod since the call mark: through the callback the latest
+// NotifyPods registered (an async provider), or an older one.
+func (e *env) reachedAfterDelete(mark int, key string) string {
+	deletes := e.calls.since(mark, "DeletePod", key)
+	if len(deletes) == 0 {
+		return "VK never called DeletePod"
+	}
+	del := deletes[0]
+	if !e.async {
+		return fmt.Sprintf("DeletePod answered %v; VK's syncProviderWrapper.DeletePod (node/sync.go) publishes the terminal status of a sync provider itself", del.Err)
+	}
+	latest := fmt.Sprintf("the NotifyPods callback #%d ", len(e.calls.of("NotifyPods", "")))
+	var toLatest, toOlder []handedOver
+	for _, h := range e.calls.handedOver() {
+		pod, ok := h.Copy.(*corev1.Pod)
+		if !ok || h.At.Before(del.At) || !strings.HasPrefix(h.What, "the NotifyPods callback") || podKey(pod) != key {
+			continue
+		}
+		if strings.HasPrefix(h.What, latest) {
+			toLatest = append(toLatest, h)
+		} else {
+			toOlder = append(toOlder, h)
+		}
+	}
+	why := "the new VK hears of statuses only through the callback it registered with NotifyPods (node/podcontroller.go PodController.Run), " +
+		"and DeletePod's contract (PodLifecycleHandler) asks for a terminal status there"
+	var s string
+	if len(toLatest) == 0 {
+		s = fmt.Sprintf("after DeletePod (it answered %v) the provider notified nothing of the pod through the callback the new VK registered (%s)", del.Err, strings.TrimSpace(latest))
+	} else {
+		st := toLatest[len(toLatest)-1].Copy.(*corev1.Pod).Status
+		s = fmt.Sprintf("after DeletePod (it answered %v) the provider notified the new VK's callback %d times, the last with %s, which is not terminal (%s)",
+			del.Err, len(toLatest), describeStatus(&corev1.Pod{Status: st}), nonTerminal(st))
+	}
+	if n := len(toOlder); n > 0 {
+		st := toOlder[n-1].Copy.(*corev1.Pod).Status
+		s += fmt.Sprintf("; it notified %d statuses through a callback of a VK that had stopped (%s), the last %s",
+			n, strings.SplitN(toOlder[n-1].What, " (", 2)[0], describeStatus(&corev1.Pod{Status: st}))
+	}
+	return s + ": " + why
+}
+
+// nonTerminal says why st is not terminal ("" when it is).
+func nonTerminal(st corev1.PodStatus) string {
+	var why []string
+	if st.Phase != corev1.PodSucceeded && st.Phase != corev1.PodFailed {
+		why = append(why, fmt.Sprintf("phase %q is neither Succeeded nor Failed", st.Phase))
+	}
+	for _, cs := range st.ContainerStatuses {
+		if cs.State.Terminated == nil {
+			why = append(why, "container "+cs.Name+" is not terminated")
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 // terminal reports whether st is a terminal phase with every container

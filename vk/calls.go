@@ -3,6 +3,7 @@ package vk
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -271,14 +272,17 @@ func (r recordedPods) GetPods(ctx context.Context) ([]*corev1.Pod, error) {
 	return pods, err
 }
 
+// NotifyPods numbers the callbacks it registers (#1, #2, ... : a VK
+// restarted registers a new one), so that what each got can be told apart.
 func (r recordedAsyncPods) NotifyPods(ctx context.Context, cb func(*corev1.Pod)) {
+	n := len(r.log.of("NotifyPods", "")) + 1
 	r.n.NotifyPods(ctx, func(pod *corev1.Pod) {
 		if !r.log.enter() {
 			return
 		}
 		defer r.log.leave()
 		if pod != nil {
-			r.log.hand("the NotifyPods callback (pod "+podKey(pod)+")", pod)
+			r.log.hand(fmt.Sprintf("the NotifyPods callback #%d (pod %s)", n, podKey(pod)), pod)
 		}
 		cb(pod)
 	})

@@ -45,10 +45,16 @@
 // (GetPodStatus every 5s). A spec creates and deletes pods in the API
 // server, as users do, and judges what VK then publishes (pod phase and
 // container states, whether and when the pod goes away, the node and its
-// lease) and the calls the provider got; a few specs also call the
-// provider directly, as VK does on a path the spec cannot steer to (a
-// retried CreatePod, DeletePod of a pod the provider does not know), and
-// say what VK would then do. Each message names the VK function behind it;
+// lease) and the calls the provider got. The suite calls the provider only
+// as VK does: NotifyPods before any other pod call of an async provider
+// (PodController.Run), CreatePod only through VK (a re-sync while GetPod
+// lags CreatePod, KVK-POD-004, is made by changing the pod in the API
+// server), GetPodStatus only of a sync provider (node/sync.go), GetPods
+// polled up to a bound (it may be a cache). A few specs call the provider
+// directly, as VK does on a path the spec cannot steer to (GetPod of a pod
+// the provider never got, DeletePod of a pod it does not know, the pod a
+// previous VK left running), say why, and say what VK would then do; a
+// provider's panic there names the suite's call and its setup step. Each message names the VK function behind it;
 // Catalogue lists each spec's level and the code it rests on, and
 // testdata/catalogue.yaml keeps the same list.
 //
@@ -73,8 +79,9 @@
 // of them wait: the three minutes KVK-POD-008 watches a running pod take
 // milliseconds. It suits providers whose only clock is Go's time and that
 // do no real I/O (a simulation, a fake backend). A goroutine of the
-// provider still blocked after the spec has stopped VK and cancelled the
-// factory's context fails the spec. Without VirtualTime the specs run on
+// provider still there a minute of the bubble's clock after the spec has
+// stopped VK and cancelled the factory's context fails the spec, its stack
+// printed (one that sleeps and then ends by itself does not). Without VirtualTime the specs run on
 // the real clock (minutes).
 //
 // # Module layout: why this module imports nothing of the KRI kit

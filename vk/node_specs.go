@@ -203,6 +203,23 @@ func init() {
 	)
 }
 
+// leaseDuration is VK's DefaultLeaseDuration (node/lease_controller_v1.go),
+// the lease the suite's NodeController takes (WithNodeEnableLeaseV1 with 0).
+const leaseDuration = 40 * time.Second
+
+// pushBound is how long the node specs wait for the node the provider
+// pushes once it noticed a change: Config.NodeStatusPeriod when the
+// provider declares a period longer than VK's lease, else the lease's
+// duration. VK sets no latency for a push (node/node.go controlLoop takes
+// a pushed node whenever it comes); what bounds it is the lease: a node
+// lifecycle controller judges a node by a lease renewed within
+// leaseDuration (node/lease_controller_v1.go), so a change pushed within
+// that time is as fresh as what the node says of its own liveness, and a
+// provider that polls its backend every 30s (interLink) pushes within it.
+func (e *env) pushBound() time.Duration {
+	return max(leaseDuration, e.cfg.NodeStatusPeriod)
+}
+
 // pushedNodeStaysUnchanged has the provider notice two changes of its node
 // (TriggerNodeStatusUpdate twice) and compares the node it pushed first
 // with the copy taken when it did. The suite hands VK copies, so that only
@@ -227,8 +244,8 @@ func pushedNodeStaysUnchanged(e *env) {
 		if err := e.cfg.TriggerNodeStatusUpdate(e.ctx, e.nodes.p); err != nil {
 			e.failf("precondition: TriggerNodeStatusUpdate (call %d): %v", i, err)
 		}
-		if !e.await(pingInterval, func() bool { return len(e.nodes.pushed()) > mark }) {
-			e.failf("precondition: the provider pushed no node within %v of TriggerNodeStatusUpdate (call %d; KVK-NODE-005)", pingInterval, i)
+		if !e.await(e.pushBound(), func() bool { return len(e.nodes.pushed()) > mark }) {
+			e.failf("precondition: the provider pushed no node within %v of TriggerNodeStatusUpdate (call %d; KVK-NODE-005)", e.scaled(e.pushBound()), i)
 		}
 	}
 	for _, p := range e.nodes.pushed() {
@@ -287,12 +304,12 @@ func pushedNodeStatusIsPublished(e *env) {
 	}
 	triggered := time.Now()
 	var pushed []pushedNode
-	if !e.await(pingInterval, func() bool { pushed = e.nodes.pushed()[mark:]; return len(pushed) > 0 }) {
+	if !e.await(e.pushBound(), func() bool { pushed = e.nodes.pushed()[mark:]; return len(pushed) > 0 }) {
 		e.failf("TriggerNodeStatusUpdate made the provider notice a change of node %s at %v, and in the %v since it pushed nothing through "+
 			"the callback VK registered with NotifyNodeStatus: VK publishes the provider's node status only as it is pushed there "+
 			"(node/node.go NodeController.Run, controlLoop); otherwise it keeps publishing the node it registered, heartbeats only "+
 			"(updateStatus), and the change never reaches the API server (conditions published: %v)",
-			e.judge.node, triggered.Format(time.TimeOnly), pingInterval, conditionsOf(apiNode()))
+			e.judge.node, triggered.Format(time.TimeOnly), e.scaled(e.pushBound()), conditionsOf(apiNode()))
 	}
 	last := pushed[len(pushed)-1]
 	if last.Node == nil {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The specs of what identifies a pod's network and a container's run in
@@ -27,18 +26,11 @@ func init() {
 	)
 }
 
-// relabel sets label k=v on pod p in the API server and waits until VK has
-// handed the change to the provider with UpdatePod (node/pod.go
-// createOrUpdatePod: podsEqual compares labels).
-func (e *env) relabel(p *corev1.Pod, k, v string) {
-	cur := e.livePod(p)
-	if cur.Labels == nil {
-		cur.Labels = map[string]string{}
-	}
-	cur.Labels[k] = v
-	if _, err := e.judge.api.CoreV1().Pods(p.Namespace).Update(e.ctx, cur, metav1.UpdateOptions{}); err != nil {
-		e.failf("precondition: updating the labels of pod %s in the API server: %v", podKey(p), err)
-	}
+// relabelReached sets label k=v on pod p in the API server (relabel) and
+// waits until VK has handed the change to the provider with UpdatePod
+// (node/pod.go createOrUpdatePod: podsEqual compares labels).
+func (e *env) relabelReached(p *corev1.Pod, k, v string) {
+	e.relabel(p, k, v)
 	got := func() bool {
 		for _, c := range e.calls.of("UpdatePod", podKey(p)) {
 			if c.Pod.Labels[k] == v && c.Err == nil {
@@ -60,7 +52,7 @@ func podIPIsStable(e *env) {
 	// provider reports the pod again after each (VK's enqueuePodStatusUpdate
 	// sees a changed pod), and a sync one is polled twice in between.
 	for i := range 3 {
-		e.relabel(p, "revision", fmt.Sprint(i+1))
+		e.relabelReached(p, "revision", fmt.Sprint(i+1))
 		e.sleep(2 * 5 * time.Second)
 	}
 	hist := e.judge.api.StatusHistory(p.Namespace, p.Name)

@@ -33,8 +33,10 @@ type Config struct {
 	// controllers, the fake API server and every wait — in a testing/synctest
 	// bubble of its own, whose clock jumps ahead whenever all of them wait:
 	// for providers whose only clock is Go's time and that do no real I/O.
-	// A goroutine of the provider still blocked once the spec has stopped VK
-	// and cancelled its context fails the spec.
+	// A goroutine of the provider still there a minute (of the bubble's
+	// clock) after the spec has stopped VK and cancelled its context fails
+	// the spec, with its stack; one that sleeps and then ends by itself
+	// does not.
 	VirtualTime bool
 	// Strict makes the SHOULD specs gate the run like the MUST specs: the
 	// run also fails when an applicable SHOULD spec fails, is skipped
@@ -114,6 +116,12 @@ type Config struct {
 	// node as it was (memory pressure, then none). Required with
 	// CapNodeStatusUpdates.
 	TriggerNodeStatusUpdate func(ctx context.Context, p node.NodeProvider) error
+	// NodeStatusPeriod is the longest the node provider takes to push a
+	// change of its node it noticed (the period at which it polls its
+	// backend), when that is longer than VK's node lease (40s,
+	// DefaultLeaseDuration in node/lease_controller_v1.go): KVK-NODE-005
+	// and 006 wait that long for a push instead of the lease's duration.
+	NodeStatusPeriod time.Duration
 }
 
 // nodeName returns the node the suite's VK runs as.

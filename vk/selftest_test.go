@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/virtual-kubelet/virtual-kubelet/node"
 	corev1 "k8s.io/api/core/v1"
@@ -24,10 +25,12 @@ type variant struct {
 	want  []string
 	// caps the variant declares; nil declares every capability.
 	caps []Capability
+	// nodeStatusPeriod is the variant's Config.NodeStatusPeriod.
+	nodeStatusPeriod time.Duration
 }
 
 func (v variant) config() Config {
-	cfg := Config{VirtualTime: true, Capabilities: v.caps}
+	cfg := Config{VirtualTime: true, Capabilities: v.caps, NodeStatusPeriod: v.nodeStatusPeriod}
 	if v.caps == nil {
 		cfg.Capabilities = AllCapabilities()
 	}

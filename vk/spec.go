@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -144,15 +146,29 @@ func runSpec(t *testing.T, s spec, cfg Config) outcome {
 	if cfg.VirtualTime {
 		var o outcome
 		var leaked any
+		bubble := ""
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			defer func() { leaked = recover() }()
-			synctest.Test(t, func(*testing.T) { o = execute(s, cfg) })
+			synctest.Test(t, func(*testing.T) {
+				bubble = bubbleOf()
+				o = execute(s, cfg)
+				// A goroutine that sleeps (a poll loop's period) and then
+				// ends by itself is no leak: the bubble's clock runs on for
+				// leakBound, and only what is left then, durably blocked,
+				// makes synctest.Test panic.
+				time.Sleep(leakBound)
+			})
 		}()
 		<-done
-		if leaked != nil && !o.Failed {
-			o = outcome{Failed: true, Message: fmt.Sprintf("goroutines of the provider or of VK outlived the spec: %v", leaked)}
+		if leaked != nil {
+			msg := fmt.Sprintf("goroutines of the provider or of VK outlived the spec by more than %v (of the spec's virtual clock): %v", leakBound, leaked)
+			if o.Failed {
+				o.Message += "\n" + msg
+			} else {
+				o = outcome{Failed: true, Took: o.Took, Message: msg + "; their stacks:\n" + bubbleStacks(bubble)}
+			}
 		}
 		o.Real, o.Virtual = time.Since(start), true
 		return o
@@ -160,6 +176,58 @@ func runSpec(t *testing.T, s spec, cfg Config) outcome {
 	o := execute(s, cfg)
 	o.Real = time.Since(start)
 	return o
+}
+
+// leakBound is how long, on the spec's virtual clock, a goroutine of the
+// provider or of VK may outlive a spec run with Config.VirtualTime.
+const leakBound = time.Minute
+
+var bubbleRE = regexp.MustCompile(`synctest bubble (\d+)\]`)
+
+// bubbleOf names the synctest bubble of the calling goroutine ("" outside
+// one), as goroutine stacks name it.
+func bubbleOf() string {
+	buf := make([]byte, 512)
+	buf = buf[:runtime.Stack(buf, false)]
+	header, _, _ := strings.Cut(string(buf), "\n")
+	if m := bubbleRE.FindStringSubmatch(header); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// bubbleStacks returns the stacks of the goroutines of synctest bubble b
+// (the ones a synctest deadlock blames), at most 40 of them.
+func bubbleStacks(b string) string {
+	if b == "" {
+		return "(the spec's bubble is unknown)"
+	}
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		header, _, _ := strings.Cut(g, "\n")
+		m := bubbleRE.FindStringSubmatch(header)
+		if m == nil || m[1] != b || strings.Contains(header, "synctest.Run") {
+			continue
+		}
+		if len(out) == 40 {
+			out = append(out, "... (more goroutines)")
+			break
+		}
+		out = append(out, g)
+	}
+	if len(out) == 0 {
+		return "(no goroutine of the bubble is left)"
+	}
+	return strings.Join(out, "\n\n")
 }
 
 // execute builds the spec's providers and VK, runs its body and stops
@@ -244,6 +312,32 @@ func execute(s spec, cfg Config) (o outcome) {
 	return o
 }
 
+// providerCall runs f, a call the suite makes to the provider itself (what
+// names it: "CreatePod(default/x)"), in the setup step step ("" in a spec's
+// body): a panic of the provider there fails the spec, naming the step and
+// the call, so that it is not taken for one of VK's.
+func (e *env) providerCall(step, what string, f func()) {
+	defer func() {
+		r := recover()
+		switch r.(type) {
+		case nil:
+			return
+		case specFailure, specSkip:
+			panic(r)
+		}
+		where := "a call the suite made to it directly"
+		if step != "" {
+			where = "the suite's setup step " + step
+		}
+		e.failf("the provider panicked in %s, in %s: %v\n%s", where, what, r, debug.Stack())
+	}()
+	f()
+}
+
+// direct is providerCall in a spec's body: a call VK makes on a path the
+// spec cannot steer to, which the suite makes itself.
+func (e *env) direct(what string, f func()) { e.providerCall("", what, f) }
+
 // syncSkipReason is why an AsyncOnly spec is skipped for a sync provider.
 const syncSkipReason = "a sync provider: VK's syncProviderWrapper.DeletePod (node/sync.go) publishes every container terminated " +
 	"with exit code 0, phase Succeeded, itself as soon as DeletePod returns, and never reads the provider's status of the pod again " +
@@ -324,6 +418,11 @@ func describeProbe(pr *corev1.Probe) string {
 // await polls cond every 100ms until it is true or bound, times
 // Config.TimeoutScale, has passed; it answers whether cond became true.
 func (e *env) await(bound time.Duration, cond func() bool) bool {
+	return e.awaitEvery(100*time.Millisecond, bound, cond)
+}
+
+// awaitEvery is await polling every period.
+func (e *env) awaitEvery(period, bound time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(e.scaled(bound))
 	for {
 		if cond() {
@@ -333,7 +432,7 @@ func (e *env) await(bound time.Duration, cond func() bool) bool {
 			return false
 		}
 		select {
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(period):
 		case <-e.ctx.Done():
 			return false
 		}

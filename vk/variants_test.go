@@ -14,6 +14,7 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kri-kit/testkit/vk/simprovider"
 )
@@ -200,6 +201,155 @@ func rewrittenForBackend(rewrite func(*corev1.Pod)) func() node.PodLifecycleHand
 	}
 }
 
+// getPodLag is how long laggingGetPod's GetPod answers nil after CreatePod
+// returned: shorter than any spec takes to read a pod it ran, longer than
+// KVK-POD-004 takes to change it.
+const getPodLag = 50 * time.Millisecond
+
+// laggingGetPod is the reference provider whose GetPod reads a cache that
+// catches up with CreatePod getPodLag after it returned (an informer over
+// the backend); again, if set, is what CreatePod does for a pod the
+// backend already has (nil: the reference's CreatePod, which starts
+// nothing and answers nil).
+func laggingGetPod(async bool, again func(context.Context, node.PodLifecycleHandler, *corev1.Pod) error) func() node.PodLifecycleHandler {
+	return func() node.PodLifecycleHandler {
+		var mu sync.Mutex
+		created := map[string]time.Time{}
+		a := altered{
+			createPod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+				if p, _ := b.GetPod(ctx, pod.Namespace, pod.Name); p != nil && again != nil {
+					return again(ctx, b, pod)
+				}
+				err := b.CreatePod(ctx, pod)
+				mu.Lock()
+				if _, ok := created[podKey(pod)]; !ok || err == nil {
+					created[podKey(pod)] = time.Now()
+				}
+				mu.Unlock()
+				return err
+			},
+			getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+				mu.Lock()
+				at, ok := created[ns+"/"+name]
+				mu.Unlock()
+				if ok && time.Since(at) < getPodLag {
+					return nil, errdefs.NotFoundf("pod %s/%s is not in the cache yet", ns, name)
+				}
+				return b.GetPod(ctx, ns, name)
+			},
+		}
+		if async {
+			return asyncAltered(a, nil)()
+		}
+		return syncAltered(a)()
+	}
+}
+
+// notifierFirst is the reference async provider shaped as VK's mock
+// provider (cmd/virtual-kubelet/internal/provider/mock): CreatePod and
+// DeletePod call the notifier NotifyPods set, and panic while it is nil.
+func notifierFirst() node.PodLifecycleHandler {
+	var notifier atomic.Pointer[func(*corev1.Pod)]
+	must := func(method string) {
+		if notifier.Load() == nil {
+			panic(method + " called before NotifyPods: the notifier is nil")
+		}
+	}
+	return asyncAltered(altered{
+		createPod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+			must("CreatePod")
+			return b.CreatePod(ctx, pod)
+		},
+		deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+			must("DeletePod")
+			return b.DeletePod(ctx, pod)
+		}}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
+		notifier.Store(&cb)
+		return cb
+	})()
+}
+
+// cachedGetPods is the reference async provider whose GetPods answers a
+// list it refreshes at most every 2s (PodLifecycleHandler.GetPods: "can be
+// cached").
+func cachedGetPods() node.PodLifecycleHandler {
+	var mu sync.Mutex
+	var at time.Time
+	var list []*corev1.Pod
+	return asyncAltered(altered{getPods: func(ctx context.Context, b node.PodLifecycleHandler) ([]*corev1.Pod, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if at.IsZero() || time.Since(at) >= 2*time.Second {
+			l, err := b.GetPods(ctx)
+			if err != nil {
+				return nil, err
+			}
+			list, at = l, time.Now()
+		}
+		return list, nil
+	}}, nil)()
+}
+
+// secondPrecision truncates every time of st to the second, as a status
+// that went through JSON (metav1.Time marshals RFC 3339 seconds).
+func secondPrecision(st *corev1.PodStatus) {
+	trunc := func(t *metav1.Time) {
+		if t != nil {
+			*t = t.Rfc3339Copy()
+		}
+	}
+	trunc(st.StartTime)
+	for i := range st.Conditions {
+		trunc(&st.Conditions[i].LastProbeTime)
+		trunc(&st.Conditions[i].LastTransitionTime)
+	}
+	for _, css := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for i := range css {
+			for _, state := range []*corev1.ContainerState{&css[i].State, &css[i].LastTerminationState} {
+				if r := state.Running; r != nil {
+					trunc(&r.StartedAt)
+				}
+				if t := state.Terminated; t != nil {
+					trunc(&t.StartedAt)
+					trunc(&t.FinishedAt)
+				}
+			}
+		}
+	}
+}
+
+// pushesEvery is the reference node provider that pushes the node it last
+// noticed only every period (a provider that polls its backend).
+func pushesEvery(period time.Duration) func() node.NodeProvider {
+	return nodeAltered(alteredNode{notify: func(ctx context.Context, base *simprovider.Node, cb func(*corev1.Node)) {
+		var mu sync.Mutex
+		var latest *corev1.Node
+		base.NotifyNodeStatus(ctx, func(n *corev1.Node) {
+			mu.Lock()
+			latest = n
+			mu.Unlock()
+		})
+		go func() {
+			t := time.NewTicker(period)
+			defer t.Stop()
+			for {
+				select {
+				case <-t.C:
+					mu.Lock()
+					n := latest
+					latest = nil
+					mu.Unlock()
+					if n != nil {
+						cb(n)
+					}
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}})
+}
+
 // mutants: each must fail exactly the specs of its want.
 var mutants = []variant{
 	{name: "containers-never-ready", want: []string{"KVK-POD-001", "KVK-POD-022", "KVK-POD-028"},
@@ -238,19 +388,42 @@ var mutants = []variant{
 				}
 				return st, err
 			}})},
-	{name: "createpod-of-a-running-pod-answers-already-exists", want: []string{"KVK-POD-004"},
-		pods: syncAltered(altered{createPod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
-			if p, _ := b.GetPod(ctx, pod.Namespace, pod.Name); p != nil {
-				return fmt.Errorf("pod %s/%s already exists", pod.Namespace, pod.Name)
-			}
-			return b.CreatePod(ctx, pod)
-		}})},
-	{name: "createpod-of-a-running-pod-starts-it-again", want: []string{"KVK-POD-004"},
-		pods: asyncAltered(altered{createPod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+	// tensile-kube's shape: GetPod reads a cache that lags CreatePod, and
+	// CreatePod of a pod the backend has answers AlreadyExists: VK's
+	// re-sync in that window publishes the pod Pending/ProviderFailed.
+	{name: "getpod-lags-and-createpod-answers-already-exists", want: []string{"KVK-POD-004"},
+		pods: laggingGetPod(false, func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+			return fmt.Errorf("pods %q already exists", pod.Name)
+		})},
+	{name: "getpod-lags-and-createpod-starts-it-again", want: []string{"KVK-POD-004"},
+		pods: laggingGetPod(true, func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
 			if p, _ := b.GetPod(ctx, pod.Namespace, pod.Name); p != nil {
 				_ = b.DeletePod(ctx, p)
 			}
 			return b.CreatePod(ctx, pod)
+		})},
+	// tensile-kube's shape: DeletePod answers nil and deletes nothing for
+	// a pod without the provider's own label, which CreatePod never asked
+	// for: the pod runs on, and no terminal status comes.
+	{name: "deletepod-ignores-pods-without-its-label", want: []string{"KVK-POD-007", "KVK-POD-010", "KVK-POD-011", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018", "KVK-POD-026"},
+		pods: asyncAltered(altered{deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+			if pod.Labels["provider.example/managed"] != "true" {
+				return nil
+			}
+			return b.DeletePod(ctx, pod)
+		}}, nil)},
+	// interLink's shape: GetPod answers the pod with an annotation of the
+	// provider's own (VK's podsEqual sees a change on every sync).
+	{name: "getpod-adds-an-annotation", want: []string{"KVK-POD-009"},
+		pods: asyncAltered(altered{getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
+			p, err := b.GetPod(ctx, ns, name)
+			if p != nil {
+				if p.Annotations == nil {
+					p.Annotations = map[string]string{}
+				}
+				p.Annotations["provider.example/job-id"] = "42"
+			}
+			return p, err
 		}}, nil)},
 	// KVK-POD-012, 017 and 018 delete their pod too, and fail as 005 does.
 	{name: "deletepod-fails", want: []string{"KVK-POD-005", "KVK-POD-007", "KVK-POD-010", "KVK-POD-011", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018", "KVK-POD-026"},
@@ -853,6 +1026,38 @@ var benign = []variant{
 				}
 			})
 		}})},
+	// VK's mock provider's shape: GetPod answers the pod once CreatePod
+	// returned, and a CreatePod of a pod it runs answers an error (VK never
+	// makes one: createOrUpdatePod calls CreatePod only when GetPod
+	// answered nil).
+	{name: "createpod-again-answers-already-exists",
+		pods: syncAltered(altered{createPod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
+			if p, _ := b.GetPod(ctx, pod.Namespace, pod.Name); p != nil {
+				return fmt.Errorf("pod %s/%s already exists", pod.Namespace, pod.Name)
+			}
+			return b.CreatePod(ctx, pod)
+		}})},
+	// GetPod lags CreatePod, and CreatePod of a pod it runs starts nothing
+	// and answers nil (the reference's).
+	{name: "getpod-lags-createpod", pods: laggingGetPod(false, nil)},
+	{name: "notifier-set-only-by-notifypods", pods: notifierFirst},
+	{name: "getpods-cached-for-two-seconds", pods: cachedGetPods},
+	// Statuses that went through JSON: every time to the second.
+	{name: "statuses-at-second-precision", pods: statusAltered(true, secondPrecision)},
+	// tensile-kube's shape: NotifyPods starts a goroutine that sleeps 10s
+	// before it first looks at its context, then ends.
+	{name: "notifypods-goroutine-sleeps-before-checking-its-context",
+		pods: asyncAltered(altered{}, func(ctx context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
+			go func() {
+				time.Sleep(10 * time.Second)
+				<-ctx.Done()
+			}()
+			return cb
+		})},
+	// interLink's shape: the node pushed every 30s, within VK's lease.
+	{name: "pushes-its-node-every-30s", nodes: pushesEvery(30 * time.Second)},
+	// A node pushed every 90s, the period declared in Config.
+	{name: "pushes-its-node-every-90s-period-declared", nodes: pushesEvery(90 * time.Second), nodeStatusPeriod: 90 * time.Second},
 	{name: "ping-takes-two-seconds",
 		nodes: nodeAltered(alteredNode{ping: func(ctx context.Context, b *simprovider.Node) error {
 			select {
