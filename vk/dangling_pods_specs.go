@@ -47,6 +47,21 @@ func danglingPodsOfAnyPhaseAreDeleted(e *env) {
 			e.failf("precondition: deleting pod %s in the API server: %v", podKey(p), err)
 		}
 	}
+	// The new VK reads GetPods once, at its start (deleteDanglingPods),
+	// and GetPods may answer from a cache (PodLifecycleHandler's doc): it
+	// starts once GetPods lists both pods, as a VK that restarts a while
+	// after they ran would find them, or after statusBound, and a GetPods
+	// that leaves them out fails below.
+	e.await(statusBound, func() bool {
+		pods, _ := e.pods.GetPods(e.ctx)
+		n := 0
+		for _, q := range pods {
+			if k := podKey(q); k == podKey(pending) || k == podKey(failed) {
+				n++
+			}
+		}
+		return n == 2
+	})
 	mark := e.calls.len()
 	stop, err := e.judge.startPods(e.ctx, e.pods)
 	if err != nil {

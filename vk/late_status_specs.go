@@ -74,8 +74,8 @@ func lateStatusOfDeletedPod(e *env) {
 			if oldIDs[cs.ContainerID] {
 				e.failf("%s: container %s has ID %q, the deleted pod's: %s", at, cs.Name, cs.ContainerID, why)
 			}
-			if r := cs.State.Running; r != nil && r.StartedAt.Before(&second.CreationTimestamp) {
-				e.failf("%s: container %s started at %v, before the pod was created (%v): %s", at, cs.Name, r.StartedAt.Time, second.CreationTimestamp.Time, why)
+			if r := cs.State.Running; r != nil && startedBefore(r.StartedAt, second.CreationTimestamp) {
+				e.failf("%s: container %s started at %v, before the pod was created (%v, to the second): %s", at, cs.Name, r.StartedAt.Time, second.CreationTimestamp.Time, why)
 			}
 		}
 	}

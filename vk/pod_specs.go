@@ -393,11 +393,8 @@ func recreatedPodRunsAnew(e *env) {
 		e.failf("pod %s was created again (UID %s) but VK called CreatePod for UIDs %v: createOrUpdatePod (node/pod.go) "+
 			"calls CreatePod only when GetPod answers nil; VK now publishes the status of the old pod", key, second.UID, uids)
 	}
-	// At the API server's precision: it stores times in seconds (RFC 3339
-	// in JSON), so a start time that went through JSON lost its fraction.
-	created := second.CreationTimestamp.Truncate(time.Second)
 	for _, cs := range last.Status.ContainerStatuses {
-		if cs.State.Running.StartedAt.Truncate(time.Second).Before(created) {
+		if startedBefore(cs.State.Running.StartedAt, second.CreationTimestamp) {
 			e.failf("pod %s, created again at %v, is published with container %s started at %v, before it existed (to the second): the status of its predecessor",
 				key, second.CreationTimestamp.Time, cs.Name, cs.State.Running.StartedAt.Time)
 		}
@@ -576,4 +573,13 @@ func leftoverPodIsDeleted(e *env) {
 		e.failf("%v after DeletePod of leftover pod %s answered %v GetPods still lists it: the provider kept it; VK will not delete it again until it restarts "+
 			"(node/podcontroller.go deleteDanglingPods)", statusBound, key, deletes[0].Err)
 	}
+}
+
+// startedBefore reports whether a container that started at started did so
+// before a pod created at created existed, at the API server's precision:
+// it stores times in seconds (RFC 3339 in JSON), so a start time that went
+// through JSON lost its fraction, and one in the second the pod was created
+// in is not before it.
+func startedBefore(started, created metav1.Time) bool {
+	return started.Truncate(time.Second).Before(created.Truncate(time.Second))
 }

@@ -19,40 +19,6 @@ import (
 // VK providers the suite did not catch), appended to mutants and benign.
 
 func init() {
-	// The mutants of before that fail the new specs too, and why.
-	for name, ids := range map[string][]string{
-		// VK takes the empty pod for one the provider runs: no pod of
-		// 030..036 ever runs (the mutant is sync: 034 is skipped).
-		"getpod-answers-an-empty-pod-for-unknown-pods": {"KVK-POD-030", "KVK-POD-031", "KVK-POD-032", "KVK-POD-033", "KVK-POD-035", "KVK-POD-036"},
-		// DeletePod of a pod it runs fails: 031's leftovers and 033's pod
-		// run on, 034's first pod and 036's deleted pods stay Terminating.
-		"deletepod-fails": {"KVK-POD-031", "KVK-POD-033", "KVK-POD-034", "KVK-POD-036"},
-		// 035's init container never runs: the app starts at once, with no
-		// InitContainerStatuses.
-		"init-containers-dropped": {"KVK-POD-035"},
-		// 031's Pending pod, whose container cannot start, is published
-		// Failed.
-		"failed-start-published-failed": {"KVK-POD-031"},
-		// The containers of 032 and 036 that wait to restart have their
-		// pods published Failed, and VK never publishes a terminal pod
-		// again: no restart is published.
-		"pod-failed-while-a-container-waits-to-restart": {"KVK-POD-032", "KVK-POD-036"},
-		// 032 waits for restart count 2, reported as 0.
-		"restart-count-starts-over": {"KVK-POD-032"},
-		// 031's leftovers are not listed either.
-		"getpods-lists-nothing": {"KVK-POD-031"},
-		// 031's pod whose container exited 1 is never published Failed.
-		"deletepod-notifies-no-terminal-status": {"KVK-POD-031"},
-		// GetPod answers 034's deleted pod for the pod created again under
-		// its name: VK never calls CreatePod for it, as in KVK-POD-007.
-		"keeps-deleted-pods-in-getpod": {"KVK-POD-034"},
-	} {
-		i := slices.IndexFunc(mutants, func(v variant) bool { return v.name == name })
-		if i < 0 {
-			panic("reach_variants_test.go: no mutant " + name)
-		}
-		mutants[i].want = append(slices.Clone(mutants[i].want), ids...)
-	}
 	mutants = append(mutants,
 		// A pod IP taken from a pool on every status (a backend that
 		// reports the address of its last network event).

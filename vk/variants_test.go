@@ -364,7 +364,9 @@ var mutants = []variant{
 	// instead of CreatePod: no pod ever runs.
 	{name: "getpod-answers-an-empty-pod-for-unknown-pods",
 		want: []string{"KVK-POD-001", "KVK-POD-002", "KVK-POD-004", "KVK-POD-005", "KVK-POD-007", "KVK-POD-008", "KVK-POD-009", "KVK-POD-010", "KVK-POD-012", "KVK-POD-013",
-			"KVK-POD-014", "KVK-POD-015", "KVK-POD-016", "KVK-POD-019", "KVK-POD-020", "KVK-POD-021", "KVK-POD-022", "KVK-POD-023", "KVK-POD-024", "KVK-POD-025", "KVK-POD-027", "KVK-POD-028", "KVK-POD-029"},
+			"KVK-POD-014", "KVK-POD-015", "KVK-POD-016", "KVK-POD-019", "KVK-POD-020", "KVK-POD-021", "KVK-POD-022", "KVK-POD-023", "KVK-POD-024", "KVK-POD-025", "KVK-POD-027", "KVK-POD-028", "KVK-POD-029",
+			// No pod of 030..036 ever runs (the mutant is sync: 034 is skipped).
+			"KVK-POD-030", "KVK-POD-031", "KVK-POD-032", "KVK-POD-033", "KVK-POD-035", "KVK-POD-036"},
 		pods: syncAltered(altered{getPod: func(ctx context.Context, b node.PodLifecycleHandler, ns, name string) (*corev1.Pod, error) {
 			p, err := b.GetPod(ctx, ns, name)
 			if p == nil {
@@ -405,7 +407,8 @@ var mutants = []variant{
 	// tensile-kube's shape: DeletePod answers nil and deletes nothing for
 	// a pod without the provider's own label, which CreatePod never asked
 	// for: the pod runs on, and no terminal status comes.
-	{name: "deletepod-ignores-pods-without-its-label", want: []string{"KVK-POD-007", "KVK-POD-010", "KVK-POD-011", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018", "KVK-POD-026"},
+	// 031's leftovers, 033's force-deleted pod and 034's first pod lack its label: DeletePod leaves them running.
+	{name: "deletepod-ignores-pods-without-its-label", want: []string{"KVK-POD-007", "KVK-POD-010", "KVK-POD-011", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018", "KVK-POD-026", "KVK-POD-031", "KVK-POD-033", "KVK-POD-034"},
 		pods: asyncAltered(altered{deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
 			if pod.Labels["provider.example/managed"] != "true" {
 				return nil
@@ -426,7 +429,8 @@ var mutants = []variant{
 			return p, err
 		}}, nil)},
 	// KVK-POD-012, 017 and 018 delete their pod too, and fail as 005 does.
-	{name: "deletepod-fails", want: []string{"KVK-POD-005", "KVK-POD-007", "KVK-POD-010", "KVK-POD-011", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018", "KVK-POD-026"},
+	// DeletePod of a pod it runs fails: 031's leftovers and 033's pod run on, 034's first pod and 036's deleted pods stay Terminating.
+	{name: "deletepod-fails", want: []string{"KVK-POD-005", "KVK-POD-007", "KVK-POD-010", "KVK-POD-011", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018", "KVK-POD-026", "KVK-POD-031", "KVK-POD-033", "KVK-POD-034", "KVK-POD-036"},
 		pods: asyncAltered(altered{deletePod: func(ctx context.Context, b node.PodLifecycleHandler, pod *corev1.Pod) error {
 			if p, _ := b.GetPod(ctx, pod.Namespace, pod.Name); p != nil {
 				return errors.New("backend busy, try again later")
@@ -441,7 +445,8 @@ var mutants = []variant{
 				return err
 			}
 		}})},
-	{name: "keeps-deleted-pods-in-getpod", want: []string{"KVK-POD-007"},
+	// GetPod answers 034's deleted pod for the pod created again under its name: VK never calls CreatePod for it, as in KVK-POD-007.
+	{name: "keeps-deleted-pods-in-getpod", want: []string{"KVK-POD-007", "KVK-POD-034"},
 		pods: func() node.PodLifecycleHandler {
 			var mu sync.Mutex // VK calls DeletePod and GetPod of different pods at once (KVK-POD-036)
 			deleted := map[string]*corev1.Pod{}
@@ -493,7 +498,8 @@ var mutants = []variant{
 	// pods of KVK-POD-020 (restartPolicy Never, init container failed) and
 	// 021 (restartPolicy Never, containers exited) are never published
 	// Failed either.
-	{name: "deletepod-notifies-no-terminal-status", want: []string{"KVK-POD-010", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018", "KVK-POD-020", "KVK-POD-021", "KVK-POD-023", "KVK-POD-025", "KVK-POD-026"},
+	// 031's pod whose container exited 1 is never published Failed.
+	{name: "deletepod-notifies-no-terminal-status", want: []string{"KVK-POD-010", "KVK-POD-012", "KVK-POD-017", "KVK-POD-018", "KVK-POD-020", "KVK-POD-021", "KVK-POD-023", "KVK-POD-025", "KVK-POD-026", "KVK-POD-031"},
 		pods: asyncAltered(altered{}, func(_ context.Context, cb func(*corev1.Pod)) func(*corev1.Pod) {
 			return func(p *corev1.Pod) {
 				if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
@@ -502,7 +508,8 @@ var mutants = []variant{
 				cb(p)
 			}
 		})},
-	{name: "getpods-lists-nothing", want: []string{"KVK-POD-011"},
+	// 031's leftovers are not listed either.
+	{name: "getpods-lists-nothing", want: []string{"KVK-POD-011", "KVK-POD-031"},
 		pods: asyncAltered(altered{getPods: func(context.Context, node.PodLifecycleHandler) ([]*corev1.Pod, error) { return nil, nil }}, nil)},
 	// A provider that takes each NotifyPods as a fresh start: GetPod no
 	// longer answers the pods it got before (the containers run on).
@@ -594,7 +601,8 @@ var mutants = []variant{
 				}
 			})()
 		}},
-	{name: "restart-count-starts-over", want: []string{"KVK-POD-014"},
+	// 032 waits for restart count 2, reported as 0.
+	{name: "restart-count-starts-over", want: []string{"KVK-POD-014", "KVK-POD-032"},
 		pods: statusAltered(false, func(st *corev1.PodStatus) {
 			for i := range st.ContainerStatuses {
 				st.ContainerStatuses[i].RestartCount %= 2
@@ -610,7 +618,8 @@ var mutants = []variant{
 	// restart (a phase computed from exit codes alone).
 	// KVK-POD-024's container, killed for its liveness probe (137), waits
 	// to restart too.
-	{name: "pod-failed-while-a-container-waits-to-restart", want: []string{"KVK-POD-015", "KVK-POD-024", "KVK-POD-029"},
+	// The containers of 032 and 036 that wait to restart have their pods published Failed, and VK never publishes a terminal pod again: no restart is published.
+	{name: "pod-failed-while-a-container-waits-to-restart", want: []string{"KVK-POD-015", "KVK-POD-024", "KVK-POD-029", "KVK-POD-032", "KVK-POD-036"},
 		pods: statusAltered(false, func(st *corev1.PodStatus) {
 			for _, cs := range st.ContainerStatuses {
 				if t := cs.LastTerminationState.Terminated; cs.State.Waiting != nil && t != nil && t.ExitCode != 0 {
@@ -620,7 +629,8 @@ var mutants = []variant{
 		})},
 	// A start failure reported as containerd reports a failed exec:
 	// terminated, exit code 128, and the pod Failed.
-	{name: "failed-start-published-failed", want: []string{"KVK-POD-016"},
+	// 031's Pending pod, whose container cannot start, is published Failed.
+	{name: "failed-start-published-failed", want: []string{"KVK-POD-016", "KVK-POD-031"},
 		pods: statusAltered(true, func(st *corev1.PodStatus) {
 			for i, cs := range st.ContainerStatuses {
 				if w := cs.State.Waiting; w != nil && w.Reason == "RunContainerError" {
@@ -716,7 +726,8 @@ var mutants = []variant{
 	// Init containers the backend drops: the app containers start at once
 	// and no InitContainerStatuses are reported (GetPod answers the pod as
 	// VK gave it).
-	{name: "init-containers-dropped", want: []string{"KVK-POD-019", "KVK-POD-020"},
+	// 035's init container never runs: the app starts at once, with no InitContainerStatuses.
+	{name: "init-containers-dropped", want: []string{"KVK-POD-019", "KVK-POD-020", "KVK-POD-035"},
 		pods: func() node.PodLifecycleHandler {
 			var mu sync.Mutex
 			inits := map[string][]corev1.Container{}
