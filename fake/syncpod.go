@@ -358,7 +358,7 @@ func (s *syncer) failStart(res *pkgcontainer.SyncResult, c *v1.Container, init b
 }
 
 // Lifecycle hooks, run by the pod simulation (workload.Pod: PostStart,
-// PreStop, the kill after a failed postStart hook; workload/pod_hooks.go)
+// PreStop, the kill after a failed postStart hook; sim/workload/pod_hooks.go)
 // on the provider's clock as the kubelet's runtime manager runs them
 // (k8s.io/kubernetes/pkg/kubelet/kuberuntime/kuberuntime_container.go:
 // startContainer step 4, killContainer, executePreStopHook), with the
