@@ -55,9 +55,8 @@ import (
 // relative to the repository's root, each under the tag prefix of its
 // directory ("" for the root: vX.Y.Z; suite/vX.Y.Z; sim/vX.Y.Z;
 // vk/vX.Y.Z), in the order their tags are pushed: each after the kit
-// modules it requires (suite and sim require none; the kit requires both;
-// vk requires suite, and sim once it imports it), so that no tag reaches
-// the proxy before what it needs.
+// modules it requires (suite and sim require none; the kit and vk require
+// both), so that no tag reaches the proxy before what it needs.
 var Published = []string{"suite", "sim", ".", "vk"}
 
 // kitPrefix is the module path every module of the repository starts with.
