@@ -27,9 +27,11 @@ all: lint test
 ##
 ## test: vet and race-test (RACE= without -race): test-kit, the kit's own
 ## packages but examples/hostprocess, without the conformance self-tests
-## named TestHost* (REAL_TESTS), and suite/, the kubelet-free module of what
+## named TestHost* (REAL_TESTS), suite/, the kubelet-free module of what
 ## the KRI and VK suites share (verdict, gate, summary, ExpectedFailures,
-## flags); test-consumer, the example consumer module (testdata/consumer),
+## flags), and sim/, the kubelet-free module of the kit's simulations
+## (sim/workload: the command vocabulary and the pod simulation);
+## test-consumer, the example consumer module (testdata/consumer),
 ## which gates its own provider on the conformance suite; test-examples,
 ## examples/kubeletruntime's vet (a module of its own, so that the kubelet
 ## runtime manager's dependencies stay out of the kit's module graph; its
@@ -60,6 +62,7 @@ test-kit:
 	$(GO) vet $(RACE) $(PKGS)
 	$(COLOR) KRI_E2E_KUBECONFIG= $(GO) test $(RACE) -timeout 20m -skip '$(REAL_TESTS)' $$($(GO) list $(PKGS) | grep -v -x -F "$$($(GO) list $(REAL_PKGS))")
 	cd suite && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) ./...
+	cd sim && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) ./...
 
 test-consumer:
 	$(COLOR) cd testdata/consumer && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) ./...
@@ -244,6 +247,7 @@ lint:
 tidy-check:
 	$(GO) mod tidy -diff
 	cd suite && $(GO) mod tidy -diff
+	cd sim && $(GO) mod tidy -diff
 	cd vk && $(GO) mod tidy -diff
 	for m in $(VK_PROVIDER_MODULES); do (cd $$m && $(GO) mod tidy -diff) || exit 1; done
 
@@ -263,7 +267,7 @@ replace-block:
 
 ## release-check: use the kit as a user does who gets it from a module
 ## proxy (hack/release-check.sh; the README's "Cutting a release"): builds a
-## file GOPROXY from the working tree with the kit, suite and vk at a test
+## file GOPROXY from the working tree with suite, sim, the kit and vk at a test
 ## version, as the tags would publish them after a release commit (go run
 ## ./hack/release proxy), then from fresh modules that point GOPROXY at it
 ## runs the README's install lines, go mod tidy, go vet and the gate: a KRI
