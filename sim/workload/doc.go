@@ -66,7 +66,10 @@
 // time the sleeps before them add up to (Behaviour.Writes, FileAt). Words
 // are literal: quotes, $, globs and other characters sh would interpret
 // put a statement outside the vocabulary, except in the trap, exit and
-// kill $! forms above, so that a real sh and an interpreter always agree.
+// kill $! forms above and, with the environment known (ParseEnv, OfEnv),
+// $VAR and ${VAR} in the words of echo (echo -n $NAME > P), whose values
+// sh would neither split nor glob, so that a real sh and an interpreter
+// always agree.
 //
 // # Environment and expansion
 //

@@ -352,7 +352,7 @@ func (p parser) statements(stmts [][]string) Behaviour {
 			b.IgnoresSIGTERM, b.TrapsSIGTERM, b.SIGTERMExitCode, b.TrapDeferred = false, true, code, false
 			b.SIGTERMDelay = delay
 		case name == "echo":
-			w, ok := echo(f[1:])
+			w, ok := p.echo(f[1:])
 			if !ok {
 				return unknown
 			}
@@ -480,6 +480,51 @@ func (p parser) word(s string) (string, bool) {
 	return p.env[name], true
 }
 
+// expandWord returns the value of a word of echo: a literal, or, with an
+// environment known, one whose $VAR and ${VAR} references sh replaces with
+// their values (unset: empty). A word with another character sh would
+// interpret, or a value that sh would split into fields or glob (blanks,
+// *, ?, [), is outside the vocabulary.
+func (p parser) expandWord(s string) (string, bool) {
+	if !strings.Contains(s, "$") || p.env == nil {
+		return s, !strings.ContainsAny(s, shellSpecial)
+	}
+	var out strings.Builder
+	for s != "" {
+		i := strings.IndexByte(s, '$')
+		if i < 0 {
+			i = len(s)
+		}
+		if strings.ContainsAny(s[:i], shellSpecial) {
+			return "", false
+		}
+		out.WriteString(s[:i])
+		if s = s[i:]; s == "" {
+			break
+		}
+		var name string
+		if rest, ok := strings.CutPrefix(s[1:], "{"); ok {
+			end := strings.IndexByte(rest, '}')
+			if end < 0 {
+				return "", false
+			}
+			name, s = rest[:end], rest[end+1:]
+		} else {
+			end := 1
+			for end < len(s) && validName(s[1:end+1]) {
+				end++
+			}
+			name, s = s[1:end], s[end:]
+		}
+		v := p.env[name]
+		if !validName(name) || strings.ContainsAny(v, " \t\n*?[") {
+			return "", false
+		}
+		out.WriteString(v)
+	}
+	return out.String(), true
+}
+
 // shellSpecial are the characters whose meaning to sh the vocabulary does
 // not model: a word holding one is outside it.
 const shellSpecial = "'\"\\$`*?[]|&<>(){}#~=%!"
@@ -504,7 +549,9 @@ func plainPath(s string) bool {
 }
 
 // echo interprets the arguments of echo: [-n] WORD... [> PATH | >> PATH].
-func echo(args []string) (Write, bool) {
+// With an environment known (ParseEnv), a word may hold $VAR and ${VAR}
+// references (expandWord).
+func (p parser) echo(args []string) (Write, bool) {
 	w := Write{Path: Stdout, Append: true}
 	newline := "\n"
 	if len(args) > 0 && args[0] == "-n" {
@@ -530,12 +577,15 @@ func echo(args []string) (Write, bool) {
 		w.Path, w.Append, args = target[0], op == ">>", args[:i]
 		break
 	}
-	for _, a := range args {
-		if strings.ContainsAny(a, shellSpecial) {
+	words := make([]string, len(args))
+	for i, a := range args {
+		word, ok := p.expandWord(a)
+		if !ok {
 			return Write{}, false
 		}
+		words[i] = word
 	}
-	w.Data = strings.Join(args, " ") + newline
+	w.Data = strings.Join(words, " ") + newline
 	return w, true
 }
 

@@ -91,7 +91,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestParseEnv(t *testing.T) {
-	env := map[string]string{"CODE": "7", "WORD": "seven", "EMPTY": ""}
+	env := map[string]string{"CODE": "7", "WORD": "seven", "EMPTY": "", "BLANK": "a  b"}
 	forever := workload.Behaviour{RunsUntilKilled: true, Unknown: true}
 	for _, tt := range []struct {
 		script string
@@ -106,6 +106,14 @@ func TestParseEnv(t *testing.T) {
 		{"exit $$CODE", forever},
 		{"exit $(CODE)", forever}, // command substitution: the kubelet expands $(CODE) before sh sees it
 		{"exit $1A", forever},
+		// $VAR in the words of echo: sh's expansion, with the environment.
+		{"echo -n a-$WORD:${CODE}x > /tmp/f", workload.Behaviour{Writes: []workload.Write{{Path: "/tmp/f", Data: "a-seven:7x"}}}},
+		{"echo $UNSET$EMPTY.", workload.Behaviour{Writes: []workload.Write{{Path: workload.Stdout, Data: ".\n", Append: true}}}},
+		{"echo ${WORD", forever},
+		{"echo $", forever},
+		{"echo $(WORD)", forever},
+		{"echo $BLANK", forever}, // sh would split it into fields
+		{"echo -n x > $WORD", forever},
 	} {
 		got := workload.ParseEnv([]string{"sh", "-c", tt.script}, nil, env)
 		if diff := cmp.Diff(tt.want, got); diff != "" {
