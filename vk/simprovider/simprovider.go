@@ -4,99 +4,50 @@
 // as node.PodLifecycleHandler and node.PodNotifier (NewAsync: it reports
 // every change through NotifyPods), and a node.NodeProvider (NewNode).
 //
-// A pod's containers start when CreatePod returns and play what their
-// command says (the vocabulary below) on the provider's clock; DeletePod
-// sends them SIGTERM, forgets the pod at once (GetPod answers NotFound) and
-// reports, once every container has ended, a terminal status (async
-// variant). Every answer is a copy the provider never changes afterwards.
-// Its clock is the time package, so inside a testing/synctest bubble it
-// runs on the bubble's; WithContext stops its timers when the context is
-// done.
+// It is a facade over the kit's one runtime model, package workload
+// (github.com/kri-kit/testkit/sim/workload): each pod's containers run on
+// a workload.Pod, which reads their commands (the vocabulary of workload's
+// package doc: sleep, exit, trap, echo, rm, test, httpd, ...), starts the
+// init containers one at a time and the sidecars beside the app
+// containers, restarts exited containers as the pod's restartPolicy (and a
+// container's own) says after the kubelet's crash-loop back-off
+// (workload.KubeletBackOff, reset after twice its maximum), runs the
+// startup, liveness and readiness probes (exec, HTTP, TCP, with their
+// thresholds and timeouts) and the lifecycle hooks (exec, HTTP, sleep),
+// fails the pull of an image under kri.invalid/ and the start of a missing
+// executable, stops a pod with preStop hooks, SIGTERM and a grace period,
+// and writes termination messages. A change to any of these is made there.
 //
-// # Vocabulary
+// Beside the model this package keeps only what VK's interfaces need:
 //
-// A container's argv is its Command followed by its Args; a subset of the
-// vocabulary of the kit's package workload (github.com/kri-kit/testkit/
-// sim/workload), read by a parser of this package's own, and that a real sh
-// runs to the same effect. From workload it takes the $(VAR) expansion
-// (ExpandVars), the Waiting reasons (ErrRunContainer, ErrCrashLoopBackOff),
-// the crash-loop back-off's figures (KubeletBackOff) and the termination
-// message (Behaviour.TerminationMessage, with the kubelet's limits):
-//
-//	(no command), /pause,     runs until stopped
-//	sleep infinity
-//	sleep N                   runs N seconds (decimals allowed), exits 0
-//	sh -c "STATEMENTS"        statements separated by ';' or newlines, in
-//	                          order: sleep N, exit N (exits N, after the
-//	                          sleeps before it), sleep infinity and
-//	                          sleep infinity & wait (runs until stopped),
-//	                          and trap 'ACTION' TERM, which says what
-//	                          SIGTERM does (below), echo -n WORD > PATH
-//	                          (writes WORD to the file PATH) and
-//	                          echo LINE (prints LINE to its log); the
-//	                          first exit or sleep infinity ends it
-//	/nonexistent/...          the executable is missing: every start fails
-//	                          (Waiting, reason RunContainerError; the pod
-//	                          stays Pending)
-//
-// SIGTERM (DeletePod) ends a container at once with exit code 0, or as its
-// trap says: trap 'exit N' TERM exits N at once, trap 'sleep S; exit N'
-// TERM exits N S seconds later, trap ” TERM ignores it. A container still
-// running when the grace period ends (the pod's deletionGracePeriodSeconds,
-// else its terminationGracePeriodSeconds, else 30s) is killed: exit code
-// 137.
-//
-// A container that exits by itself is restarted as the pod's
-// restartPolicy says (Always; OnFailure when the exit code is not 0), after
-// the kubelet's back-off (10s, doubled on each restart up to 5 minutes),
-// during which it is Waiting with reason CrashLoopBackOff and its
-// LastTerminationState is the run that ended; each run has a container ID
-// of its own and counts in RestartCount. The pod stays Running while a
-// container will restart, and ends Succeeded (every container exited 0) or
-// Failed once no container runs or will. A run's terminated state carries
-// its termination message: the WORD it wrote to its terminationMessagePath,
-// else, under terminationMessagePolicy FallbackToLogsOnError and an exit
-// code that is not 0, the lines it printed (each ending in a newline).
-//
-// Init containers run first, one at a time and in order, the app
-// containers Waiting (PodInitializing) and the pod Pending (Initialized,
-// ContainersReady and Ready False) meanwhile; each that exits 0 is
-// Terminated (Completed) and Ready, and the next starts. One that exits
-// otherwise is restarted after the back-off under restartPolicy Always or
-// OnFailure, and fails the pod under Never. DeletePod ends a running init
-// container at once.
-//
-// A container's command and args have their $(VAR) references expanded
-// with its env first, as the kubelet does, and the words of its echo
-// statements their $NAME references, as sh does.
-//
-// A container's exec lifecycle hooks are read with the same vocabulary:
-// postStart runs as the container starts (the files it writes are the
-// container's, a sleep before a write delays it), preStop when DeletePod
-// stops a running container, before SIGTERM, its sleeps taken from the
-// grace period. A postStart hook that fails (exit N other than 0, a
-// missing executable) gets the container killed (its SIGTERM handler's
-// exit code, else 137) and restarted as the pod's restartPolicy says,
-// Waiting with reason PostStartHookError meanwhile.
-//
-// A container whose liveness probe (an exec probe test -e PATH) fails
-// failureThreshold times in a row is killed (exit code 137, or its trap's)
-// and restarted as the pod's restartPolicy says.
-//
-// A container with a startup probe (an exec probe test -e PATH) is Started
-// from the first probe run after it wrote PATH, its readiness and liveness
-// probes held off until then; failureThreshold failures of it in a row kill
-// it (as a liveness probe's do).
-//
-// A container with a readiness probe is Ready (and the pod Ready) only
-// once the probe passes: an exec probe test -e PATH from the first probe
-// run after the container wrote PATH (initialDelaySeconds, then every
-// periodSeconds), any other probe at its first run; a container without
-// one is Ready as soon as it runs.
-//
-// The node provider's backend reports conditions of the node
-// (Node.ReportCondition), each pushed through the NotifyNodeStatus
-// callback with the node's whole status.
+//   - the pods by namespace/name, GetPod, GetPods and GetPodStatus, each
+//     answer a copy the provider never changes afterwards;
+//   - the clock: one timer per pod, set (time.AfterFunc) for the model's
+//     next event (workload.Pod.Next), which advances the model to it; the
+//     time package's clock, so inside a testing/synctest bubble it runs on
+//     the bubble's; WithContext and Close stop the timers;
+//   - the status VK reads, assembled from the model's containers: their
+//     states (a run's ID is sim://UID/NAME/RESTARTS, its image ID
+//     sim://IMAGE), the phase and the conditions;
+//   - NotifyPods: each change of a pod's status delivered, in order, to
+//     VK's callback (async variant);
+//   - DeletePod: the pod forgotten at once (GetPod answers NotFound), its
+//     model stopped with the pod's deletionGracePeriodSeconds, else its
+//     terminationGracePeriodSeconds, else 30s, and each change until
+//     every container has ended notified (async variant); an app container
+//     that was not running ends at once (137, ContainerStatusUnknown);
+//   - the environment: VK hands the provider the env resolved, so a
+//     container's $(VAR) references are expanded with it once and its
+//     process sees it (workload.ParseEnv);
+//   - what its backend does on SIGTERM, which the model leaves to the
+//     runtime: a container exits as its trap says (trap 'exit N' TERM,
+//     trap 'sleep S; exit N' TERM, trap ” TERM), and without a trap
+//     exits 0 at once, as the pause image does; one a failed liveness or
+//     startup probe kills exits with its trap's code if that is other than
+//     0 and immediate, else is killed at once (137);
+//   - the node half: Node, whose backend reports conditions of the node
+//     (Node.ReportCondition), each pushed through the NotifyNodeStatus
+//     callback with the node's whole status.
 //
 // It passes the vk suite; the suite's self-tests derive its mutants and
 // benign variants from it.
@@ -113,6 +64,7 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kri-kit/testkit/sim/workload"
@@ -123,9 +75,9 @@ import (
 // syncProviderWrapper).
 type Provider struct {
 	mu     sync.Mutex
-	pods   map[string]*simPod // by namespace/name
-	notify func(*corev1.Pod)  // nil for the sync variant
-	timers []*time.Timer      // every timer started, for Close
+	pods   map[string]*simPod   // by namespace/name
+	notify func(*corev1.Pod)    // nil for the sync variant
+	live   map[*simPod]struct{} // the pods with a timer set, for Close
 	closed bool
 
 	// pending are the pods to notify, in the order their statuses were
@@ -143,20 +95,339 @@ type notification struct {
 }
 
 // simPod is a pod the provider runs (or stops): pod holds the spec as
-// CreatePod or UpdatePod got it and the status the provider reports.
+// CreatePod or UpdatePod got it and the status the provider last reported,
+// assembled from the model, run, which plays its containers.
 type simPod struct {
 	pod      *corev1.Pod
-	ctrs     []behaviour
-	epoch    []int // per container: bumped on each start, so that a stale timer does nothing
-	stopping bool  // DeletePod was called
+	run      *workload.Pod
+	stopping bool // DeletePod was called
+	// lost are the app containers that were not running when DeletePod
+	// came (waiting to start or to restart): they end at once as
+	// ContainerStatusUnknown, as the kubelet reports one it cannot find.
+	lost map[string]bool
+	// timer fires when the model's next event is due; gen tells the
+	// current timer from one stopped too late.
+	timer  *time.Timer
+	gen    int
+	lostAt metav1.Time // when DeletePod came
+}
 
-	inits     []behaviour // the init containers
-	initEpoch []int
-	// initsDone is how many init containers have completed (exit code 0):
-	// the one of that index runs (or waits to restart), and the app
-	// containers start once it is len(inits).
-	initsDone  int
-	initFailed bool // an init container failed under restartPolicy Never: the pod is Failed
+// newModel returns the model of pod's containers, as the kubelet runs them
+// (workload.Pod), with what this provider sets beside the kubelet's rules:
+// the environment VK resolved, the IDs of its runs, its reading of SIGTERM
+// and of a probe's kill.
+func newModel(pod *corev1.Pod) *workload.Pod {
+	m := workload.NewPod(pod)
+	m.BackOff = workload.KubeletBackOff
+	for _, c := range m.Containers() {
+		c.Behaviour = behaviourOf(c.Spec)
+	}
+	m.Shutdown = shutdown
+	m.Kill = probeKill
+	m.NewID = func() string { return "" } // containerID names a run
+	return m
+}
+
+// behaviourOf is what container c's command does: VK hands the provider the
+// env resolved ($(VAR) references in values expanded, node/pod.go
+// createOrUpdatePod) but the command as written, so the command and args
+// have their $(VAR) references expanded with that env, as the kubelet
+// does, and the process sees it (its sh's $NAME).
+func behaviourOf(c *corev1.Container) workload.Behaviour {
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	expand := func(in []string) []string {
+		out := make([]string, 0, len(in))
+		for _, a := range in {
+			out = append(out, workload.ExpandVars(a, env))
+		}
+		return out
+	}
+	return workload.ParseEnv(expand(c.Command), expand(c.Args), env)
+}
+
+// shutdown is what SIGTERM does to a container whose command behaves as b:
+// as its trap says (trap 'exit N' TERM, trap 'sleep S; exit N' TERM, trap
+// ” TERM), and without a trap exit 0 at once (as the pause image and
+// servers that handle SIGTERM do).
+func shutdown(b workload.Behaviour) workload.Shutdown {
+	if b.IgnoresSIGTERM || b.TrapsSIGTERM {
+		return b.Shutdown(false)
+	}
+	return workload.Shutdown{}
+}
+
+// probeKill kills run r for a failed liveness or startup probe at at: its
+// SIGTERM handler's exit code when it exits at once with one other than
+// 0, else SIGKILL (137) at once (sh as PID 1 without a handler ignores
+// SIGTERM and is killed).
+func probeKill(_ *workload.PodContainer, r *workload.Run, at time.Time, grace time.Duration) {
+	if sh := r.Shutdown(); !sh.Ignores && sh.Delay == 0 && sh.ExitCode != 0 {
+		r.SIGTERM(at, at, grace)
+		return
+	}
+	r.SIGKILL(at, at)
+}
+
+// CreatePod starts the pod's containers. For a pod it runs already (the
+// same UID) it does nothing and answers nil: VK calls CreatePod again
+// whenever GetPod answered nil before (node/pod.go, createOrUpdatePod).
+func (p *Provider) CreatePod(_ context.Context, pod *corev1.Pod) error {
+	p.mu.Lock()
+	k := key(pod.Namespace, pod.Name)
+	if cur, ok := p.pods[k]; ok && cur.pod.UID == pod.UID {
+		p.mu.Unlock()
+		return nil
+	}
+	run := pod.DeepCopy()
+	now := time.Now()
+	start := metav1.NewTime(now)
+	run.Status = corev1.PodStatus{
+		Phase:     corev1.PodPending,
+		StartTime: &start,
+		HostIP:    "10.0.0.1",
+		PodIP:     "10.1.0.1",
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: start},
+			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: start},
+			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: start},
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: start},
+		},
+	}
+	sp := &simPod{pod: run, run: newModel(pod)}
+	sp.run.Reconcile(now)
+	sp.run.Advance(now)
+	sp.statusLocked(now)
+	p.pods[k] = sp
+	p.scheduleLocked(sp)
+	notify := p.notifyLocked(run)
+	p.mu.Unlock()
+	notify()
+	return nil
+}
+
+// scheduleLocked sets sp's timer for the model's next event, if any.
+func (p *Provider) scheduleLocked(sp *simPod) {
+	if sp.timer != nil {
+		sp.timer.Stop()
+		sp.timer = nil
+	}
+	next, ok := sp.run.Next()
+	if !ok || p.closed {
+		delete(p.live, sp)
+		return
+	}
+	p.live[sp] = struct{}{}
+	sp.gen++
+	gen := sp.gen
+	sp.timer = time.AfterFunc(max(time.Until(next), 0), func() {
+		p.mu.Lock()
+		if p.closed || sp.gen != gen {
+			p.mu.Unlock()
+			return
+		}
+		now := time.Now()
+		sp.run.Advance(now)
+		notify := func() {}
+		if sp.statusLocked(now) {
+			notify = p.notifyLocked(sp.pod)
+		}
+		p.scheduleLocked(sp)
+		p.mu.Unlock()
+		notify()
+	})
+}
+
+// containerID is the ID of run r of container name of the pod.
+func (sp *simPod) containerID(name string, r *workload.Run) string {
+	return fmt.Sprintf("sim://%s/%s/%d", sp.pod.UID, name, r.Restarts)
+}
+
+// terminated is the terminated state of run r of container c, which has
+// exited: its exit code, times and termination message (read from c's
+// terminationMessagePath, the API's default when c has none).
+func (sp *simPod) terminated(c *workload.PodContainer, r *workload.Run) *corev1.ContainerStateTerminated {
+	spec := *r.Spec
+	if spec.TerminationMessagePath == "" {
+		spec.TerminationMessagePath = corev1.TerminationMessagePathDefault
+	}
+	return &corev1.ContainerStateTerminated{
+		ExitCode: int32(r.ExitCode()), Reason: workload.ExitReason(r.ExitCode()), Message: r.TerminationMessage(&spec),
+		StartedAt: metav1.NewTime(r.StartedAt()), FinishedAt: metav1.NewTime(r.FinishedAt()), ContainerID: sp.containerID(c.Name, r),
+	}
+}
+
+// containerStatus assembles the status of container c from the model.
+func (sp *simPod) containerStatus(c *workload.PodContainer) corev1.ContainerStatus {
+	cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: "sim://" + c.Image,
+		Started: new(c.Started()), Ready: c.Ready()}
+	r := c.Current
+	if r != nil {
+		cs.RestartCount = int32(r.Restarts)
+		cs.ContainerID = sp.containerID(c.Name, r)
+	}
+	if sp.lost[c.Name] {
+		cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: workload.ExitCodeSIGKILL,
+			Reason: "ContainerStatusUnknown", Message: "The container could not be located when the pod was terminated",
+			FinishedAt: sp.lostAt}}
+		cs.Ready, cs.Started = false, new(false)
+		return cs
+	}
+	switch {
+	case c.Running():
+		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(r.StartedAt())}}
+		if c.Previous != nil && c.Previous.State() == workload.InstanceExited {
+			cs.LastTerminationState = corev1.ContainerState{Terminated: sp.terminated(c, c.Previous)}
+		}
+	case c.Waiting != nil:
+		w := &corev1.ContainerStateWaiting{Reason: c.Waiting.Err.Error(), Message: c.Waiting.Message}
+		if r == nil || !errors.Is(c.Waiting.Err, workload.ErrCrashLoopBackOff) && !errors.Is(c.Waiting.Err, workload.ErrPostStartHook) {
+			kind := "container"
+			if c.IsInit {
+				kind = "init container"
+			}
+			w.Message = fmt.Sprintf("failed to start %s %q: %s", kind, c.Name, c.Waiting.Message)
+		}
+		cs.State = corev1.ContainerState{Waiting: w}
+		if r != nil && r.State() == workload.InstanceExited {
+			cs.LastTerminationState = corev1.ContainerState{Terminated: sp.terminated(c, r)}
+		}
+	case r != nil && r.State() == workload.InstanceExited:
+		cs.State = corev1.ContainerState{Terminated: sp.terminated(c, r)}
+		if c.Previous != nil && c.Previous.State() == workload.InstanceExited {
+			cs.LastTerminationState = corev1.ContainerState{Terminated: sp.terminated(c, c.Previous)}
+		}
+	default:
+		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
+	}
+	return cs
+}
+
+// statusLocked assembles sp's status from the model at now: the
+// containers' states, the phase (Pending while an init container has not
+// completed or a container could not start; Succeeded or Failed once every
+// app container has terminated for good, or an init container failed under
+// restartPolicy Never; Running otherwise) and the conditions. It reports
+// whether the status changed.
+func (sp *simPod) statusLocked(now time.Time) bool {
+	st := &sp.pod.Status
+	old := st.DeepCopy()
+	st.InitContainerStatuses, st.ContainerStatuses = nil, nil
+	initialized, initFailed := true, false
+	for _, c := range sp.run.Init {
+		cs := sp.containerStatus(c)
+		st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
+		t := cs.State.Terminated
+		switch {
+		case c.Restartable:
+			initialized = initialized && c.Current != nil
+		case t != nil && t.ExitCode == 0:
+		default:
+			initialized = false
+			initFailed = initFailed || t != nil && sp.pod.Spec.RestartPolicy == corev1.RestartPolicyNever
+		}
+	}
+	allDone, allZero, ready, startFailed := true, true, true, false
+	for _, c := range sp.run.App {
+		cs := sp.containerStatus(c)
+		st.ContainerStatuses = append(st.ContainerStatuses, cs)
+		t := cs.State.Terminated
+		allDone = allDone && t != nil
+		allZero = allZero && t != nil && t.ExitCode == 0
+		ready = ready && cs.State.Running != nil && cs.Ready
+		startFailed = startFailed || c.Waiting != nil && c.Current == nil
+	}
+	switch {
+	case initFailed:
+		st.Phase = corev1.PodFailed
+	case !initialized && !sp.stopping:
+		st.Phase = corev1.PodPending
+	case allDone && allZero:
+		st.Phase = corev1.PodSucceeded
+	case allDone:
+		st.Phase = corev1.PodFailed
+	case startFailed:
+		st.Phase = corev1.PodPending
+	default:
+		st.Phase = corev1.PodRunning
+	}
+	at := metav1.NewTime(now)
+	set := func(t corev1.PodConditionType, ok bool) {
+		want := corev1.ConditionFalse
+		if ok {
+			want = corev1.ConditionTrue
+		}
+		for i := range st.Conditions {
+			if c := &st.Conditions[i]; c.Type == t && c.Status != want {
+				c.Status, c.LastTransitionTime = want, at
+			}
+		}
+	}
+	set(corev1.PodReady, ready && initialized)
+	set(corev1.ContainersReady, ready && initialized)
+	set(corev1.PodInitialized, initialized)
+	return !equality.Semantic.DeepEqual(old, st)
+}
+
+// UpdatePod takes the fields a running pod may change (its containers'
+// images, labels, annotations, tolerations, activeDeadlineSeconds).
+func (p *Provider) UpdatePod(_ context.Context, pod *corev1.Pod) error {
+	p.mu.Lock()
+	sp, ok := p.pods[key(pod.Namespace, pod.Name)]
+	if !ok {
+		p.mu.Unlock()
+		return errdefs.NotFoundf("pod %s/%s is not known", pod.Namespace, pod.Name)
+	}
+	cur, in := sp.pod, pod.DeepCopy()
+	cur.Labels, cur.Annotations = in.Labels, in.Annotations
+	cur.Spec.Containers = in.Spec.Containers
+	cur.Spec.InitContainers = in.Spec.InitContainers
+	cur.Spec.EphemeralContainers = in.Spec.EphemeralContainers
+	cur.Spec.Tolerations = in.Spec.Tolerations
+	cur.Spec.ActiveDeadlineSeconds = in.Spec.ActiveDeadlineSeconds
+	notify := p.notifyLocked(cur)
+	p.mu.Unlock()
+	notify()
+	return nil
+}
+
+// DeletePod forgets the pod (GetPod and GetPodStatus answer NotFound from
+// then on) and stops it as the kubelet does (workload.Pod.Stop): each
+// running container runs its preStop hook, then gets SIGTERM with what is
+// left of the grace period (the pod's deletionGracePeriodSeconds, else its
+// terminationGracePeriodSeconds, else 30s) and ends as its trap says, or
+// is killed (137) when the grace period ends first; an app container that
+// was not running ends at once (137, ContainerStatusUnknown, as the
+// kubelet reports one it cannot find). The async variant notifies each
+// change, the last with the terminal status. A pod it does not run answers
+// errdefs.NotFound.
+func (p *Provider) DeletePod(_ context.Context, pod *corev1.Pod) error {
+	p.mu.Lock()
+	k := key(pod.Namespace, pod.Name)
+	sp, ok := p.pods[k]
+	if !ok {
+		p.mu.Unlock()
+		return errdefs.NotFoundf("pod %s is not known", k)
+	}
+	delete(p.pods, k)
+	now := time.Now()
+	sp.run.Advance(now)
+	sp.stopping, sp.lost, sp.lostAt = true, map[string]bool{}, metav1.NewTime(now)
+	for _, c := range sp.run.App {
+		if !c.Running() && (c.Waiting != nil || c.Current == nil) {
+			sp.lost[c.Name] = true
+		}
+	}
+	sp.run.Stop(now, workload.GracePeriod(pod, nil))
+	sp.run.Advance(now)
+	sp.statusLocked(now)
+	p.scheduleLocked(sp)
+	notify := p.notifyLocked(sp.pod)
+	p.mu.Unlock()
+	notify()
+	return nil
 }
 
 var _ node.PodLifecycleHandler = (*Provider)(nil)
@@ -172,7 +443,7 @@ func WithContext(ctx context.Context) Option {
 
 // New returns an empty sync provider.
 func New(opts ...Option) *Provider {
-	p := &Provider{pods: map[string]*simPod{}, delivering: make(chan struct{}, 1)}
+	p := &Provider{pods: map[string]*simPod{}, live: map[*simPod]struct{}{}, delivering: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(p)
 	}
@@ -184,10 +455,11 @@ func (p *Provider) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	for _, t := range p.timers {
-		t.Stop()
+	for sp := range p.live {
+		sp.timer.Stop()
+		sp.gen++
 	}
-	p.timers = nil
+	clear(p.live)
 }
 
 // AsyncProvider is the async variant: VK registers a callback with
@@ -241,479 +513,6 @@ func (p *Provider) deliver() {
 		p.mu.Unlock()
 		n.cb(n.pod)
 	}
-}
-
-// afterLocked runs f with p.mu held, d from now, unless the provider is
-// closed by then; f answers what to notify.
-func (p *Provider) afterLocked(d time.Duration, f func() func()) {
-	if p.closed {
-		return
-	}
-	p.timers = append(p.timers, time.AfterFunc(d, func() {
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			return
-		}
-		notify := f()
-		p.mu.Unlock()
-		notify()
-	}))
-}
-
-// CreatePod starts the pod's containers. For a pod it runs already (the
-// same UID) it does nothing and answers nil: VK calls CreatePod again
-// whenever GetPod answered nil before (node/pod.go, createOrUpdatePod).
-func (p *Provider) CreatePod(_ context.Context, pod *corev1.Pod) error {
-	p.mu.Lock()
-	k := key(pod.Namespace, pod.Name)
-	if cur, ok := p.pods[k]; ok && cur.pod.UID == pod.UID {
-		p.mu.Unlock()
-		return nil
-	}
-	run := pod.DeepCopy()
-	now := metav1.NewTime(time.Now())
-	run.Status = corev1.PodStatus{
-		Phase:     corev1.PodRunning,
-		StartTime: &now,
-		HostIP:    "10.0.0.1",
-		PodIP:     "10.1.0.1",
-		Conditions: []corev1.PodCondition{
-			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
-		},
-	}
-	sp := &simPod{pod: run}
-	initializing := func() corev1.ContainerState {
-		return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
-	}
-	for _, c := range pod.Spec.InitContainers {
-		sp.inits = append(sp.inits, parseContainer(c))
-		sp.initEpoch = append(sp.initEpoch, 0)
-		run.Status.InitContainerStatuses = append(run.Status.InitContainerStatuses, corev1.ContainerStatus{
-			Name: c.Name, Image: c.Image, ImageID: "sim://" + c.Image, State: initializing(), Started: new(false),
-		})
-	}
-	for _, c := range pod.Spec.Containers {
-		sp.ctrs = append(sp.ctrs, parseContainer(c))
-		sp.epoch = append(sp.epoch, 0)
-		run.Status.ContainerStatuses = append(run.Status.ContainerStatuses, corev1.ContainerStatus{
-			Name: c.Name, Image: c.Image, ImageID: "sim://" + c.Image, State: initializing(), Started: new(false),
-		})
-	}
-	if len(sp.inits) > 0 {
-		p.startInitLocked(sp, 0)
-	} else {
-		for i := range sp.ctrs {
-			p.startLocked(sp, i)
-		}
-	}
-	sp.settleLocked()
-	p.pods[k] = sp
-	notify := p.notifyLocked(run)
-	p.mu.Unlock()
-	notify()
-	return nil
-}
-
-// startLocked starts container i of sp (again, after a restart).
-func (p *Provider) startLocked(sp *simPod, i int) {
-	cs := &sp.pod.Status.ContainerStatuses[i]
-	b := sp.ctrs[i]
-	sp.epoch[i]++
-	if b.missing != "" {
-		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: workload.ErrRunContainer.Error(),
-			Message: fmt.Sprintf("failed to start container %q: exec: %q: stat %s: no such file or directory",
-				cs.Name, b.missing, b.missing)}}
-		cs.Ready, cs.Started = false, new(false)
-		return
-	}
-	now := metav1.NewTime(time.Now())
-	cs.ContainerID = fmt.Sprintf("sim://%s/%s/%d", sp.pod.UID, cs.Name, cs.RestartCount)
-	cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
-	cs.Started = new(true)
-	if b.postStartFails {
-		// The kubelet kills a container whose postStart hook failed, as
-		// DeletePod would (its SIGTERM handler's code, else 137), and
-		// restarts it as the restart policy says (kuberuntime_container.go
-		// startContainer, killContainer; ErrPostStartHook).
-		epoch := sp.epoch[i]
-		p.afterLocked(b.postStartTakes, func() func() {
-			if sp.stopping || sp.epoch[i] != epoch || sp.pod.Status.ContainerStatuses[i].State.Running == nil {
-				return func() {}
-			}
-			code := int32(137)
-			if t := b.term; !t.ignore && t.delay == 0 {
-				code = t.code
-			}
-			p.exitedLocked(sp, i, code)
-			if w := sp.pod.Status.ContainerStatuses[i].State.Waiting; w != nil {
-				w.Reason = "PostStartHookError"
-			}
-			sp.settleLocked()
-			return p.notifyLocked(sp.pod)
-		})
-	}
-	// A startup probe holds Started, and the readiness and liveness
-	// probes, off until it passes; failureThreshold failures in a row
-	// kill the container (prober/worker.go doProbe, kuberuntime_manager.go
-	// computePodActions).
-	startup := sp.pod.Spec.Containers[i].StartupProbe
-	startedAfter, everStarted := b.readyAfter(startup)
-	cs.Started = new(everStarted && startedAfter == 0)
-	if everStarted && startedAfter > 0 {
-		epoch := sp.epoch[i]
-		p.afterLocked(startedAfter, func() func() {
-			cs := &sp.pod.Status.ContainerStatuses[i]
-			if sp.stopping || sp.epoch[i] != epoch || cs.State.Running == nil {
-				return func() {}
-			}
-			cs.Started = new(true)
-			return p.notifyLocked(sp.pod)
-		})
-	}
-	if kill, ok := b.killedAfter(startup); ok && (!everStarted || kill < startedAfter) && (!b.exits || kill < b.runFor) {
-		p.killLocked(sp, i, kill)
-	}
-	after, ever := b.readyAfter(sp.pod.Spec.Containers[i].ReadinessProbe)
-	after, ever = max(after, startedAfter), ever && everStarted
-	cs.Ready = ever && after == 0
-	if ever && after > 0 {
-		epoch := sp.epoch[i]
-		p.afterLocked(after, func() func() {
-			if sp.stopping || sp.epoch[i] != epoch || cs.State.Running == nil {
-				return func() {}
-			}
-			sp.pod.Status.ContainerStatuses[i].Ready = true
-			sp.settleLocked()
-			return p.notifyLocked(sp.pod)
-		})
-	}
-	if kill, ok := b.killedAfter(sp.pod.Spec.Containers[i].LivenessProbe); ok && everStarted && (!b.exits || kill < b.runFor) {
-		p.killLocked(sp, i, max(kill, startedAfter))
-	}
-	if b.exits {
-		epoch := sp.epoch[i]
-		p.afterLocked(b.runFor, func() func() {
-			if sp.stopping || sp.epoch[i] != epoch || sp.pod.Status.ContainerStatuses[i].State.Running == nil {
-				return func() {}
-			}
-			p.exitedLocked(sp, i, b.exitCode)
-			sp.settleLocked()
-			return p.notifyLocked(sp.pod)
-		})
-	}
-}
-
-// killLocked kills container i of sp d from now, for a probe that failed,
-// unless it was restarted or stopped by then: its SIGTERM handler's exit
-// code if it exits at once, else 137 (sh as PID 1 without a trap ignores
-// SIGTERM and is killed).
-func (p *Provider) killLocked(sp *simPod, i int, d time.Duration) {
-	b, epoch := sp.ctrs[i], sp.epoch[i]
-	p.afterLocked(d, func() func() {
-		if sp.stopping || sp.epoch[i] != epoch || sp.pod.Status.ContainerStatuses[i].State.Running == nil {
-			return func() {}
-		}
-		code := int32(137)
-		if t := b.term; !t.ignore && t.delay == 0 && t.code != 0 {
-			code = t.code
-		}
-		p.exitedLocked(sp, i, code)
-		sp.settleLocked()
-		return p.notifyLocked(sp.pod)
-	})
-}
-
-// startInitLocked starts init container i of sp (again, after a
-// restart): it runs alone; its exit decides what comes next
-// (initExitedLocked).
-func (p *Provider) startInitLocked(sp *simPod, i int) {
-	cs := &sp.pod.Status.InitContainerStatuses[i]
-	b := sp.inits[i]
-	sp.initEpoch[i]++
-	if b.missing != "" {
-		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: workload.ErrRunContainer.Error(),
-			Message: fmt.Sprintf("failed to start init container %q: exec: %q: no such file or directory", cs.Name, b.missing)}}
-		return
-	}
-	cs.ContainerID = fmt.Sprintf("sim://%s/%s/%d", sp.pod.UID, cs.Name, cs.RestartCount)
-	cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Now())}}
-	cs.Started = new(true)
-	if !b.exits {
-		return // it never completes: the pod stays initializing
-	}
-	epoch := sp.initEpoch[i]
-	p.afterLocked(b.runFor, func() func() {
-		if sp.stopping || sp.initEpoch[i] != epoch {
-			return func() {}
-		}
-		p.initExitedLocked(sp, i, b.exitCode)
-		sp.settleLocked()
-		return p.notifyLocked(sp.pod)
-	})
-}
-
-// initExitedLocked ends the run of init container i with code: 0 starts
-// the next init container, or the app containers after the last; another
-// code restarts it after the back-off, or, under restartPolicy Never,
-// fails the pod.
-func (p *Provider) initExitedLocked(sp *simPod, i int, code int32) {
-	cs := &sp.pod.Status.InitContainerStatuses[i]
-	c := sp.pod.Spec.InitContainers[i]
-	t := endedRun(cs, code)
-	t.Message = sp.inits[i].terminationMessage(c, code)
-	cs.Started = new(false)
-	if code == 0 {
-		cs.State, cs.Ready = corev1.ContainerState{Terminated: t}, true
-		sp.initsDone = i + 1
-		if sp.initsDone < len(sp.inits) {
-			p.startInitLocked(sp, sp.initsDone)
-			return
-		}
-		for j := range sp.ctrs {
-			p.startLocked(sp, j)
-		}
-		return
-	}
-	if sp.pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
-		cs.State, sp.initFailed = corev1.ContainerState{Terminated: t}, true
-		return
-	}
-	delay := backOff(cs.RestartCount)
-	cs.LastTerminationState = corev1.ContainerState{Terminated: t}
-	cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: workload.ErrCrashLoopBackOff.Error(),
-		Message: fmt.Sprintf("back-off %v restarting failed container=%s pod=%s", delay, cs.Name, sp.pod.Name)}}
-	epoch := sp.initEpoch[i]
-	p.afterLocked(delay, func() func() {
-		if sp.stopping || sp.initEpoch[i] != epoch {
-			return func() {}
-		}
-		sp.pod.Status.InitContainerStatuses[i].RestartCount++
-		p.startInitLocked(sp, i)
-		sp.settleLocked()
-		return p.notifyLocked(sp.pod)
-	})
-}
-
-// backOff is the kubelet's delay before restart n+1 of a container that
-// has crash-looped since it first started: workload.KubeletBackOff's
-// initial delay, doubled on each restart up to its maximum. (The kubelet,
-// and workload.Pod, start again from the initial delay after a run that
-// outlasts twice the maximum; simprovider does not.)
-func backOff(restarts int32) time.Duration {
-	b := workload.KubeletBackOff
-	d := b.Initial
-	for range restarts {
-		if d *= 2; d >= b.Max {
-			return b.Max
-		}
-	}
-	return d
-}
-
-// exitedLocked ends the run of container i with code, and restarts it
-// after the back-off when the pod's restart policy says so.
-func (p *Provider) exitedLocked(sp *simPod, i int, code int32) {
-	cs := &sp.pod.Status.ContainerStatuses[i]
-	c := sp.pod.Spec.Containers[i]
-	t := endedRun(cs, code)
-	t.Message = sp.ctrs[i].terminationMessage(c, code)
-	cs.Ready, cs.Started = false, new(false)
-	policy := sp.pod.Spec.RestartPolicy
-	if policy == corev1.RestartPolicyNever || (policy == corev1.RestartPolicyOnFailure && code == 0) {
-		cs.State = corev1.ContainerState{Terminated: t}
-		return
-	}
-	delay := backOff(cs.RestartCount)
-	cs.LastTerminationState = corev1.ContainerState{Terminated: t}
-	cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: workload.ErrCrashLoopBackOff.Error(),
-		Message: fmt.Sprintf("back-off %v restarting failed container=%s pod=%s", delay, cs.Name, sp.pod.Name)}}
-	epoch := sp.epoch[i]
-	p.afterLocked(delay, func() func() {
-		if sp.stopping || sp.epoch[i] != epoch {
-			return func() {}
-		}
-		cs := &sp.pod.Status.ContainerStatuses[i]
-		cs.RestartCount++
-		p.startLocked(sp, i)
-		sp.settleLocked()
-		return p.notifyLocked(sp.pod)
-	})
-}
-
-// endedLocked returns the terminated state of the run of app container i
-// of sp that ends now with code, with its termination message.
-func (sp *simPod) endedLocked(i int, code int32) *corev1.ContainerStateTerminated {
-	c := sp.pod.Spec.Containers[i]
-	t := endedRun(&sp.pod.Status.ContainerStatuses[i], code)
-	t.Message = sp.ctrs[i].terminationMessage(c, code)
-	return t
-}
-
-// endedRun returns the terminated state of the run of cs that ends now
-// with code.
-func endedRun(cs *corev1.ContainerStatus, code int32) *corev1.ContainerStateTerminated {
-	reason := "Completed"
-	if code != 0 {
-		reason = "Error"
-	}
-	t := &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, FinishedAt: metav1.NewTime(time.Now()), ContainerID: cs.ContainerID}
-	if r := cs.State.Running; r != nil {
-		t.StartedAt = r.StartedAt
-	}
-	return t
-}
-
-// settleLocked sets the pod's phase and readiness from its containers:
-// Pending while a container could not start, Succeeded or Failed once
-// every container has terminated for good, Running otherwise.
-func (sp *simPod) settleLocked() {
-	st := &sp.pod.Status
-	allDone, allZero, ready, startFailed := true, true, true, false
-	for _, cs := range st.ContainerStatuses {
-		t := cs.State.Terminated
-		allDone = allDone && t != nil
-		allZero = allZero && t != nil && t.ExitCode == 0
-		ready = ready && cs.State.Running != nil && cs.Ready
-		startFailed = startFailed || (cs.State.Waiting != nil && cs.State.Waiting.Reason == workload.ErrRunContainer.Error())
-	}
-	initialized := sp.initsDone == len(sp.inits)
-	switch {
-	case sp.initFailed:
-		st.Phase = corev1.PodFailed
-	case !initialized && !sp.stopping:
-		st.Phase = corev1.PodPending
-	case allDone && allZero:
-		st.Phase = corev1.PodSucceeded
-	case allDone:
-		st.Phase = corev1.PodFailed
-	case startFailed:
-		st.Phase = corev1.PodPending
-	default:
-		st.Phase = corev1.PodRunning
-	}
-	now := metav1.NewTime(time.Now())
-	set := func(t corev1.PodConditionType, ok bool) {
-		want := corev1.ConditionFalse
-		if ok {
-			want = corev1.ConditionTrue
-		}
-		for i := range st.Conditions {
-			if c := &st.Conditions[i]; c.Type == t && c.Status != want {
-				c.Status, c.LastTransitionTime = want, now
-			}
-		}
-	}
-	set(corev1.PodReady, ready && initialized)
-	set(corev1.ContainersReady, ready && initialized)
-	set(corev1.PodInitialized, initialized)
-}
-
-// UpdatePod takes the fields a running pod may change (its containers'
-// images, labels, annotations, tolerations, activeDeadlineSeconds).
-func (p *Provider) UpdatePod(_ context.Context, pod *corev1.Pod) error {
-	p.mu.Lock()
-	sp, ok := p.pods[key(pod.Namespace, pod.Name)]
-	if !ok {
-		p.mu.Unlock()
-		return errdefs.NotFoundf("pod %s/%s is not known", pod.Namespace, pod.Name)
-	}
-	cur, in := sp.pod, pod.DeepCopy()
-	cur.Labels, cur.Annotations = in.Labels, in.Annotations
-	cur.Spec.Containers = in.Spec.Containers
-	cur.Spec.InitContainers = in.Spec.InitContainers
-	cur.Spec.EphemeralContainers = in.Spec.EphemeralContainers
-	cur.Spec.Tolerations = in.Spec.Tolerations
-	cur.Spec.ActiveDeadlineSeconds = in.Spec.ActiveDeadlineSeconds
-	notify := p.notifyLocked(cur)
-	p.mu.Unlock()
-	notify()
-	return nil
-}
-
-// gracePeriod is how long DeletePod of pod gives its containers: its
-// deletionGracePeriodSeconds, else its terminationGracePeriodSeconds, else
-// 30s.
-func gracePeriod(pod *corev1.Pod) time.Duration {
-	switch {
-	case pod.DeletionGracePeriodSeconds != nil:
-		return time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
-	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
-	}
-	return 30 * time.Second
-}
-
-// DeletePod forgets the pod (GetPod and GetPodStatus answer NotFound from
-// then on) and sends its containers SIGTERM: each ends as its trap says, or
-// is killed (137) when the grace period of pod ends first; a container
-// that was not running ends at once (137, ContainerStatusUnknown, as the
-// kubelet reports one it cannot find). The async variant notifies each
-// change, the last with the terminal status. A pod it does not run answers
-// errdefs.NotFound.
-func (p *Provider) DeletePod(_ context.Context, pod *corev1.Pod) error {
-	p.mu.Lock()
-	k := key(pod.Namespace, pod.Name)
-	sp, ok := p.pods[k]
-	if !ok {
-		p.mu.Unlock()
-		return errdefs.NotFoundf("pod %s is not known", k)
-	}
-	delete(p.pods, k)
-	sp.stopping = true
-	grace := gracePeriod(pod)
-	// An init container still running ends at once, as its SIGTERM
-	// handler says (its delay not simulated).
-	for i, b := range sp.inits {
-		if cs := &sp.pod.Status.InitContainerStatuses[i]; cs.State.Running != nil {
-			cs.State, cs.Started = corev1.ContainerState{Terminated: endedRun(cs, b.term.code)}, new(false)
-		}
-	}
-	for i, b := range sp.ctrs {
-		cs := &sp.pod.Status.ContainerStatuses[i]
-		// A running container's preStop hook runs first, and takes from
-		// the grace period (kuberuntime_container.go killContainer,
-		// executePreStopHook); SIGTERM follows.
-		hook := time.Duration(0)
-		if cs.State.Running != nil && b.preStop != nil {
-			b = b.preStopped()
-			sp.ctrs[i] = b
-			hook = min(b.preStop.hookTakes(), grace)
-		}
-		switch {
-		case cs.State.Terminated != nil:
-		case cs.State.Running == nil:
-			cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "ContainerStatusUnknown",
-				Message: "The container could not be located when the pod was terminated", FinishedAt: metav1.NewTime(time.Now())}}
-		case hook == 0 && !b.term.ignore && b.term.delay == 0:
-			cs.State = corev1.ContainerState{Terminated: sp.endedLocked(i, b.term.code)}
-		default:
-			after, code := grace, int32(137)
-			if !b.term.ignore && hook+b.term.delay < grace {
-				after, code = hook+b.term.delay, b.term.code
-			}
-			p.afterLocked(after, func() func() {
-				cs := &sp.pod.Status.ContainerStatuses[i]
-				if cs.State.Running == nil {
-					return func() {}
-				}
-				cs.State = corev1.ContainerState{Terminated: sp.endedLocked(i, code)}
-				cs.Ready, cs.Started = false, new(false)
-				sp.settleLocked()
-				return p.notifyLocked(sp.pod)
-			})
-			continue
-		}
-		cs.Ready, cs.Started = false, new(false)
-	}
-	sp.settleLocked()
-	notify := p.notifyLocked(sp.pod)
-	p.mu.Unlock()
-	notify()
-	return nil
 }
 
 // Terminate stops every running container of status with exitCode and
