@@ -41,7 +41,7 @@
 //     process sees it (workload.ParseEnv);
 //   - what its backend does on SIGTERM, which the model leaves to the
 //     runtime: a container exits as its trap says (trap 'exit N' TERM,
-//     trap 'sleep S; exit N' TERM, trap ” TERM), and without a trap
+//     trap 'sleep S; exit N' TERM, trap "" TERM), and without a trap
 //     exits 0 at once, as the pause image does; one a failed liveness or
 //     startup probe kills exits with its trap's code if that is other than
 //     0 and immediate, else is killed at once (137);
@@ -150,7 +150,7 @@ func behaviourOf(c *corev1.Container) workload.Behaviour {
 
 // shutdown is what SIGTERM does to a container whose command behaves as b:
 // as its trap says (trap 'exit N' TERM, trap 'sleep S; exit N' TERM, trap
-// ” TERM), and without a trap exit 0 at once (as the pause image and
+// "" TERM), and without a trap exit 0 at once (as the pause image and
 // servers that handle SIGTERM do).
 func shutdown(b workload.Behaviour) workload.Shutdown {
 	if b.IgnoresSIGTERM || b.TrapsSIGTERM {
