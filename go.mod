@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/distribution/reference v0.6.0
 	github.com/google/go-cmp v0.7.0
+	github.com/kri-kit/testkit/sim v0.1.0
 	github.com/kri-kit/testkit/suite v0.1.0
 	github.com/onsi/ginkgo/v2 v2.34.0
 	github.com/onsi/gomega v1.44.0
@@ -105,13 +106,16 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.0 // indirect
 )
 
-// The kit requires suite at a real version, the one its last release
-// commit set (hack/release bump; the README's "Cutting a release"): that
-// requirement is all a consumer of the kit sees. This replace builds the
-// kit against the checkout's suite/ instead; Go applies replace directives
-// only in the main module, so it never reaches a consumer (make
+// The kit requires suite and sim at real versions, the ones its last
+// release commit set (hack/release bump; the README's "Cutting a release"):
+// that requirement is all a consumer of the kit sees. These replaces build
+// the kit against the checkout's suite/ and sim/ instead; Go applies replace
+// directives only in the main module, so they never reach a consumer (make
 // release-check proves it from a module proxy).
-replace github.com/kri-kit/testkit/suite => ./suite
+replace (
+	github.com/kri-kit/testkit/sim => ./sim
+	github.com/kri-kit/testkit/suite => ./suite
+)
 
 // The k8s.io/kubernetes module requires its staging modules at v0.0.0 and
 // resolves them with replace directives that only work inside its own

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/google/go-cmp v0.7.0
+	github.com/kri-kit/testkit/sim v0.1.0
 	github.com/kri-kit/testkit/suite v0.1.0
 	github.com/onsi/ginkgo/v2 v2.27.2
 	github.com/onsi/gomega v1.38.2
@@ -60,10 +61,13 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-// vk requires suite at a real version, the one its last release
+// vk requires suite and sim at real versions, the ones its last release
 // commit set (hack/release bump; the README's "Cutting a release"): that
-// requirement is all a consumer of vk sees. This replace builds vk
-// against the checkout's suite/ instead; Go applies replace directives
-// only in the main module, so it never reaches a consumer (make
+// requirement is all a consumer of vk sees. These replaces build vk
+// against the checkout's suite/ and sim/ instead; Go applies replace
+// directives only in the main module, so they never reach a consumer (make
 // release-check proves it from a module proxy).
-replace github.com/kri-kit/testkit/suite => ../suite
+replace (
+	github.com/kri-kit/testkit/sim => ../sim
+	github.com/kri-kit/testkit/suite => ../suite
+)
