@@ -8,6 +8,7 @@ go 1.26.0
 // require above (and the k8s.io replace block below).
 replace (
 	github.com/kri-kit/testkit => ../..
+	github.com/kri-kit/testkit/sim => ../../sim
 	github.com/kri-kit/testkit/suite => ../../suite
 )
 

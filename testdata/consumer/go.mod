@@ -111,6 +111,7 @@ require (
 // require above (and the k8s.io replace block below).
 replace (
 	github.com/kri-kit/testkit => ../..
+	github.com/kri-kit/testkit/sim => ../../sim
 	github.com/kri-kit/testkit/suite => ../../suite
 )
 
