@@ -278,8 +278,14 @@ func TestListAndWatchHonourLabelAndFieldSelectors(t *testing.T) {
 		}
 		defer w.Stop()
 		next := func() (watch.EventType, string) {
-			e := <-w.ResultChan()
-			return e.Type, e.Object.(*corev1.Pod).Name
+			t.Helper()
+			select {
+			case e := <-w.ResultChan():
+				return e.Type, e.Object.(*corev1.Pod).Name
+			case <-time.After(time.Minute): // of the bubble's clock
+				t.Fatal("no event from the watch")
+				return "", ""
+			}
 		}
 		if typ, name := next(); typ != watch.Added || name != "mine" {
 			t.Fatalf("first event %s %s, want ADDED mine", typ, name)
