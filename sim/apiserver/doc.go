@@ -66,7 +66,10 @@
 //     selectors on watches, deletion at once.
 //   - Objects handed to New are stored as given (no UID, timestamp or
 //     resourceVersion is added); the reactors see only what is written
-//     through the clientset.
+//     through the clientset. The UID and creationTimestamp of an object
+//     other than a pod are set on the object the caller handed to Create
+//     (client-go's fake passes that object on), not only on the copy
+//     stored.
 //   - Patch, Apply and DeleteCollection of pods are the fake's: they bump no
 //     resourceVersion, check none, and delete at once, not gracefully.
 //   - Nothing is validated or defaulted (an invalid pod IP or an empty
