@@ -108,10 +108,10 @@ require (
 
 // The kit requires suite and sim at real versions, the ones its last
 // release commit set (hack/release bump; the README's "Cutting a release"):
-// that requirement is all a consumer of the kit sees. These replaces build
-// the kit against the checkout's suite/ and sim/ instead; Go applies replace
-// directives only in the main module, so they never reach a consumer (make
-// release-check proves it from a module proxy).
+// those requirements are all a consumer of the kit sees. These replaces
+// build the kit against the checkout's suite/ and sim/ instead; Go applies
+// replace directives only in the main module, so they never reach a
+// consumer (make release-check proves it from a module proxy).
 replace (
 	github.com/kri-kit/testkit/sim => ./sim
 	github.com/kri-kit/testkit/suite => ./suite

@@ -11,8 +11,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/sim/workload"
 	"github.com/kri-kit/testkit/suite"
-	"github.com/kri-kit/testkit/workload"
 )
 
 // ErrNotSupported is the error a provider returns (wrapped or not) from an

@@ -10,7 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // The environment spec (KRI-POD-059): env values and $(VAR) expansion as the

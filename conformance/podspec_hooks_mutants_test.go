@@ -14,7 +14,7 @@ import (
 
 	"github.com/kri-kit/testkit/kri"
 	"github.com/kri-kit/testkit/kri/interceptor"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // The mutants of the lifecycle hook specs (KRI-POD-062 to 065), built on

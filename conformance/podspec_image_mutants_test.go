@@ -9,7 +9,7 @@ import (
 
 	"github.com/kri-kit/testkit/kri"
 	"github.com/kri-kit/testkit/kri/interceptor"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // podspecImageMutants are the mutants of the pod-spec capability "image"

@@ -8,7 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // The probe specs (KRI-POD-072..077, 101, 107): in KRI the provider runs the probes,

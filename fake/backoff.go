@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kri-kit/testkit/kri"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // newCrashLoopBackOff returns the kubelet's crash-loop back-off

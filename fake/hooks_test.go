@@ -13,7 +13,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // withHooks returns c with exec hooks running the given sh scripts ("" for

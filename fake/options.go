@@ -82,7 +82,7 @@ func WithCallLogSize(n int) Option {
 // WithStatusDrivenSync makes SyncPod decide what to do from the podStatus
 // handed to it, as the kubelet's runtime does (computePodActions in
 // pkg/kubelet/kuberuntime/kuberuntime_manager.go, played by
-// workload.ActionsFromStatus), instead of from the
+// podactions.ActionsFromStatus), instead of from the
 // fake's own, always current state. A controller that passes a stale or
 // empty status then sees what the kubelet's runtime would do with it:
 //

@@ -19,7 +19,7 @@ import (
 
 	"github.com/kri-kit/testkit/fake"
 	"github.com/kri-kit/testkit/kri"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // syncCall is one call of the agent's HandlePodSyncByUID, with what the

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // Always, as a count, makes a scripted fault apply to every call from now on.

@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kri-kit/testkit/kri"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // RuntimeName is the container runtime type the fake reports in container

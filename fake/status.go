@@ -15,7 +15,7 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/internal/k8scompat"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 func (c *core) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.PodStatus, error) {

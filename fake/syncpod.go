@@ -11,7 +11,8 @@ import (
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/kri-kit/testkit/kri"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/kri/podactions"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 var errRunContainer = pkgcontainer.ErrRunContainer
@@ -116,13 +117,13 @@ type syncer struct {
 }
 
 // syncFromStatus reconciles the pod from s.status, as the kubelet's runtime
-// does (workload.ActionsFromStatus: computePodActions, then SyncPod, in
+// does (podactions.ActionsFromStatus: computePodActions, then SyncPod, in
 // pkg/kubelet/kuberuntime/kuberuntime_manager.go). Effects land on the
 // fake's real state: a container the status wrongly shows exited is
 // started once more, next to the instance still running. The caller holds
 // p.mu; killing with a grace period releases it while waiting.
 func (s *syncer) syncFromStatus(ctx context.Context) error {
-	a := workload.ActionsFromStatus(ctx, s.pod, s.status, s.ps.startedByProbe)
+	a := podactions.ActionsFromStatus(ctx, s.pod, s.status, s.ps.startedByProbe)
 	if a.KillPod {
 		if err := s.killShown(ctx); err != nil {
 			return err
@@ -357,7 +358,7 @@ func (s *syncer) failStart(res *pkgcontainer.SyncResult, c *v1.Container, init b
 }
 
 // Lifecycle hooks, run by the pod simulation (workload.Pod: PostStart,
-// PreStop, the kill after a failed postStart hook; workload/pod_hooks.go)
+// PreStop, the kill after a failed postStart hook; sim/workload/pod_hooks.go)
 // on the provider's clock as the kubelet's runtime manager runs them
 // (k8s.io/kubernetes/pkg/kubelet/kuberuntime/kuberuntime_container.go:
 // startContainer step 4, killContainer, executePreStopHook), with the

@@ -5,7 +5,9 @@
 # as on a CI runner that other jobs share: a gate that flakes here flakes
 # there. Prints a line per run (result, wall time, load average at its end)
 # and a tally; each run's output is in $OUTPUT/loaded/TARGET-N.log (and a failed
-# e2e run's suite logs in $OUTPUT/loaded/e2e-N). Exits
+# e2e run's suite logs in $OUTPUT/loaded/e2e-N). Every run tests every
+# package again (-count=1 through GOFLAGS): a cached test result is no run.
+# Exits
 # non-zero if any run failed. The busy loops end with the script, however it
 # ends.
 set -euo pipefail
@@ -18,6 +20,8 @@ shift 2
 cd "$(dirname "$0")/.."
 out=${OUTPUT:-_output}/loaded
 mkdir -p "$out"
+
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-count=1"
 
 pids=()
 stop_burners() {

@@ -3,9 +3,9 @@
 # proxy (the README's "Cutting a release").
 #
 # 1. Builds a file GOPROXY from the working tree (go run ./hack/release
-#    proxy): the kit, suite and vk at a test version V, as the tags vX,
-#    suite/vX and vk/vX would publish them after a release commit (the
-#    sibling requirements bumped to V). It fails when a published module
+#    proxy): suite, sim, the kit and vk at a test version V, as the tags
+#    suite/vX, sim/vX, vX and vk/vX would publish them after a release
+#    commit (the sibling requirements bumped to V). It fails when a published module
 #    requires a sibling at a version that proxy cannot serve.
 # 2. From a fresh KRI consumer module whose go.mod has only the k8s.io
 #    replace block (make replace-block): the README's install line for the
@@ -37,7 +37,7 @@ cleanup() {
 	# The kit's test versions in the shared module cache: a version is the
 	# hash of the tree, so nothing would reuse them.
 	if [ -n "$version" ]; then
-		for m in testkit testkit/suite testkit/vk; do
+		for m in testkit testkit/suite testkit/sim testkit/vk; do
 			for d in "$modcache/github.com/kri-kit/$m@$version" "$modcache/cache/download/github.com/kri-kit/$m/@v"; do
 				[ -e "$d" ] || continue
 				chmod -R u+w "$d" 2>/dev/null || true
@@ -52,7 +52,7 @@ trap cleanup EXIT
 step "building the file GOPROXY from the working tree"
 # shellcheck disable=SC2086
 version=$($GO run ./hack/release proxy -dir "$work/proxy" ${RELEASE_CHECK_PROXY_FLAGS:-})
-step "serving github.com/kri-kit/testkit, /suite and /vk at $version"
+step "serving github.com/kri-kit/testkit, /suite, /sim and /vk at $version"
 
 # The README's k8s.io replace block, printed from the kit's own module
 # before the environment below points the go command elsewhere.

@@ -85,7 +85,7 @@
 // printed (one that sleeps and then ends by itself does not). Without VirtualTime the specs run on
 // the real clock (minutes).
 //
-// # Module layout: why this module imports nothing of the KRI kit
+// # Module layout: what this module imports of the kit
 //
 // This is a module of its own, github.com/kri-kit/testkit/vk, requiring
 // github.com/virtual-kubelet/virtual-kubelet v1.13.0, the release on the
@@ -94,27 +94,24 @@
 // of the two it is built with). A VK
 // provider's module that requires it needs neither k8s.io/kubernetes nor
 // the kit's replace block (testdata/vkconsumer checks it: its go.mod has no
-// replace but the one pointing at this module's checkout, and 'go list -m
+// replace but those pointing at the kit's checkout, and 'go list -m
 // all' shows no k8s.io/kubernetes).
 //
-// It could not reuse the KRI kit's packages without losing that. The kit's
-// main module requires k8s.io/kubernetes, whose go.mod requires its staging
-// modules (k8s.io/kubelet, k8s.io/cri-client, k8s.io/component-helpers, ...)
-// at v0.0.0, which no proxy serves. Module graph pruning helps only half
-// way: a module importing a package of the main module that is itself free
-// of kubelet imports builds, tests and tidies without the replace block
-// (the v0.0.0 requirements stay in the graph but no package is loaded from
-// them, and 'go mod graph', 'go mod download' and 'go mod verify' pass),
-// yet 'go list -m all', and every tool that lists the build list that way,
-// fails on those v0.0.0 versions, which no proxy serves. And no package the suite would want
-// is kubelet-free: package workload (the pod simulation and the container
-// command vocabulary) imports k8s.io/kubernetes/pkg/kubelet/container
-// (ErrCrashLoopBackOff, ErrRunContainer, the termination-message limits),
-// pkg/probe (ResolveContainerPort) and third_party/forked/golang/expansion;
-// importing it makes 'go mod tidy' fail on k8s.io/component-helpers@v0.0.0.
-// So the reference provider here (package simprovider) is a small
-// simulation of its own. The runner's rules (verdict, gate, summary,
-// ExpectedFailures, the flags, ErrNotSupported) are not: they are module
-// github.com/kri-kit/testkit/suite's, which the KRI suite shares and which
-// requires neither the kubelet nor virtual-kubelet (only Ginkgo).
+// So it imports none of the KRI kit's main module, which requires
+// k8s.io/kubernetes, whose go.mod requires its staging modules
+// (k8s.io/kubelet, k8s.io/cri-client, k8s.io/component-helpers, ...) at
+// v0.0.0, which no proxy serves: even a kubelet-free package of that module
+// leaves those v0.0.0 requirements in the graph, and 'go list -m all', and
+// every tool that lists the build list that way, fails on them. It imports
+// the kit's two kubelet-free modules instead:
+// github.com/kri-kit/testkit/suite, the runner's rules (verdict, gate,
+// summary, ExpectedFailures, the flags, ErrNotSupported), which the KRI
+// suite shares and which requires neither the kubelet nor virtual-kubelet
+// (only Ginkgo); and github.com/kri-kit/testkit/sim, the kit's simulations
+// (package sim/workload: the container command vocabulary and the pod
+// simulation, the kubelet's $(VAR) expansion, reasons, back-off and
+// termination-message rules in the kit's own code). The reference provider
+// here (package simprovider) still reads a container's command with a
+// small parser of its own; what it takes from workload is listed in its
+// doc.
 package vk

@@ -18,6 +18,7 @@ require (
 require (
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
+	github.com/distribution/reference v0.6.0 // indirect
 	github.com/emicklei/go-restful/v3 v3.12.2 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
@@ -34,6 +35,7 @@ require (
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
@@ -62,8 +64,8 @@ require (
 )
 
 // vk requires suite and sim at real versions, the ones its last release
-// commit set (hack/release bump; the README's "Cutting a release"): that
-// requirement is all a consumer of vk sees. These replaces build vk
+// commit set (hack/release bump; the README's "Cutting a release"): those
+// requirements are all a consumer of vk sees. These replaces build vk
 // against the checkout's suite/ and sim/ instead; Go applies replace
 // directives only in the main module, so they never reach a consumer (make
 // release-check proves it from a module proxy).

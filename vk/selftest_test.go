@@ -155,6 +155,24 @@ func TestMutantsFailExactlyTheirSpecs(t *testing.T) {
 	}
 }
 
+// TestEverySpecHasAMutant: every spec of the catalogue is one that some
+// mutant must fail (TestMutantsFailExactlyTheirSpecs then proves it does),
+// so no spec can pass whatever the provider does.
+func TestEverySpecHasAMutant(t *testing.T) {
+	caught := map[string]bool{}
+	for _, m := range mutants {
+		for _, id := range m.want {
+			caught[id] = true
+		}
+	}
+	for _, s := range Catalogue() {
+		if !caught[s.ID] {
+			t.Errorf("no mutant is expected to fail %s (%s): add one to mutants", s.ID, s.Title)
+		}
+	}
+	t.Logf("%d specs, %d mutants: every spec is failed by at least one", len(Catalogue()), len(mutants))
+}
+
 func TestBenignVariantsPass(t *testing.T) {
 	for _, v := range benign {
 		t.Run(v.name, func(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/kri-kit/testkit/internal/httpd/httpdtest"
 	"github.com/kri-kit/testkit/kri"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // server is a container that serves dir on port with httpd (the workload

@@ -15,7 +15,7 @@ import (
 
 	"github.com/kri-kit/testkit/examples/kubebackend"
 	"github.com/kri-kit/testkit/kri"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // The kuscia-faithful mode in front of the simulated kubelet on a fake

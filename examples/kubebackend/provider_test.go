@@ -17,7 +17,7 @@ import (
 
 	"github.com/kri-kit/testkit/examples/kubebackend"
 	"github.com/kri-kit/testkit/kri"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // The provider in front of the simulated kubelet on a fake clock.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/kri-kit/testkit/kri"
 	"github.com/kri-kit/testkit/kri/podstatus"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // SyncPod creates the pod's mirror in the backend cluster when it has none

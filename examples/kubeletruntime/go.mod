@@ -3,7 +3,8 @@ module github.com/kri-kit/testkit/examples/kubeletruntime
 go 1.26.0
 
 // A module built from a checkout of the kit (this one is) needs one replace
-// per kit module in its build: the kit and suite, which the kit requires.
+// per kit module in its build: the kit, suite (which the kit requires) and
+// sim (the kit's simulations, which both this module and the kit import).
 // A module that gets the kit from a module proxy needs neither, only the
 // require above (and the k8s.io replace block below).
 replace (
@@ -58,6 +59,7 @@ require (
 	github.com/google/cadvisor/lib v0.60.5
 	github.com/google/go-cmp v0.7.0
 	github.com/kri-kit/testkit v0.1.0
+	github.com/kri-kit/testkit/sim v0.1.0
 	github.com/onsi/ginkgo/v2 v2.34.0
 	go.opentelemetry.io/otel/trace v1.44.0
 	go.uber.org/goleak v1.3.0

@@ -20,7 +20,7 @@ import (
 	"github.com/kri-kit/testkit/internal/httpd/httpdtest"
 	"github.com/kri-kit/testkit/kri"
 	"github.com/kri-kit/testkit/kri/podstatus"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // The provider's calls of the agent's HandlePodSyncByUID, seen by an agent

@@ -11,7 +11,7 @@ import (
 
 	"github.com/kri-kit/testkit/examples/remotebackend"
 	"github.com/kri-kit/testkit/kri"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // What the Service runs of the pod spec itself: probes, lifecycle hooks

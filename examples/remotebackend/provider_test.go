@@ -18,7 +18,7 @@ import (
 	"github.com/kri-kit/testkit/examples/remotebackend"
 	"github.com/kri-kit/testkit/kri"
 	"github.com/kri-kit/testkit/kri/podstatus"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 func newFakeProvider(t testing.TB) (*remotebackend.Provider, *remotebackend.Service, *testingclock.FakeClock) {

@@ -12,7 +12,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kri-kit/testkit/examples/remotebackend"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 func TestNewServiceOptions(t *testing.T) {

@@ -62,8 +62,8 @@ require (
 )
 
 // A module built from a checkout of the kit (this one is) needs one replace
-// per kit module in its build: vk and suite, which vk requires. A module
-// that gets vk from a module proxy needs no replace at all, only the
+// per kit module in its build: vk, and suite and sim, which vk requires. A
+// module that gets vk from a module proxy needs no replace at all, only the
 // require above. No k8s.io/kubernetes, no replace block for its staging
 // modules.
 replace (

@@ -94,12 +94,15 @@ mounts_under() {
 # the Ginkgo CLI of the kit's module: KRI_E2E_PROCS of them over containerd
 # (default 3: containerd and runc take CPU too), KRI_E2E_APISERVER_PROCS
 # against the API server (default 4: its specs mostly wait for back-off),
-# KRI_E2E_VK_PROCS for each VK suite against it (default 4: VK's own
-# periods); 1 runs a suite in one process. ginkgo_cli DIR builds the CLI into DIR
+# KRI_E2E_VK_PROCS for each VK suite against it (default 6: its specs wait
+# on VK's own periods, not the CPU; each suite's specs add up to about 19
+# minutes, its longest, KVK-POD-008, to 3: with 4 processes the two suites
+# took 334 s of .ci/run, the 20 minutes' largest share after make test);
+# 1 runs a suite in one process. ginkgo_cli DIR builds the CLI into DIR
 # (once) and prints its path.
 E2E_PROCS=${KRI_E2E_PROCS:-3}
 E2E_APISERVER_PROCS=${KRI_E2E_APISERVER_PROCS:-4}
-E2E_VK_PROCS=${KRI_E2E_VK_PROCS:-4}
+E2E_VK_PROCS=${KRI_E2E_VK_PROCS:-6}
 ginkgo_cli() {
 	local dir=$1
 	if [ ! -x "$dir/ginkgo" ]; then

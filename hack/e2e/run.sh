@@ -94,8 +94,8 @@ if [[ $parts == *" containerd "* ]]; then
 	# busybox's sh with the busybox that prereq.sh has installed (make
 	# test checks only the kit's stand-in when busybox is missing; here a
 	# missing busybox fails).
-	if ! (cd "$repo" && KRI_E2E_BUSYBOX=1 "$GO" test -count=1 -run '^(TestServersInAShell|TestServerStopsInAShell)$' ./workload/); then
-		failed+=("the workload vocabulary's httpd under busybox (go test -run 'TestServersInAShell|TestServerStopsInAShell' ./workload)")
+	if ! (cd "$repo" && KRI_E2E_BUSYBOX=1 "$GO" test -count=1 -run '^(TestServersInAShell|TestServerStopsInAShell)$' ./internal/httpd/); then
+		failed+=("the workload vocabulary's httpd under busybox (go test -run 'TestServersInAShell|TestServerStopsInAShell' ./internal/httpd)")
 	fi
 
 	t=$(now)

@@ -1,6 +1,6 @@
 // Command fakewalk measures how far a reader must travel to follow a pod
 // through the fake provider's SyncPod: it copies the module to a scratch
-// directory, makes every function of fake/, workload/ and kri/ (test files
+// directory, makes every function of fake/, sim/workload/ and kri/ (test files
 // aside) record the file it runs in, runs the walks of testdata/walk_test.go
 // there (each a pod synced as kuscia's agent syncs it: GetPodStatus, then
 // SyncPod) and prints, per walk, the files the syncing goroutine passed
@@ -33,9 +33,12 @@ import (
 
 // instrumented are the directories (with their subdirectories) whose
 // functions record the file they run in.
-var instrumented = []string{"fake", "workload", "kri"}
+var instrumented = []string{"fake", "sim/workload", "kri"}
 
-const tracePkg = "github.com/kri-kit/testkit/internal/walktrace"
+// tracePkg is the recorder, written into the copy of the sim module (a
+// package there, not internal/, so that both the kit's packages and
+// sim/workload, another module, import the one recorder).
+const tracePkg = "github.com/kri-kit/testkit/sim/walktrace"
 
 func main() {
 	verbose := flag.Bool("v", false, "print each walk's whole sequence of files")
@@ -68,7 +71,7 @@ func run(verbose bool) error {
 	}
 	self := filepath.Join(root, "hack", "fakewalk", "testdata")
 	for src, dst := range map[string]string{
-		"walktrace.go.txt": filepath.Join("internal", "walktrace", "walktrace.go"),
+		"walktrace.go.txt": filepath.Join("sim", "walktrace", "walktrace.go"),
 		"walk_test.go.txt": filepath.Join("fake", "zz_walk_test.go"),
 	} {
 		b, err := os.ReadFile(filepath.Join(self, src))

@@ -5,7 +5,7 @@
 //	go run ./hack/release proxy -dir DIR [-version V] [-no-bump]
 //
 // bump is the release commit: every go.mod of the repository that requires
-// one of the kit's published modules (the kit, suite, vk: Published)
+// one of the kit's published modules (suite, sim, the kit, vk: Published)
 // requires it at vX.Y.Z, the version the tags publish. It refuses a
 // requirement that is not a release version (a placeholder such as
 // v0.0.0-00010101000000-000000000000, a pseudo-version): the tree requires
@@ -13,8 +13,8 @@
 // builds resolve them with replace directives that no consumer sees.
 //
 // proxy builds a file GOPROXY (GOPROXY=file://DIR) that serves each
-// published module of the working tree at V as the tags vX, suite/vX and
-// vk/vX would publish it: the module zips (golang.org/x/mod/zip, which
+// published module of the working tree at V as the tags suite/vX, sim/vX,
+// vX and vk/vX would publish it: the module zips (golang.org/x/mod/zip, which
 // leaves out nested modules) of the files git tracks or would track, with
 // the go.mod files bumped to V as a release commit would. It then checks
 // that every requirement of a published module on a kit module is one the
@@ -53,9 +53,11 @@ import (
 
 // Published are the directories of the modules a release publishes,
 // relative to the repository's root, each under the tag prefix of its
-// directory ("" for the root: vX.Y.Z; suite/vX.Y.Z; vk/vX.Y.Z). suite
-// comes first: the others require it.
-var Published = []string{"suite", ".", "vk"}
+// directory ("" for the root: vX.Y.Z; suite/vX.Y.Z; sim/vX.Y.Z;
+// vk/vX.Y.Z), in the order their tags are pushed: each after the kit
+// modules it requires (suite and sim require none; the kit and vk require
+// both), so that no tag reaches the proxy before what it needs.
+var Published = []string{"suite", "sim", ".", "vk"}
 
 // kitPrefix is the module path every module of the repository starts with.
 const kitPrefix = "github.com/kri-kit/testkit"
@@ -103,7 +105,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: go run ./hack/release bump -version vX.Y.Z\n       go run ./hack/release proxy -dir DIR [-version V] [-no-bump] [-no-check] [-modules suite,.,vk]")
+	fmt.Fprintln(os.Stderr, "usage: go run ./hack/release bump -version vX.Y.Z\n       go run ./hack/release proxy -dir DIR [-version V] [-no-bump] [-no-check] [-modules suite,sim,.,vk]")
 	os.Exit(2)
 }
 

@@ -1,13 +1,19 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/mod/modfile"
 )
 
 var published = map[string]string{
 	"github.com/kri-kit/testkit":       ".",
 	"github.com/kri-kit/testkit/suite": "suite",
+	"github.com/kri-kit/testkit/sim":   "sim",
 	"github.com/kri-kit/testkit/vk":    "vk",
 }
 
@@ -55,5 +61,35 @@ func TestUnservedNamesAKitModuleNotPublished(t *testing.T) {
 	p, err := unserved("vk/go.mod", []byte(gomod), published, "v0.2.0")
 	if err != nil || len(p) != 1 || !strings.Contains(p[0], "testkit/extra v0.2.0") {
 		t.Errorf("unserved = %q, %v; want the unpublished module", p, err)
+	}
+}
+
+// Published is in tag order: every module of the checkout comes after each
+// published module its go.mod requires, and sim, which the kit requires, is
+// published.
+func TestPublishedComesAfterWhatItRequires(t *testing.T) {
+	root := filepath.Join("..", "..")
+	paths, err := publishedPaths(root, Published)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if paths["github.com/kri-kit/testkit/sim"] != "sim" {
+		t.Errorf("Published = %q: no sim", Published)
+	}
+	for i, dir := range Published {
+		data, err := os.ReadFile(filepath.Join(root, dir, "go.mod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := modfile.ParseLax(dir+"/go.mod", data, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range f.Require {
+			d, ok := paths[r.Mod.Path]
+			if ok && slices.Index(Published, d) > i {
+				t.Errorf("Published = %q: %s comes before %s, which it requires", Published, dir, d)
+			}
+		}
 	}
 }

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/kri-kit/testkit v0.1.0
+	github.com/kri-kit/testkit/sim v0.1.0
 	k8s.io/api v0.35.4
 	k8s.io/apimachinery v0.35.4
 	k8s.io/cri-api v0.35.4
@@ -106,7 +107,8 @@ require (
 )
 
 // A module built from a checkout of the kit (this one is) needs one replace
-// per kit module in its build: the kit and suite, which the kit requires.
+// per kit module in its build: the kit, suite (which the kit requires) and
+// sim (the kit's simulations, which both this module and the kit import).
 // A module that gets the kit from a module proxy needs neither, only the
 // require above (and the k8s.io replace block below).
 replace (

@@ -7,21 +7,23 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // behaviour is what a container's command makes it do (see the package
 // doc's vocabulary).
 type behaviour struct {
-	cannotStart bool                     // the executable is missing: every start fails
-	exits       bool                     // it exits by itself ...
-	runFor      time.Duration            // ... after running this long ...
-	exitCode    int32                    // ... with this code
-	term        termAction               // what SIGTERM (DeletePod) does
-	files       map[string]string        // echo -n MSG > PATH: what it wrote where
-	writtenAt   map[string]time.Duration // ... and when, after its start
-	removedAt   map[string]time.Duration // rm -f PATH: when, after its start
-	env         map[string]string        // its environment, for sh's $NAME
-	log         []string                 // echo LINE: the lines it printed, in order
+	missing   string                   // the executable that is missing: every start fails
+	exits     bool                     // it exits by itself ...
+	runFor    time.Duration            // ... after running this long ...
+	exitCode  int32                    // ... with this code
+	term      termAction               // what SIGTERM (DeletePod) does
+	files     map[string]string        // echo -n MSG > PATH: what it wrote where
+	writtenAt map[string]time.Duration // ... and when, after its start
+	removedAt map[string]time.Duration // rm -f PATH: when, after its start
+	env       map[string]string        // its environment, for sh's $NAME
+	log       []string                 // echo LINE: the lines it printed, in order
 	// preStop is what its preStop exec hook does (nil: it has none): its
 	// files are written when DeletePod stops the container, its sleeps
 	// delay SIGTERM.
@@ -40,21 +42,23 @@ func (h *behaviour) hookTakes() time.Duration {
 	return h.runFor
 }
 
-// terminationMessage is the message of a run of b that ended with code, as
-// the kubelet reads it (kuberuntime_container.go, getTerminationMessage):
-// what it wrote to path, else, under FallbackToLogsOnError and a code that
-// is not 0, the tail of its log (its last 80 lines).
-func (b behaviour) terminationMessage(path string, policy corev1.TerminationMessagePolicy, code int32) string {
-	if path == "" {
-		path = corev1.TerminationMessagePathDefault
+// terminationMessage is the message of a run of container c, whose command
+// behaves as b, that ended with code: workload's TerminationMessage (the
+// kubelet's getTerminationMessage and its limits) of what b wrote to c's
+// terminationMessagePath (the API's default, /dev/termination-log, when c
+// has none) and of the lines it printed.
+func (b behaviour) terminationMessage(c corev1.Container, code int32) string {
+	if c.TerminationMessagePath == "" {
+		c.TerminationMessagePath = corev1.TerminationMessagePathDefault
 	}
-	if msg := b.files[path]; msg != "" {
-		return msg
+	var wb workload.Behaviour
+	if msg, ok := b.files[c.TerminationMessagePath]; ok {
+		wb.Writes = append(wb.Writes, workload.Write{Path: c.TerminationMessagePath, Data: msg})
 	}
-	if policy != corev1.TerminationMessageFallbackToLogsOnError || code == 0 || len(b.log) == 0 {
-		return ""
+	for _, line := range b.log {
+		wb.Writes = append(wb.Writes, workload.Write{Path: workload.Stdout, Data: line + "\n", Append: true})
 	}
-	return strings.Join(b.log[max(0, len(b.log)-80):], "\n") + "\n"
+	return wb.TerminationMessage(&c, 0, int(code))
 }
 
 // termAction is a container's answer to SIGTERM.
@@ -87,7 +91,7 @@ func parseContainer(c corev1.Container) behaviour {
 	expand := func(in []string) []string {
 		var out []string
 		for _, a := range in {
-			out = append(out, expandRefs(a, env))
+			out = append(out, workload.ExpandVars(a, env))
 		}
 		return out
 	}
@@ -100,7 +104,7 @@ func parseContainer(c corev1.Container) behaviour {
 	// there from its sleeps on.
 	if h := c.Lifecycle.PostStart; h != nil && h.Exec != nil {
 		hb := parse(expand(h.Exec.Command), env)
-		if hb.cannotStart || (hb.exits && hb.exitCode != 0) {
+		if hb.missing != "" || (hb.exits && hb.exitCode != 0) {
 			b.postStartFails, b.postStartTakes = true, hb.runFor
 		}
 		for path, msg := range hb.files {
@@ -134,38 +138,6 @@ func (b behaviour) preStopped() behaviour {
 	return b
 }
 
-// expandRefs expands the $(VAR) references of s with env as the kubelet
-// does: a reference to a variable env lacks stays as it is, and $$ is a
-// literal $.
-func expandRefs(s string, env map[string]string) string {
-	var out strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' || i+1 == len(s) {
-			out.WriteByte(s[i])
-			continue
-		}
-		switch s[i+1] {
-		case '$':
-			out.WriteByte('$')
-			i++
-			continue
-		case '(':
-			if end := strings.IndexByte(s[i+2:], ')'); end >= 0 {
-				name := s[i+2 : i+2+end]
-				if v, ok := env[name]; ok {
-					out.WriteString(v)
-				} else {
-					out.WriteString(s[i : i+3+end])
-				}
-				i += 2 + end
-				continue
-			}
-		}
-		out.WriteByte(s[i])
-	}
-	return out.String()
-}
-
 // shellVarRE is a $NAME reference of sh.
 var shellVarRE = regexp.MustCompile(`\$[A-Za-z_][A-Za-z0-9_]*`)
 
@@ -176,8 +148,8 @@ func parse(argv []string, env map[string]string) behaviour {
 	if len(argv) == 0 {
 		return b
 	}
-	if strings.HasPrefix(argv[0], "/nonexistent/") {
-		b.cannotStart = true
+	if strings.HasPrefix(argv[0], workload.MissingExecutableDir) {
+		b.missing = argv[0]
 		return b
 	}
 	if len(argv) == 3 && (argv[0] == "sh" || argv[0] == "/bin/sh") && argv[1] == "-c" {

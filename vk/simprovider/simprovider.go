@@ -16,8 +16,12 @@
 // # Vocabulary
 //
 // A container's argv is its Command followed by its Args; a subset of the
-// vocabulary of the kit's package workload, which this module cannot import
-// (see package vk's doc), and that a real sh runs to the same effect:
+// vocabulary of the kit's package workload (github.com/kri-kit/testkit/
+// sim/workload), read by a parser of this package's own, and that a real sh
+// runs to the same effect. From workload it takes the $(VAR) expansion
+// (ExpandVars), the Waiting reasons (ErrRunContainer, ErrCrashLoopBackOff),
+// the crash-loop back-off's figures (KubeletBackOff) and the termination
+// message (Behaviour.TerminationMessage, with the kubelet's limits):
 //
 //	(no command), /pause,     runs until stopped
 //	sleep infinity
@@ -110,6 +114,8 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/node"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // Provider is the sync variant: it does not implement node.PodNotifier, so
@@ -317,10 +323,10 @@ func (p *Provider) startLocked(sp *simPod, i int) {
 	cs := &sp.pod.Status.ContainerStatuses[i]
 	b := sp.ctrs[i]
 	sp.epoch[i]++
-	if b.cannotStart {
-		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "RunContainerError",
+	if b.missing != "" {
+		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: workload.ErrRunContainer.Error(),
 			Message: fmt.Sprintf("failed to start container %q: exec: %q: stat %s: no such file or directory",
-				cs.Name, sp.pod.Spec.Containers[i].Command[0], sp.pod.Spec.Containers[i].Command[0])}}
+				cs.Name, b.missing, b.missing)}}
 		cs.Ready, cs.Started = false, new(false)
 		return
 	}
@@ -428,9 +434,9 @@ func (p *Provider) startInitLocked(sp *simPod, i int) {
 	cs := &sp.pod.Status.InitContainerStatuses[i]
 	b := sp.inits[i]
 	sp.initEpoch[i]++
-	if b.cannotStart {
-		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "RunContainerError",
-			Message: fmt.Sprintf("failed to start init container %q: exec: %q: no such file or directory", cs.Name, sp.pod.Spec.InitContainers[i].Command[0])}}
+	if b.missing != "" {
+		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: workload.ErrRunContainer.Error(),
+			Message: fmt.Sprintf("failed to start init container %q: exec: %q: no such file or directory", cs.Name, b.missing)}}
 		return
 	}
 	cs.ContainerID = fmt.Sprintf("sim://%s/%s/%d", sp.pod.UID, cs.Name, cs.RestartCount)
@@ -458,7 +464,7 @@ func (p *Provider) initExitedLocked(sp *simPod, i int, code int32) {
 	cs := &sp.pod.Status.InitContainerStatuses[i]
 	c := sp.pod.Spec.InitContainers[i]
 	t := endedRun(cs, code)
-	t.Message = sp.inits[i].terminationMessage(c.TerminationMessagePath, c.TerminationMessagePolicy, code)
+	t.Message = sp.inits[i].terminationMessage(c, code)
 	cs.Started = new(false)
 	if code == 0 {
 		cs.State, cs.Ready = corev1.ContainerState{Terminated: t}, true
@@ -478,7 +484,7 @@ func (p *Provider) initExitedLocked(sp *simPod, i int, code int32) {
 	}
 	delay := backOff(cs.RestartCount)
 	cs.LastTerminationState = corev1.ContainerState{Terminated: t}
-	cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+	cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: workload.ErrCrashLoopBackOff.Error(),
 		Message: fmt.Sprintf("back-off %v restarting failed container=%s pod=%s", delay, cs.Name, sp.pod.Name)}}
 	epoch := sp.initEpoch[i]
 	p.afterLocked(delay, func() func() {
@@ -492,13 +498,17 @@ func (p *Provider) initExitedLocked(sp *simPod, i int, code int32) {
 	})
 }
 
-// backOff is the kubelet's delay before restart n+1 of a container.
+// backOff is the kubelet's delay before restart n+1 of a container that
+// has crash-looped since it first started: workload.KubeletBackOff's
+// initial delay, doubled on each restart up to its maximum. (The kubelet,
+// and workload.Pod, start again from the initial delay after a run that
+// outlasts twice the maximum; simprovider does not.)
 func backOff(restarts int32) time.Duration {
-	d := 10 * time.Second
+	b := workload.KubeletBackOff
+	d := b.Initial
 	for range restarts {
-		d *= 2
-		if d >= 5*time.Minute {
-			return 5 * time.Minute
+		if d *= 2; d >= b.Max {
+			return b.Max
 		}
 	}
 	return d
@@ -510,7 +520,7 @@ func (p *Provider) exitedLocked(sp *simPod, i int, code int32) {
 	cs := &sp.pod.Status.ContainerStatuses[i]
 	c := sp.pod.Spec.Containers[i]
 	t := endedRun(cs, code)
-	t.Message = sp.ctrs[i].terminationMessage(c.TerminationMessagePath, c.TerminationMessagePolicy, code)
+	t.Message = sp.ctrs[i].terminationMessage(c, code)
 	cs.Ready, cs.Started = false, new(false)
 	policy := sp.pod.Spec.RestartPolicy
 	if policy == corev1.RestartPolicyNever || (policy == corev1.RestartPolicyOnFailure && code == 0) {
@@ -519,7 +529,7 @@ func (p *Provider) exitedLocked(sp *simPod, i int, code int32) {
 	}
 	delay := backOff(cs.RestartCount)
 	cs.LastTerminationState = corev1.ContainerState{Terminated: t}
-	cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+	cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: workload.ErrCrashLoopBackOff.Error(),
 		Message: fmt.Sprintf("back-off %v restarting failed container=%s pod=%s", delay, cs.Name, sp.pod.Name)}}
 	epoch := sp.epoch[i]
 	p.afterLocked(delay, func() func() {
@@ -539,7 +549,7 @@ func (p *Provider) exitedLocked(sp *simPod, i int, code int32) {
 func (sp *simPod) endedLocked(i int, code int32) *corev1.ContainerStateTerminated {
 	c := sp.pod.Spec.Containers[i]
 	t := endedRun(&sp.pod.Status.ContainerStatuses[i], code)
-	t.Message = sp.ctrs[i].terminationMessage(c.TerminationMessagePath, c.TerminationMessagePolicy, code)
+	t.Message = sp.ctrs[i].terminationMessage(c, code)
 	return t
 }
 
@@ -568,7 +578,7 @@ func (sp *simPod) settleLocked() {
 		allDone = allDone && t != nil
 		allZero = allZero && t != nil && t.ExitCode == 0
 		ready = ready && cs.State.Running != nil && cs.Ready
-		startFailed = startFailed || (cs.State.Waiting != nil && cs.State.Waiting.Reason == "RunContainerError")
+		startFailed = startFailed || (cs.State.Waiting != nil && cs.State.Waiting.Reason == workload.ErrRunContainer.Error())
 	}
 	initialized := sp.initsDone == len(sp.inits)
 	switch {

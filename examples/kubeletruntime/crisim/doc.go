@@ -6,7 +6,7 @@
 // stopped one exits without an exit code. RuntimeService embeds a
 // FakeRuntimeService and gives each container the behaviour its command
 // describes in the vocabulary of package
-// github.com/kri-kit/testkit/workload, read from the Command and Args of the
+// github.com/kri-kit/testkit/sim/workload, read from the Command and Args of the
 // CreateContainer request:
 //
 //   - a container that runs for d exits on its own d after it started, with

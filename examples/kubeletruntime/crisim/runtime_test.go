@@ -12,7 +12,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/kri-kit/testkit/examples/kubeletruntime/crisim"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // The tests run in a synctest bubble: time.Now is the bubble's fake clock,

@@ -18,7 +18,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/kri-kit/testkit/internal/httpd"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // Pod addresses and servers. The kubelet's prober sends HTTP and TCP probes

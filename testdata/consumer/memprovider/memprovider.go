@@ -33,7 +33,7 @@ import (
 
 	"github.com/kri-kit/testkit/kri"
 	"github.com/kri-kit/testkit/kri/podsync"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // RuntimeName is the Type of the container and sandbox IDs.

@@ -6,7 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // Sidecars start in order among the init containers, the next container

@@ -1,4 +1,4 @@
-package workload_test
+package httpd_test
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 
 	"github.com/kri-kit/testkit/internal/httpd"
 	"github.com/kri-kit/testkit/internal/httpd/httpdtest"
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // busyboxEnv, when set (make e2e sets it, having installed Debian's

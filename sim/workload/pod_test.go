@@ -6,9 +6,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // A failed start waits out a back-off that doubles; a changed image is
@@ -83,7 +82,7 @@ func TestPodRestartPolicy(t *testing.T) {
 		if runs(init) != tt.wantInitRuns || runs(app) != tt.wantAppRuns {
 			t.Errorf("%s: init ran %d times, app %d; want %d and %d", tt.policy, runs(init), runs(app), tt.wantInitRuns, tt.wantAppRuns)
 		}
-		if w := app.Waiting; tt.policy == v1.RestartPolicyAlways && (w == nil || !errors.Is(w.Err, pkgcontainer.ErrCrashLoopBackOff)) {
+		if w := app.Waiting; tt.policy == v1.RestartPolicyAlways && (w == nil || !errors.Is(w.Err, workload.ErrCrashLoopBackOff)) {
 			t.Errorf("%s: app waits %+v, want CrashLoopBackOff", tt.policy, w)
 		}
 	}
@@ -129,7 +128,7 @@ func TestStartFailure(t *testing.T) {
 	}{
 		{missing, v1.PullNever, runs, workload.ErrImageNeverPull, `Container image "kri.invalid/app:1" is not present with pull policy of Never`},
 		{missing, v1.PullIfNotPresent, runs, workload.ErrImagePull, `failed to pull image "kri.invalid/app:1": dial tcp: lookup kri.invalid: no such host`},
-		{"busybox", v1.PullIfNotPresent, workload.Behaviour{MissingExecutable: "/nonexistent/app"}, pkgcontainer.ErrRunContainer, `exec: "/nonexistent/app": stat /nonexistent/app: no such file or directory`},
+		{"busybox", v1.PullIfNotPresent, workload.Behaviour{MissingExecutable: "/nonexistent/app"}, workload.ErrRunContainer, `exec: "/nonexistent/app": stat /nonexistent/app: no such file or directory`},
 		{"busybox", v1.PullNever, runs, nil, ""},
 	} {
 		msg, err := workload.StartFailure(tt.image, tt.pull, tt.b)

@@ -9,7 +9,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 )
 
 // BackOff is the crash-loop back-off of a Pod: the first restart of a
@@ -207,7 +206,7 @@ type Run struct {
 
 // Waiting is why a container is not running although a start is planned.
 type Waiting struct {
-	// Err is the reason: pkgcontainer.ErrCrashLoopBackOff for a back-off
+	// Err is the reason: ErrCrashLoopBackOff for a back-off
 	// after an exit, else the error CheckStart returned. Message says more.
 	Err     error
 	Message string
@@ -272,7 +271,7 @@ func StartError(c *PodContainer) (string, error) {
 // with ErrImageNeverPull and the kubelet image manager's message under the
 // pull policy Never, else with ErrImagePull and containerd's message for a
 // registry that does not resolve; a missing executable with
-// pkgcontainer.ErrRunContainer.
+// ErrRunContainer.
 func StartFailure(image string, pull v1.PullPolicy, b Behaviour) (message string, err error) {
 	switch {
 	case ImageMissing(image) && pull == v1.PullNever:
@@ -281,7 +280,7 @@ func StartFailure(image string, pull v1.PullPolicy, b Behaviour) (message string
 		return fmt.Sprintf("failed to pull image %q: dial tcp: lookup %s: no such host", image, MissingImageDomain), ErrImagePull
 	case b.FailsToStart():
 		exe := b.MissingExecutable
-		return fmt.Sprintf("exec: %q: stat %s: no such file or directory", exe, exe), pkgcontainer.ErrRunContainer
+		return fmt.Sprintf("exec: %q: stat %s: no such file or directory", exe, exe), ErrRunContainer
 	}
 	return "", nil
 }
@@ -561,7 +560,7 @@ func (p *Pod) ensureStart(c *PodContainer, now time.Time) {
 		c.startAt = now // resumed after a stop that outlasted the back-off
 	}
 	c.Waiting = &Waiting{
-		Err:     pkgcontainer.ErrCrashLoopBackOff,
+		Err:     ErrCrashLoopBackOff,
 		Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", d, c.Name, p.Name, p.Namespace, p.UID),
 		Since:   now, Until: c.startAt,
 	}

@@ -1,21 +1,39 @@
-package workload_test
+package podactions_test
 
 import (
 	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/kri/podactions"
 )
 
+// shc, sidecarOf and execProbe are sim/workload's test helpers of the same
+// names (the tests below moved here from there with ActionsFromStatus).
+func shc(name, script string) v1.Container {
+	return v1.Container{Name: name, Image: "busybox", Command: []string{"sh", "-c", script}}
+}
+
+func sidecarOf(c v1.Container) v1.Container {
+	always := v1.ContainerRestartPolicyAlways
+	c.RestartPolicy = &always
+	return c
+}
+
+func execProbe(script string, delay, period, success, failure int32) *v1.Probe {
+	return &v1.Probe{
+		ProbeHandler:        v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"sh", "-c", script}}},
+		InitialDelaySeconds: delay, PeriodSeconds: period, SuccessThreshold: success, FailureThreshold: failure,
+	}
+}
+
 // describeActions renders a, as "kill sandbox(1) init[a] apps[b c]".
-func describeActions(a workload.PodActions) string {
+func describeActions(a podactions.PodActions) string {
 	var parts []string
 	if a.KillPod {
 		parts = append(parts, "kill")
@@ -101,7 +119,7 @@ func TestActionsFromStatus(t *testing.T) {
 			pod := &v1.Pod{Spec: v1.PodSpec{RestartPolicy: tt.policy, InitContainers: tt.init, Containers: tt.apps}}
 			st := &pkgcontainer.PodStatus{SandboxStatuses: tt.sandboxes, ContainerStatuses: tt.statuses, ActiveContainerStatuses: tt.statuses}
 			asked := ""
-			got := workload.ActionsFromStatus(context.Background(), pod, st, func(name, id string) bool {
+			got := podactions.ActionsFromStatus(context.Background(), pod, st, func(name, id string) bool {
 				asked = name + "/" + id
 				return tt.started
 			})
@@ -123,13 +141,13 @@ func TestActionsFromStatus(t *testing.T) {
 // Nil input is no panic: a nil pod has nothing to do, a nil status shows
 // nothing, a nil startup answer is "not started".
 func TestActionsFromStatusNilInput(t *testing.T) {
-	if got := describeActions(workload.ActionsFromStatus(context.Background(), nil, nil, nil)); got != "" {
+	if got := describeActions(podactions.ActionsFromStatus(context.Background(), nil, nil, nil)); got != "" {
 		t.Errorf("nil pod: %q, want nothing", got)
 	}
 	proxy := sidecarOf(shc("proxy", "sleep infinity"))
 	proxy.StartupProbe = execProbe("test -e /tmp/up", 0, 1, 1, 3)
 	pod := &v1.Pod{Spec: v1.PodSpec{InitContainers: []v1.Container{proxy, shc("setup", "true")}, Containers: []v1.Container{shc("app", "sleep 1")}}}
-	if got := describeActions(workload.ActionsFromStatus(context.Background(), pod, nil, nil)); got != "kill sandbox(0) init[proxy]" {
+	if got := describeActions(podactions.ActionsFromStatus(context.Background(), pod, nil, nil)); got != "kill sandbox(0) init[proxy]" {
 		t.Errorf("nil status: %q, want kill sandbox(0) init[proxy]", got)
 	}
 	st := &pkgcontainer.PodStatus{
@@ -137,7 +155,7 @@ func TestActionsFromStatusNilInput(t *testing.T) {
 		ActiveContainerStatuses: []*pkgcontainer.Status{cs("proxy", "running")},
 	}
 	st.ContainerStatuses = st.ActiveContainerStatuses
-	if got := describeActions(workload.ActionsFromStatus(context.Background(), pod, st, nil)); got != "" {
+	if got := describeActions(podactions.ActionsFromStatus(context.Background(), pod, st, nil)); got != "" {
 		t.Errorf("nil startup answer, proxy running with a startup probe: %q, want nothing (not started)", got)
 	}
 }
@@ -153,33 +171,6 @@ func pointsInto(c *v1.Container, pod *v1.Pod) bool {
 	return false
 }
 
-// A simulator that starts the runs itself (a fake runtime) asks the Pod
-// which containers' turn has come, in the kubelet's start order, and
-// starts them: here, the init container first; once it has completed, the
-// app container.
-func ExamplePod_StartInTurn() {
-	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	pod := &v1.Pod{Spec: v1.PodSpec{
-		InitContainers: []v1.Container{{Name: "setup", Image: "busybox", Command: []string{"sh", "-c", "sleep 1"}}},
-		Containers:     []v1.Container{{Name: "app", Image: "busybox", Command: []string{"sleep", "infinity"}}},
-	}}
-	p := &workload.Pod{CallerStarts: true}
-	sync := func(now time.Time) {
-		p.Advance(now)
-		p.StartInTurn(&pod.Spec, func(c *v1.Container, isInit bool) {
-			fmt.Printf("%v: start %s\n", now.Sub(t0), c.Name)
-			p.StartRun(c, isInit, now, workload.RunOptions{})
-			p.Advance(now)
-		})
-	}
-	sync(t0)
-	sync(t0.Add(500 * time.Millisecond)) // setup runs: nothing to start
-	sync(t0.Add(2 * time.Second))
-	// Output:
-	// 0s: start setup
-	// 2s: start app
-}
-
 // A simulator that acts on the runtime status its agent hands it, as the
 // kubelet's runtime does, asks what that status calls for.
 func ExampleActionsFromStatus() {
@@ -188,7 +179,7 @@ func ExampleActionsFromStatus() {
 		Containers:     []v1.Container{{Name: "app", Image: "busybox"}},
 	}}
 	// No sandbox yet: a new one, and the first init container in it.
-	a := workload.ActionsFromStatus(context.Background(), pod, &pkgcontainer.PodStatus{}, nil)
+	a := podactions.ActionsFromStatus(context.Background(), pod, &pkgcontainer.PodStatus{}, nil)
 	fmt.Println(a.CreateSandbox, a.Attempt, a.StartInit[0].Name)
 
 	// setup has completed in the ready sandbox: the app container.
@@ -198,28 +189,9 @@ func ExampleActionsFromStatus() {
 		ContainerStatuses:       []*pkgcontainer.Status{setup},
 		ActiveContainerStatuses: []*pkgcontainer.Status{setup},
 	}
-	a = workload.ActionsFromStatus(context.Background(), pod, st, nil)
+	a = podactions.ActionsFromStatus(context.Background(), pod, st, nil)
 	fmt.Println(a.CreateSandbox, a.StartApps[0].Name)
 	// Output:
 	// true 0 setup
 	// false app
-}
-
-// A Pod put together by hand, not by NewPod, starts its containers in the
-// same order.
-func TestReconcileOfAPodNotMadeByNewPod(t *testing.T) {
-	setup, app := shc("setup", "sleep 1"), shc("app", "sleep infinity")
-	p := &workload.Pod{
-		Init: []*workload.PodContainer{{Name: "setup", IsInit: true, Spec: &setup, Image: setup.Image, Behaviour: workload.OfEnv(&setup)}},
-		App:  []*workload.PodContainer{{Name: "app", Spec: &app, Image: app.Image, Behaviour: workload.OfEnv(&app)}},
-	}
-	p.Reconcile(t0)
-	p.Advance(t0.Add(500 * time.Millisecond))
-	if !p.Container("setup").Running() || p.Container("app").Current != nil {
-		t.Fatalf("at 0.5s: want setup running, app not started; setup running=%v, app current=%v", p.Container("setup").Running(), p.Container("app").Current)
-	}
-	p.Advance(t0.Add(2 * time.Second))
-	if !p.Container("app").Running() {
-		t.Errorf("at 2s, after setup completed at 1s: app not running")
-	}
 }

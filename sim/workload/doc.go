@@ -147,8 +147,10 @@
 // ExamplePod_callerStarts): the runs, their probes, their hooks and the
 // order of a kill are Pod's, and so is the order of the starts: the
 // caller asks Pod.StartInTurn which containers' turn has come (from the
-// Pod's runs), or ActionsFromStatus what a runtime status calls for (as
-// the kubelet reads the status its agent hands it), and makes each start
+// Pod's runs), or podactions.ActionsFromStatus
+// (github.com/kri-kit/testkit/kri/podactions, in the kit's root module: it
+// reads the kubelet's status type) what a runtime status calls for (as the
+// kubelet reads the status its agent hands it), and makes each start
 // its way (its faults, its back-off). The pieces both modes use are the
 // same, so a pod behaves the same in both: the start order, Restarts (the
 // restart policy), StartFailure (why a start fails), GracePeriod (a kill's

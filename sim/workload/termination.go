@@ -5,7 +5,16 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
+)
+
+// The kubelet's limits on a termination message (the constants of the same
+// names in k8s.io/kubernetes/pkg/kubelet/container, which this module does
+// not import): the bytes read from the terminationMessagePath file, and the
+// lines and bytes of the log fallback.
+const (
+	MaxContainerTerminationMessageLength    = 4 * 1024
+	MaxContainerTerminationMessageLogLength = 2 * 1024
+	MaxContainerTerminationMessageLogLines  = 80
 )
 
 // TerminationMessage returns the termination message the kubelet's runtime
@@ -25,7 +34,7 @@ func (b Behaviour) TerminationMessage(c *v1.Container, ran time.Duration, exitCo
 	msg := ""
 	if c.TerminationMessagePath != "" {
 		msg, _ = b.FileAt(c.TerminationMessagePath, ran)
-		msg = lastBytes(msg, pkgcontainer.MaxContainerTerminationMessageLength)
+		msg = lastBytes(msg, MaxContainerTerminationMessageLength)
 	}
 	if msg != "" || c.TerminationMessagePolicy != v1.TerminationMessageFallbackToLogsOnError || exitCode == 0 {
 		return msg
@@ -35,10 +44,10 @@ func (b Behaviour) TerminationMessage(c *v1.Container, ran time.Duration, exitCo
 	if lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
-	if n := pkgcontainer.MaxContainerTerminationMessageLogLines; len(lines) > n {
+	if n := MaxContainerTerminationMessageLogLines; len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	return lastBytes(strings.Join(lines, ""), pkgcontainer.MaxContainerTerminationMessageLogLength)
+	return lastBytes(strings.Join(lines, ""), MaxContainerTerminationMessageLogLength)
 }
 
 func lastBytes(s string, n int) string {

@@ -25,6 +25,32 @@ const MissingExecutableDir = "/nonexistent/"
 // fails to pull these images too.
 const MissingImageDomain = "kri.invalid"
 
+// ErrRunContainer is the error of a start that fails in the runtime (a
+// missing executable: StartFailure), and ErrCrashLoopBackOff the reason
+// a container waits in a back-off after an exit (Waiting.Err). Their texts
+// are those of the kubelet's errors of the same names
+// (k8s.io/kubernetes/pkg/kubelet/container, which this module does not
+// import), the Waiting reasons "RunContainerError" and "CrashLoopBackOff";
+// and errors.Is(err, target) holds for either of them and a target of the
+// same text, so a caller that checks one of the kit's errors against the
+// kubelet's (errors.Is(err, pkgcontainer.ErrCrashLoopBackOff)) finds it.
+var (
+	ErrRunContainer     error = reasonError("RunContainerError")
+	ErrCrashLoopBackOff error = reasonError("CrashLoopBackOff")
+)
+
+// reasonError is an error that the kubelet knows by its text, a container's
+// Waiting reason: it is any error of that text (Is).
+type reasonError string
+
+func (e reasonError) Error() string { return string(e) }
+
+// Is reports whether target is an error of e's text: e itself, or the
+// kubelet's error of that reason.
+func (e reasonError) Is(target error) bool {
+	return target != nil && target.Error() == string(e)
+}
+
 // ErrImagePull is the error a simulated runtime reports to the ReasonCache
 // when it cannot pull an image. Its text is that of the kubelet's
 // images.ErrImagePull (k8s.io/kubernetes/pkg/kubelet/images, not imported

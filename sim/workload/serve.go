@@ -11,7 +11,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/kubernetes/pkg/probe"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // Server is a server that a container's command starts: busybox httpd in
@@ -149,6 +149,44 @@ func (s Server) RequestLog(client, urlPath string, code int) string {
 	return fmt.Sprintf("%s: url:%s\n%s: response:%d\n", client, p, client, code)
 }
 
+// ContainerPort resolves port, the port of a probe's or a hook's HTTP GET or
+// TCP socket action, against container c as the kubelet's prober does
+// (k8s.io/kubernetes/pkg/probe, ResolveContainerPort): a number is itself;
+// a name is the ContainerPort of c's first port of that name, or, when c
+// has none of that name, the name read as a decimal number (strconv.Atoi,
+// whose error it returns when that fails too). The result must be in
+// 1..65535: any other is returned with an error "invalid port number: N".
+// A port of neither kind is -1 and an error. A nil c has no ports.
+func ContainerPort(port intstr.IntOrString, c *v1.Container) (int, error) {
+	var n int
+	switch port.Type {
+	case intstr.Int:
+		n = int(port.IntVal)
+	case intstr.String:
+		found := false
+		if c != nil {
+			for _, p := range c.Ports {
+				if p.Name == port.StrVal {
+					n, found = int(p.ContainerPort), true
+					break
+				}
+			}
+		}
+		if !found {
+			var err error
+			if n, err = strconv.Atoi(port.StrVal); err != nil {
+				return n, err
+			}
+		}
+	default:
+		return -1, fmt.Errorf("intOrString had no kind: %+v", port)
+	}
+	if n < 1 || n > 65535 {
+		return n, fmt.Errorf("invalid port number: %v", n)
+	}
+	return n, nil
+}
+
 // HTTPGet is a GET that the kubelet sends to a container for an HTTP probe
 // or an HTTP lifecycle hook: its port resolved, its path, and whether it is
 // sent over TLS.
@@ -165,7 +203,7 @@ var ErrNoHTTPGet = errors.New("no httpGet action")
 // HTTPGetOf returns the GET of action a of container c, as the kubelet
 // builds it (k8s.io/kubernetes/pkg/probe/http.NewRequestForHTTPGetAction):
 // a named port is the container port of that name
-// (probe.ResolveContainerPort), an empty path is /. Its host is not
+// (ContainerPort), an empty path is /. Its host is not
 // looked at: the request is taken to reach the container (the kubelet
 // sends it to the pod's IP unless Host says otherwise).
 func HTTPGetOf(c *v1.Container, a *v1.HTTPGetAction) (HTTPGet, error) {
@@ -175,7 +213,7 @@ func HTTPGetOf(c *v1.Container, a *v1.HTTPGetAction) (HTTPGet, error) {
 	if c == nil {
 		c = &v1.Container{}
 	}
-	port, err := probe.ResolveContainerPort(a.Port, c)
+	port, err := ContainerPort(a.Port, c)
 	if err != nil {
 		return HTTPGet{}, fmt.Errorf("port %s of container %q: %w", a.Port.String(), c.Name, err)
 	}
@@ -239,7 +277,7 @@ func NetProbeAt(c *v1.Container, p *v1.Probe, b Behaviour, d time.Duration, file
 		if c == nil {
 			c = &v1.Container{}
 		}
-		port, err := probe.ResolveContainerPort(p.TCPSocket.Port, c)
+		port, err := ContainerPort(p.TCPSocket.Port, c)
 		if err != nil {
 			return false, true, fmt.Errorf("port %s of container %q: %w", p.TCPSocket.Port.String(), c.Name, err)
 		}

@@ -9,9 +9,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
-	"github.com/kri-kit/testkit/workload"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 // shc is a container named name running sh -c script.
@@ -257,7 +256,7 @@ func TestPodWaitingAfterPostStartFailure(t *testing.T) {
 		t.Errorf("waiting %+v, want ErrPostStartHook saying the hook exited with code 3, until 2s", w)
 	}
 	p.Advance(sec(2))
-	if c.Current.Restarts != 1 || c.Current.HookError != nil || errors.Is(c.Current.HookError, pkgcontainer.ErrCrashLoopBackOff) {
+	if c.Current.Restarts != 1 || c.Current.HookError != nil || errors.Is(c.Current.HookError, workload.ErrCrashLoopBackOff) {
 		t.Errorf("after the back-off: %s, want the second run started at 2s", describe(p))
 	}
 }

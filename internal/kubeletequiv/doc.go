@@ -1,0 +1,9 @@
+// Package kubeletequiv holds no code: its tests check that the kit's own
+// implementations of what the kubelet does, in the kubelet-free module
+// github.com/kri-kit/testkit/sim, give the kubelet's results. They run the
+// kubelet's functions (k8s.io/kubernetes, which this module requires) and
+// the kit's on the same inputs and demand identical output: the $(VAR)
+// expansion of env values, commands and args, the resolution of a probe's
+// or hook's port, the kubelet's error reasons and termination-message
+// limits.
+package kubeletequiv
