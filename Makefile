@@ -30,7 +30,8 @@ all: lint test
 ## named TestHost* (REAL_TESTS), suite/, the kubelet-free module of what
 ## the KRI and VK suites share (verdict, gate, summary, ExpectedFailures,
 ## flags), and sim/, the kubelet-free module of the kit's simulations
-## (sim/workload: the command vocabulary and the pod simulation);
+## (sim/workload: the command vocabulary and the pod simulation;
+## sim/apiserver: the fake API server of vk and examples/kubebackend);
 ## test-consumer, the example consumer module (testdata/consumer),
 ## which gates its own provider on the conformance suite; test-examples,
 ## examples/kubeletruntime's vet (a module of its own, so that the kubelet

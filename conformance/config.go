@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"slices"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -418,41 +415,23 @@ type settings struct {
 
 // validate checks the parts of cfg that do not depend on flags.
 func validate(cfg Config) error {
-	var errs []string
-	if cfg.NewPodProvider == nil && cfg.NewNodeProvider == nil {
-		errs = append(errs, "neither NewPodProvider nor NewNodeProvider is set")
-	}
-	known := AllCapabilities()
-	for _, c := range cfg.Capabilities {
-		if !slices.Contains(known, c) {
-			errs = append(errs, fmt.Sprintf("unknown capability %q (known: %s)", c, capList(known)))
-		}
-	}
-	if slices.Contains(cfg.Capabilities, CapNodeStatusUpdates) && cfg.TriggerNodeStatusUpdate == nil {
-		errs = append(errs, fmt.Sprintf("capability %q needs TriggerNodeStatusUpdate", CapNodeStatusUpdates))
-	}
-	if slices.Contains(cfg.Capabilities, CapBackendFailures) && cfg.MakeBackendUnhealthy == nil {
-		errs = append(errs, fmt.Sprintf("capability %q needs MakeBackendUnhealthy", CapBackendFailures))
-	}
-	errs = append(errs, suite.ValidateExpectedFailures(cfg.ExpectedFailures, func(id string) bool { return specByID(id) != nil })...)
-	if err := suite.ValidateTimeoutScale(cfg.TimeoutScale); err != nil {
-		errs = append(errs, err.Error())
-	}
-	for name, d := range map[string]time.Duration{
-		"Call": cfg.Timeouts.Call, "State": cfg.Timeouts.State, "Poll": cfg.Timeouts.Poll,
-		"Stable": cfg.Timeouts.Stable, "ShortRun": cfg.Timeouts.ShortRun, "GracePeriod": cfg.Timeouts.GracePeriod,
-	} {
-		if d < 0 {
-			errs = append(errs, fmt.Sprintf("Timeouts.%s is negative (%s)", name, d))
-		}
-	}
-	if cfg.ConcurrentPods < 0 || cfg.BenchmarkPods < 0 {
-		errs = append(errs, "ConcurrentPods and BenchmarkPods must not be negative")
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("invalid conformance.Config: %s", strings.Join(errs, "; "))
-	}
-	return nil
+	c := suite.CheckConfig("conformance.Config")
+	c.Providers(cfg.NewPodProvider != nil, cfg.NewNodeProvider != nil)
+	suite.CheckCapabilities(c, cfg.Capabilities, AllCapabilities())
+	suite.CheckNeeds(c, cfg.Capabilities, CapNodeStatusUpdates, "TriggerNodeStatusUpdate", cfg.TriggerNodeStatusUpdate != nil)
+	suite.CheckNeeds(c, cfg.Capabilities, CapBackendFailures, "MakeBackendUnhealthy", cfg.MakeBackendUnhealthy != nil)
+	c.ExpectedFailures(cfg.ExpectedFailures, func(id string) bool { return specByID(id) != nil })
+	c.TimeoutScale(cfg.TimeoutScale)
+	t := cfg.Timeouts
+	c.Duration("Timeouts.Call", t.Call)
+	c.Duration("Timeouts.State", t.State)
+	c.Duration("Timeouts.Poll", t.Poll)
+	c.Duration("Timeouts.Stable", t.Stable)
+	c.Duration("Timeouts.ShortRun", t.ShortRun)
+	c.Duration("Timeouts.GracePeriod", t.GracePeriod)
+	c.Count("ConcurrentPods", cfg.ConcurrentPods)
+	c.Count("BenchmarkPods", cfg.BenchmarkPods)
+	return c.Err()
 }
 
 // resolve applies defaults and the timeout scale (Config.TimeoutScale times
@@ -552,15 +531,5 @@ func resolve(cfg Config) (*settings, error) {
 	return s, nil
 }
 
-// capList joins capabilities for messages.
-func capList(cs []Capability) string {
-	if len(cs) == 0 {
-		return "none"
-	}
-	ss := make([]string, len(cs))
-	for i, c := range cs {
-		ss[i] = string(c)
-	}
-	sort.Strings(ss)
-	return strings.Join(ss, ", ")
-}
+// capList joins capabilities for messages: sorted, "none" when empty.
+func capList(cs []Capability) string { return suite.NameList(cs) }

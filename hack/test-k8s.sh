@@ -18,7 +18,8 @@
 #     v0.MINOR.PATCH.
 #
 #   - for either, sim/'s (the kit's simulations: no k8s.io/kubernetes, but
-#     the API types): k8s.io/api and apimachinery at v0.MINOR.PATCH, so that
+#     the API types and client-go's fake clientset, sim/apiserver):
+#     k8s.io/api, apimachinery and client-go at v0.MINOR.PATCH, so that
 #     its own tests (test-kit's cd sim) run on the release's types as the
 #     kit and the vk modules that build it do.
 #
@@ -63,7 +64,7 @@ rm -rf "$copy"
 mkdir -p "$copy"
 (cd "$root" && git ls-files -z -c -o --exclude-standard | xargs -0 cp --parents -t "$copy" --)
 if $kit || $vkmods; then
-	if ! log=$(cd "$copy/sim" && "$GO" get "k8s.io/api@$staging" "k8s.io/apimachinery@$staging" 2>&1 && "$GO" mod tidy 2>&1); then
+	if ! log=$(cd "$copy/sim" && "$GO" get "k8s.io/api@$staging" "k8s.io/apimachinery@$staging" "k8s.io/client-go@$staging" 2>&1 && "$GO" mod tidy 2>&1); then
 		echo "$log" >&2
 		echo "test-k8s: moving sim to k8s.io/* $staging failed" >&2
 		exit 1

@@ -36,8 +36,10 @@
 //   - The command-line flags of a suite (Flags: -<prefix>.strict,
 //     -<prefix>.summary, -<prefix>.timeout-scale,
 //     -<prefix>.skip-expected-failures) and the validation of the
-//     configuration they share (ValidateExpectedFailures,
-//     ValidateTimeoutScale, Flags.Scale).
+//     configuration they share (ConfigCheck: the provider factories, the
+//     capabilities declared against those the suite knows and the fields
+//     they need, ExpectedFailures, TimeoutScale, durations and counts not
+//     negative, all worded alike and gathered into one error; Flags.Scale).
 //   - ErrNotSupported, which a provider returns from an operation it does
 //     not implement, and IsNotSupported, which also follows the Cause
 //     chains of github.com/pkg/errors and virtual-kubelet's errdefs.

@@ -20,11 +20,12 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kri-kit/testkit/vk/internal/fakeapi"
+	"github.com/kri-kit/testkit/sim/apiserver"
 )
 
 // apiServer is what a spec's VK and the spec talk to: the in-process fake
-// (package fakeapi) or a real kube-apiserver (Config.APIServer).
+// (package github.com/kri-kit/testkit/sim/apiserver) or a real
+// kube-apiserver (Config.APIServer).
 type apiServer interface {
 	kubernetes.Interface
 	// StatusHistory returns the statuses VK wrote to the pod
@@ -40,7 +41,7 @@ type apiServer interface {
 
 // inProcess is the fake API server: it rejects nothing and forgets
 // everything with the spec.
-type inProcess struct{ *fakeapi.API }
+type inProcess struct{ *apiserver.Server }
 
 func (inProcess) Rejected() []string { return nil }
 func (inProcess) Close()             {}
@@ -49,7 +50,7 @@ func (inProcess) Close()             {}
 // or the real one cfg names, cleared of the suite's objects.
 func newAPIServer(ctx context.Context, cfg Config) (apiServer, error) {
 	if cfg.APIServer == nil {
-		return inProcess{fakeapi.New()}, nil
+		return inProcess{apiserver.New()}, nil
 	}
 	return connect(ctx, cfg.APIServer, cfg.nodeName())
 }

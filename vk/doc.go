@@ -37,9 +37,10 @@
 // own: node.NewPodController (2 workers) or node.NewNodeController (with a
 // v1 lease), wired as VK's node/lifecycle_test.go (wireUpSystem) and
 // node/nodeutil wire them, over client-go's fake clientset made faithful
-// where VK depends on the API server (see internal/fakeapi: UIDs, creation
-// timestamps, resource versions, a status subresource that changes only the
-// status, graceful deletion, the spec.nodeName field selector). A provider
+// where VK depends on the API server (package
+// github.com/kri-kit/testkit/sim/apiserver: UIDs, creation timestamps,
+// resource versions, a status subresource that changes only the status,
+// graceful deletion, label and field selectors). A provider
 // that implements node.PodNotifier is async: VK registers a callback with
 // NotifyPods; any other is polled by VK's syncProviderWrapper
 // (GetPodStatus every 5s). A spec creates and deletes pods in the API

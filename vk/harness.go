@@ -25,8 +25,8 @@ const Namespace = "default"
 // judge is one spec's virtual-kubelet: the real PodController and
 // NodeController of github.com/virtual-kubelet/virtual-kubelet/node, wired as
 // VK's own node/lifecycle_test.go (wireUpSystem) and node/nodeutil wire them,
-// over the faithful fake API server of package fakeapi, or a real one
-// (Config.APIServer).
+// over the faithful fake API server of package
+// github.com/kri-kit/testkit/sim/apiserver, or a real one (Config.APIServer).
 type judge struct {
 	node   string // the node VK runs as
 	api    apiServer

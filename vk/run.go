@@ -265,29 +265,20 @@ type settings struct {
 
 // validate checks cfg.
 func validate(cfg Config) error {
-	var errs []string
-	if cfg.NewPodProvider == nil && cfg.NewNodeProvider == nil {
-		errs = append(errs, "neither NewPodProvider nor NewNodeProvider is set")
-	}
-	if slices.Contains(cfg.Capabilities, CapBackendFailures) && cfg.MakeBackendUnhealthy == nil {
-		errs = append(errs, fmt.Sprintf("capability %q needs MakeBackendUnhealthy", CapBackendFailures))
-	}
-	if slices.Contains(cfg.Capabilities, CapNodeStatusUpdates) && cfg.TriggerNodeStatusUpdate == nil {
-		errs = append(errs, fmt.Sprintf("capability %q needs TriggerNodeStatusUpdate", CapNodeStatusUpdates))
-	}
-	errs = append(errs, suite.ValidateExpectedFailures(cfg.ExpectedFailures, func(id string) bool {
+	c := suite.CheckConfig("vk.Config")
+	c.Providers(cfg.NewPodProvider != nil, cfg.NewNodeProvider != nil)
+	suite.CheckCapabilities(c, cfg.Capabilities, AllCapabilities())
+	suite.CheckNeeds(c, cfg.Capabilities, CapBackendFailures, "MakeBackendUnhealthy", cfg.MakeBackendUnhealthy != nil)
+	suite.CheckNeeds(c, cfg.Capabilities, CapNodeStatusUpdates, "TriggerNodeStatusUpdate", cfg.TriggerNodeStatusUpdate != nil)
+	c.ExpectedFailures(cfg.ExpectedFailures, func(id string) bool {
 		return slices.ContainsFunc(specs, func(s spec) bool { return s.ID == id })
-	})...)
-	if err := suite.ValidateTimeoutScale(cfg.TimeoutScale); err != nil {
-		errs = append(errs, err.Error())
-	}
+	})
+	c.TimeoutScale(cfg.TimeoutScale)
+	c.Duration("NodeStatusPeriod", cfg.NodeStatusPeriod)
 	if cfg.VirtualTime && cfg.APIServer != nil {
-		errs = append(errs, "VirtualTime and APIServer exclude each other (a real API server runs on the real clock)")
+		c.Addf("VirtualTime and APIServer exclude each other (a real API server runs on the real clock)")
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("invalid vk.Config: %s", strings.Join(errs, "; "))
-	}
-	return nil
+	return c.Err()
 }
 
 // resolve validates cfg and applies the flags (parsed by then).

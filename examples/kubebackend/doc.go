@@ -73,12 +73,14 @@
 // # The fake clientset and a real API server
 //
 // client-go's fake clientset is no API server: it deletes at once, checks no
-// resourceVersion and keeps no separate status. NewFakeClientset adds what
-// the provider and the Kubelet rely on — UIDs and creation timestamps on
-// create, graceful deletion as the API server's pod strategy does it — and
-// both are written for a real API server's semantics (conflicts retried,
-// status subresource, deletionTimestamp, UID preconditions, namespaces that
-// must exist).
+// resourceVersion and keeps no separate status. NewFakeClientset returns the
+// kit's fake API server (github.com/kri-kit/testkit/sim/apiserver, the one
+// the VK suite runs VK over), which adds what the provider and the Kubelet
+// rely on — UIDs and creation timestamps on create, graceful deletion as the
+// API server's pod strategy does it, conflicts on a stale resourceVersion, a
+// status subresource, label and field selectors — and both are written for a
+// real API server's semantics (conflicts retried, status subresource,
+// deletionTimestamp, UID preconditions, namespaces that must exist).
 //
 // # The kri freedoms it uses
 //

@@ -75,7 +75,7 @@ type KubeletOptions struct {
 // Kubelet is a simulated kubelet of a backend cluster: it plays the pods
 // bound to its node with package workload's vocabulary and reports their
 // status through the API, as a node's kubelet does. It talks to the API
-// server only through a kubernetes.Interface — client-go's fake clientset
+// server only through a kubernetes.Interface — the kit's fake API server
 // (NewFakeClientset) or a real kube-apiserver — with an informer for reads,
 // the status subresource (UpdateStatus, retried on conflicts) for writes,
 // and a delete with grace period 0 to finish a graceful deletion.
@@ -165,8 +165,8 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(k.client, 0,
 		informers.WithNamespace(k.opts.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			// A real API server filters; the fake clientset does not,
-			// so observe filters again.
+			// The API server filters (the kit's fake too); observe
+			// filters again all the same.
 			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", k.opts.NodeName).String()
 		}))
 	inf := factory.Core().V1().Pods().Informer()

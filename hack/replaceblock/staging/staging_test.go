@@ -105,14 +105,15 @@ func TestGoModsMatchPinnedKubernetes(t *testing.T) {
 	}
 }
 
-// TestSuiteModulesNeedNoKubelet fails when vk/ (the VK provider suite) or
-// suite/ (what the KRI and VK suites share, which vk requires) requires
+// TestSuiteModulesNeedNoKubelet fails when vk/ (the VK provider suite),
+// suite/ (what the KRI and VK suites share, which vk requires) or sim/ (the
+// kit's simulations and fake API server, which vk requires too) requires
 // k8s.io/kubernetes or replaces k8s.io modules: a VK provider's module
-// requires both, and must need neither. suite/ must not require
-// virtual-kubelet either: the KRI suite requires it too.
+// requires them all, and must need neither. suite/ and sim/ must not
+// require virtual-kubelet either: the KRI kit requires them too.
 func TestSuiteModulesNeedNoKubelet(t *testing.T) {
 	root := filepath.Join("..", "..", "..")
-	for _, mod := range []string{"vk", "suite"} {
+	for _, mod := range []string{"vk", "suite", "sim"} {
 		path := filepath.Join(root, mod, "go.mod")
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -121,8 +122,8 @@ func TestSuiteModulesNeedNoKubelet(t *testing.T) {
 		if version := required(string(data), "k8s.io/kubernetes"); version != "" || k8sReplaces(string(data)) != "replace (\n)\n" {
 			t.Errorf("%s requires k8s.io/kubernetes %q or replaces k8s.io modules: a VK provider's module requires it and needs neither", path, version)
 		}
-		if mod == "suite" && required(string(data), "github.com/virtual-kubelet/virtual-kubelet") != "" {
-			t.Errorf("%s requires virtual-kubelet: the module the two suites share must not", path)
+		if mod != "vk" && required(string(data), "github.com/virtual-kubelet/virtual-kubelet") != "" {
+			t.Errorf("%s requires virtual-kubelet: a module the KRI kit and vk share must not", path)
 		}
 	}
 	if required(mustRead(t, filepath.Join(root, "vk", "go.mod")), suiteModule) == "" {
