@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/kri-kit/testkit/examples/kubebackend"
 	"github.com/kri-kit/testkit/sim/workload"
@@ -107,8 +108,18 @@ func TestKubeletImagePullFailures(t *testing.T) {
 	if cs := status(got, "app"); cs.ContainerID != "" || cs.RestartCount != 0 {
 		t.Errorf("a container whose image never pulled has an ID or restarts: %s", describe(got))
 	}
-	got.Spec.Containers[0].Image = "busybox:1.36"
-	if _, err := e.client.CoreV1().Pods(testNS).Update(e.ctx, got, metav1.UpdateOptions{}); err != nil {
+	// The simulated kubelet writes the pod's status too: an Update that
+	// meets a newer resourceVersion is retried on the pod as it is then.
+	pods := e.client.CoreV1().Pods(testNS)
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := pods.Get(e.ctx, "pull", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Spec.Containers[0].Image = "busybox:1.36"
+		_, err = pods.Update(e.ctx, cur, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	e.waitFor("pull", "app running once its image is fixed, without waiting for the back-off", func(p *v1.Pod) bool { return running(p, "app") })

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/util/retry"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -197,12 +198,17 @@ func TestKusciaFaithfulNotifiesAsK8sProvider(t *testing.T) {
 	}
 	touch := func(name, value string) {
 		t.Helper()
-		bk, err := pods.Get(t.Context(), name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		bk.Annotations = map[string]string{"touched": value}
-		if _, err := pods.Update(t.Context(), bk, metav1.UpdateOptions{}); err != nil {
+		// The backend writes the pod's status too: an Update that meets a
+		// newer resourceVersion is retried on the pod as it is then.
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			bk, err := pods.Get(t.Context(), name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			bk.Annotations = map[string]string{"touched": value}
+			_, err = pods.Update(t.Context(), bk, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 	}
