@@ -6,21 +6,29 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/flowcontrol"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	"k8s.io/kubernetes/pkg/kubelet/util/format"
-	"k8s.io/utils/clock"
 
 	"github.com/kri-kit/testkit/kri"
 	"github.com/kri-kit/testkit/sim/workload"
 )
 
-// newCrashLoopBackOff returns the kubelet's crash-loop back-off
-// (workload.KubeletBackOff) on clock c: flowcontrol.Backoff's default
-// starts a container over once it has kept running for twice the maximum,
-// as the kubelet's does.
-func newCrashLoopBackOff(c clock.Clock) *flowcontrol.Backoff {
-	return flowcontrol.NewFakeBackOff(workload.KubeletBackOff.Initial, workload.KubeletBackOff.Max, c)
+// crashLoopBackOff is the kubelet's crash-loop back-off
+// (workload.KubeletBackOff) of every container, by backOffKey: each a
+// workload.BackOffState, as the kubelet's flowcontrol.Backoff holds one
+// entry per key. Entries go only with their pod (forgetBackOff): the fake
+// has no counterpart of the kubelet's periodic flowcontrol.Backoff.GC,
+// which drops the entries set more than 2×Max before.
+type crashLoopBackOff map[string]*workload.BackOffState
+
+// state returns the back-off of key, a new one if it had none.
+func (bo crashLoopBackOff) state(key string) *workload.BackOffState {
+	st, ok := bo[key]
+	if !ok {
+		st = new(workload.BackOffState)
+		bo[key] = st
+	}
+	return st
 }
 
 // SetCrashLoopBackOff turns crash-loop back-off (see WithCrashLoopBackOff)
@@ -32,7 +40,7 @@ func (p *PodProvider) SetCrashLoopBackOff(on bool) {
 	case !on:
 		p.backOff = nil
 	case p.backOff == nil:
-		p.backOff = newCrashLoopBackOff(p.clock)
+		p.backOff = crashLoopBackOff{}
 	}
 }
 
@@ -66,12 +74,12 @@ func (s *syncer) inBackOff(res *pkgcontainer.SyncResult, c *v1.Container) bool {
 	if !ok {
 		return false
 	}
-	key := backOffKey(s.ps.ref.UID, c)
-	if !bo.IsInBackOffSince(key, finished) {
-		bo.Next(key, finished)
+	st, now := bo.state(backOffKey(s.ps.ref.UID, c)), s.p.clock.Now()
+	if !st.InBackOffSince(workload.KubeletBackOff, finished, now) {
+		st.Next(workload.KubeletBackOff, finished, now)
 		return false
 	}
-	delay := bo.Get(key)
+	delay := st.Delay()
 	err := &crashLoopError{be: pkgcontainer.NewBackoffError(pkgcontainer.ErrCrashLoopBackOff, finished.Add(delay))}
 	msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.Name, format.Pod(s.pod))
 	res.Fail(err, msg)
@@ -109,7 +117,7 @@ func (p *PodProvider) forgetBackOff(ps *podState) {
 	}
 	for _, list := range [][]v1.Container{ps.pod.Spec.InitContainers, ps.pod.Spec.Containers} {
 		for i := range list {
-			p.backOff.DeleteEntry(backOffKey(ps.ref.UID, &list[i]))
+			delete(p.backOff, backOffKey(ps.ref.UID, &list[i]))
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/util/flowcontrol"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	"k8s.io/utils/clock"
 
@@ -53,7 +52,7 @@ type PodProvider struct {
 	// Behaviours chosen by options (see options.go).
 	statusDriven        bool
 	startErrorInstances bool
-	backOff             *flowcontrol.Backoff // nil: no crash-loop back-off
+	backOff             crashLoopBackOff // nil: no crash-loop back-off
 	runningPodKill      bool
 	imageBackOff        *imagePullBackOff // nil: no image-pull back-off
 	podIPs              *ipPool           // nil: sandboxes have no network
@@ -108,7 +107,7 @@ func NewPodProvider(opts ...Option) *PodProvider {
 		stopCh:              make(chan struct{}),
 	}
 	if cfg.crashLoopBackOff {
-		p.backOff = newCrashLoopBackOff(p.clock)
+		p.backOff = crashLoopBackOff{}
 	}
 	if cfg.imagePullBackOff {
 		p.imageBackOff = newImagePullBackOff(p.clock)
