@@ -13,24 +13,6 @@ import (
 	"github.com/kri-kit/testkit/sim/workload"
 )
 
-// crashLoopBackOff is the kubelet's crash-loop back-off
-// (workload.KubeletBackOff) of every container, by backOffKey: each a
-// workload.BackOffState, as the kubelet's flowcontrol.Backoff holds one
-// entry per key. Entries go only with their pod (forgetBackOff): the fake
-// has no counterpart of the kubelet's periodic flowcontrol.Backoff.GC,
-// which drops the entries set more than 2×Max before.
-type crashLoopBackOff map[string]*workload.BackOffState
-
-// state returns the back-off of key, a new one if it had none.
-func (bo crashLoopBackOff) state(key string) *workload.BackOffState {
-	st, ok := bo[key]
-	if !ok {
-		st = new(workload.BackOffState)
-		bo[key] = st
-	}
-	return st
-}
-
 // SetCrashLoopBackOff turns crash-loop back-off (see WithCrashLoopBackOff)
 // on or off, at any time; turning it on starts every container afresh.
 func (p *PodProvider) SetCrashLoopBackOff(on bool) {
@@ -40,7 +22,7 @@ func (p *PodProvider) SetCrashLoopBackOff(on bool) {
 	case !on:
 		p.backOff = nil
 	case p.backOff == nil:
-		p.backOff = crashLoopBackOff{}
+		p.backOff = map[string]workload.BackOffState{}
 	}
 }
 
@@ -74,9 +56,11 @@ func (s *syncer) inBackOff(res *pkgcontainer.SyncResult, c *v1.Container) bool {
 	if !ok {
 		return false
 	}
-	st, now := bo.state(backOffKey(s.ps.ref.UID, c)), s.p.clock.Now()
+	key, now := backOffKey(s.ps.ref.UID, c), s.p.clock.Now()
+	st := bo[key]
 	if !st.InBackOffSince(workload.KubeletBackOff, finished, now) {
 		st.Next(workload.KubeletBackOff, finished, now)
+		bo[key] = st
 		return false
 	}
 	delay := st.Delay()
@@ -110,7 +94,8 @@ func (s *syncer) lastExit(name string) (time.Time, bool) {
 }
 
 // forgetBackOff drops the back-off of every container of a pod being
-// forgotten. The caller holds p.mu.
+// forgotten, the only time entries go: the fake has no counterpart of the
+// kubelet's periodic flowcontrol.Backoff.GC. The caller holds p.mu.
 func (p *PodProvider) forgetBackOff(ps *podState) {
 	if p.backOff == nil || ps.pod == nil {
 		return

@@ -13,6 +13,7 @@ import (
 	"github.com/kri-kit/testkit/kri"
 	"github.com/kri-kit/testkit/kri/interceptor"
 	"github.com/kri-kit/testkit/kri/podsync"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 var (
@@ -52,7 +53,7 @@ type PodProvider struct {
 	// Behaviours chosen by options (see options.go).
 	statusDriven        bool
 	startErrorInstances bool
-	backOff             crashLoopBackOff // nil: no crash-loop back-off
+	backOff             map[string]workload.BackOffState // by backOffKey; nil: no crash-loop back-off
 	runningPodKill      bool
 	imageBackOff        *imagePullBackOff // nil: no image-pull back-off
 	podIPs              *ipPool           // nil: sandboxes have no network
@@ -107,7 +108,7 @@ func NewPodProvider(opts ...Option) *PodProvider {
 		stopCh:              make(chan struct{}),
 	}
 	if cfg.crashLoopBackOff {
-		p.backOff = crashLoopBackOff{}
+		p.backOff = map[string]workload.BackOffState{}
 	}
 	if cfg.imagePullBackOff {
 		p.imageBackOff = newImagePullBackOff(p.clock)
