@@ -6,22 +6,12 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/flowcontrol"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	"k8s.io/kubernetes/pkg/kubelet/util/format"
-	"k8s.io/utils/clock"
 
 	"github.com/kri-kit/testkit/kri"
 	"github.com/kri-kit/testkit/sim/workload"
 )
-
-// newCrashLoopBackOff returns the kubelet's crash-loop back-off
-// (workload.KubeletBackOff) on clock c: flowcontrol.Backoff's default
-// starts a container over once it has kept running for twice the maximum,
-// as the kubelet's does.
-func newCrashLoopBackOff(c clock.Clock) *flowcontrol.Backoff {
-	return flowcontrol.NewFakeBackOff(workload.KubeletBackOff.Initial, workload.KubeletBackOff.Max, c)
-}
 
 // SetCrashLoopBackOff turns crash-loop back-off (see WithCrashLoopBackOff)
 // on or off, at any time; turning it on starts every container afresh.
@@ -32,7 +22,7 @@ func (p *PodProvider) SetCrashLoopBackOff(on bool) {
 	case !on:
 		p.backOff = nil
 	case p.backOff == nil:
-		p.backOff = newCrashLoopBackOff(p.clock)
+		p.backOff = map[string]workload.BackOffState{}
 	}
 }
 
@@ -66,12 +56,14 @@ func (s *syncer) inBackOff(res *pkgcontainer.SyncResult, c *v1.Container) bool {
 	if !ok {
 		return false
 	}
-	key := backOffKey(s.ps.ref.UID, c)
-	if !bo.IsInBackOffSince(key, finished) {
-		bo.Next(key, finished)
+	key, now := backOffKey(s.ps.ref.UID, c), s.p.clock.Now()
+	st := bo[key]
+	if !st.InBackOffSince(workload.KubeletBackOff, finished, now) {
+		st.Next(workload.KubeletBackOff, finished, now)
+		bo[key] = st
 		return false
 	}
-	delay := bo.Get(key)
+	delay := st.Delay()
 	err := &crashLoopError{be: pkgcontainer.NewBackoffError(pkgcontainer.ErrCrashLoopBackOff, finished.Add(delay))}
 	msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.Name, format.Pod(s.pod))
 	res.Fail(err, msg)
@@ -102,14 +94,15 @@ func (s *syncer) lastExit(name string) (time.Time, bool) {
 }
 
 // forgetBackOff drops the back-off of every container of a pod being
-// forgotten. The caller holds p.mu.
+// forgotten, the only time entries go: the fake has no counterpart of the
+// kubelet's periodic flowcontrol.Backoff.GC. The caller holds p.mu.
 func (p *PodProvider) forgetBackOff(ps *podState) {
 	if p.backOff == nil || ps.pod == nil {
 		return
 	}
 	for _, list := range [][]v1.Container{ps.pod.Spec.InitContainers, ps.pod.Spec.Containers} {
 		for i := range list {
-			p.backOff.DeleteEntry(backOffKey(ps.ref.UID, &list[i]))
+			delete(p.backOff, backOffKey(ps.ref.UID, &list[i]))
 		}
 	}
 }

@@ -7,13 +7,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/util/flowcontrol"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	"k8s.io/utils/clock"
 
 	"github.com/kri-kit/testkit/kri"
 	"github.com/kri-kit/testkit/kri/interceptor"
 	"github.com/kri-kit/testkit/kri/podsync"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 var (
@@ -53,7 +53,7 @@ type PodProvider struct {
 	// Behaviours chosen by options (see options.go).
 	statusDriven        bool
 	startErrorInstances bool
-	backOff             *flowcontrol.Backoff // nil: no crash-loop back-off
+	backOff             map[string]workload.BackOffState // by backOffKey; nil: no crash-loop back-off
 	runningPodKill      bool
 	imageBackOff        *imagePullBackOff // nil: no image-pull back-off
 	podIPs              *ipPool           // nil: sandboxes have no network
@@ -108,7 +108,7 @@ func NewPodProvider(opts ...Option) *PodProvider {
 		stopCh:              make(chan struct{}),
 	}
 	if cfg.crashLoopBackOff {
-		p.backOff = newCrashLoopBackOff(p.clock)
+		p.backOff = map[string]workload.BackOffState{}
 	}
 	if cfg.imagePullBackOff {
 		p.imageBackOff = newImagePullBackOff(p.clock)

@@ -5,5 +5,6 @@
 // the kit's on the same inputs and demand identical output: the $(VAR)
 // expansion of env values, commands and args, the resolution of a probe's
 // or hook's port, the kubelet's error reasons and termination-message
-// limits.
+// limits, the crash-loop back-off (workload.BackOffState against
+// client-go's flowcontrol.Backoff as the kubelet's doBackOff drives it).
 package kubeletequiv

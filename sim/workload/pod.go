@@ -11,22 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// BackOff is the crash-loop back-off of a Pod: the first restart of a
-// container waits Initial after its exit (or failed start), every further
-// one twice as long as the one before, at most Max; a container that has
-// not been backed off for 2×Max starts again from Initial, as the
-// kubelet's flowcontrol.Backoff does.
-type BackOff struct {
-	Initial time.Duration
-	Max     time.Duration
-}
-
-// KubeletBackOff is the kubelet's crash-loop back-off
-// (k8s.io/kubernetes/pkg/kubelet/kubelet.go: backOffPeriod, 10s, and
-// MaxContainerBackOff, 300s), which the fake's WithCrashLoopBackOff runs
-// on a flowcontrol.Backoff, whose reset after 2×Max is a Pod's.
-var KubeletBackOff = BackOff{Initial: 10 * time.Second, Max: 300 * time.Second}
-
 // Pod simulates the containers of one pod on a clock the caller keeps, the
 // way a node agent (a kubelet, a remote container service) runs them on its
 // own: the init containers one at a time in spec order, each to success
@@ -151,9 +135,9 @@ type PodContainer struct {
 	// pending: a start is due at startAt.
 	pending bool
 	startAt time.Time
-	// backOff is the delay of the latest back-off, set at backOffAt.
-	backOff   time.Duration
-	backOffAt time.Time
+	// backOff is the container's crash-loop back-off, stamped with the
+	// times of the events it was moved on for.
+	backOff BackOffState
 	// replace: the running run is stopped because the image changed; the
 	// next run starts once it has exited, whatever the restart policy.
 	replace bool
@@ -298,7 +282,7 @@ func (p *Pod) SetImage(c *PodContainer, image string, now time.Time, grace time.
 	if c.Image == image {
 		return
 	}
-	c.Image, c.backOff = image, 0
+	c.Image, c.backOff = image, BackOffState{}
 	switch {
 	case c.Running():
 		c.replace = true
@@ -502,17 +486,10 @@ func (p *Pod) emitAdvance(c *PodContainer, r *Run, started, exited bool) {
 	}
 }
 
-// nextBackOff moves the back-off of c on for an event at t and returns the
-// delay: Initial at first and after 2×Max without back-off, then twice the
-// previous delay, at most Max (flowcontrol.Backoff.Next).
+// nextBackOff moves the back-off of c on for an event at t (an exit, a
+// failed start) and returns the delay (BackOffState.Next, stamped at t).
 func (c *PodContainer) nextBackOff(t time.Time, b BackOff) time.Duration {
-	if c.backOff == 0 || t.Sub(c.backOffAt) > 2*b.Max {
-		c.backOff = b.Initial
-	} else {
-		c.backOff = min(2*c.backOff, b.Max)
-	}
-	c.backOffAt = t
-	return c.backOff
+	return c.backOff.Next(b, t, t)
 }
 
 // Reconcile plans the starts the pod needs at now, in the kubelet's start
