@@ -323,19 +323,26 @@ func (in *Instance) SIGTERM(now, at time.Time, grace time.Duration) time.Time {
 		in.Exit(now, in.shutdown.ExitCode)
 		return now
 	}
-	sh := in.shutdown
-	code, end := sh.ExitCode, at
-	switch {
-	case sh.Ignores && grace > 0:
-		code, end = ExitCodeSIGKILL, at.Add(grace)
-	case sh.Ignores:
-		code = ExitCodeSIGKILL
-	case sh.Delay > 0 && sh.Delay < grace:
-		end = at.Add(sh.Delay)
-	case sh.Delay > 0:
-		code, end = ExitCodeSIGKILL, at.Add(max(grace, 0))
-	}
+	end, code := in.shutdown.End(at, grace)
 	return in.endWith(now, end, code)
+}
+
+// End is when and with what code a running command that reacts to SIGTERM
+// as sh says ends, SIGTERM sent at at with grace before SIGKILL: at at
+// with ExitCode; Delay after at with ExitCode when Delay is shorter than
+// grace, else killed (ExitCodeSIGKILL) when grace is over; if it ignores
+// SIGTERM, killed when grace is over (at at for a grace of 0 or less). It
+// is the one reading of a SIGTERM handler's delay against a grace period
+// that the kit's simulated runtimes share (Instance.SIGTERM, crisim's
+// StopContainer), unless it exits on its own before.
+func (sh Shutdown) End(at time.Time, grace time.Duration) (end time.Time, code int) {
+	switch {
+	case sh.Ignores || sh.Delay > 0 && sh.Delay >= grace:
+		return at.Add(max(grace, 0)), ExitCodeSIGKILL
+	case sh.Delay > 0:
+		return at.Add(sh.Delay), sh.ExitCode
+	}
+	return at, sh.ExitCode
 }
 
 // SIGTERMAt plans SIGTERM to the running instance at the later time at,

@@ -449,23 +449,17 @@ func (r *RuntimeService) StopContainer(ctx context.Context, containerID string, 
 	if p != nil {
 		shutdown = p.b.Shutdown(false)
 	}
-	grace := time.Duration(timeout) * time.Second
-	switch {
-	case timeout <= 0:
-		exit(c, now.UnixNano(), workload.ExitCodeSIGKILL)
-		r.ended(p, c)
-		r.Unlock()
-		return nil
-	case !shutdown.Ignores && shutdown.Delay == 0:
-		exit(c, now.UnixNano(), shutdown.ExitCode)
-		r.ended(p, c)
-		r.Unlock()
-		return nil
+	// When and how it ends is the model's reading (Shutdown.End); a
+	// timeout of 0 or less is SIGKILL at once, whatever the handler.
+	wake, code := now, workload.ExitCodeSIGKILL
+	if timeout > 0 {
+		wake, code = shutdown.End(now, time.Duration(timeout)*time.Second)
 	}
-	wake := now.Add(grace)
-	handled := !shutdown.Ignores && shutdown.Delay < grace
-	if handled {
-		wake = now.Add(shutdown.Delay)
+	if !wake.After(now) {
+		exit(c, now.UnixNano(), code)
+		r.ended(p, c)
+		r.Unlock()
+		return nil
 	}
 	if !p.b.RunsUntilKilled {
 		if end := time.Unix(0, c.StartedAt).Add(p.b.RunFor); end.Before(wake) {
@@ -490,10 +484,6 @@ func (r *RuntimeService) StopContainer(ctx context.Context, containerID string, 
 	now = time.Now()
 	r.settle(containerID, c, now.UnixNano())
 	if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
-		code := workload.ExitCodeSIGKILL
-		if handled {
-			code = shutdown.ExitCode
-		}
 		exit(c, now.UnixNano(), code)
 		r.ended(r.procs[containerID], c)
 	}
