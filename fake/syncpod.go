@@ -80,8 +80,9 @@ func (p *PodProvider) podFor(pod *v1.Pod, now time.Time) *podState {
 		ps.sim.UID, ps.sim.Namespace, ps.sim.Name = pod.UID, pod.Namespace, pod.Name
 		ps.sim.RestartPolicy = pod.Spec.RestartPolicy
 		// The grace period of the kills the pod decides (a failed probe
-		// or postStart hook), with the floor of WithMinimumGracePeriod.
-		ps.sim.GracePeriod = p.gracePeriod(nil, ps.pod, nil)
+		// or postStart hook); the pod simulation adds the floor of
+		// WithMinimumGracePeriod after the preStop hook.
+		ps.sim.GracePeriod = gracePeriod(nil, ps.pod, nil)
 		if key := ps.ref.Key(); key != ps.key {
 			if ps.key != "" && p.byKey[ps.key] == pod.UID {
 				delete(p.byKey, ps.key)
@@ -147,7 +148,7 @@ func (s *syncer) syncFromStatus(ctx context.Context) error {
 // p.mu; it is released while waiting.
 func (s *syncer) killShown(ctx context.Context) error {
 	p, st := s.p, s.status
-	deadline := p.terminate(s.ps, s.now, p.gracePeriod(s.pod, s.ps.pod, nil), func(in *instance) bool {
+	deadline := p.terminate(s.ps, s.now, gracePeriod(s.pod, s.ps.pod, nil), func(in *instance) bool {
 		for _, cs := range st.ContainerStatuses {
 			if cs.ID.ID == in.ID && cs.State == pkgcontainer.ContainerStateRunning {
 				return true
@@ -200,7 +201,7 @@ func (s *syncer) sync() {
 		}
 	})
 	if done && ps.anySidecarActive() {
-		s.p.terminate(ps, s.now, s.p.gracePeriod(s.pod, ps.pod, nil), nil)
+		s.p.terminate(ps, s.now, gracePeriod(s.pod, ps.pod, nil), nil)
 		s.p.stopSandboxes(ps, s.now, nil)
 	}
 }
