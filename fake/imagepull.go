@@ -7,35 +7,27 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/flowcontrol"
 	pkgcontainer "k8s.io/kubernetes/pkg/kubelet/container"
-	"k8s.io/utils/clock"
 
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
-// The kubelet's image back-off (pkg/kubelet/kubelet.go imageBackOffPeriod
-// and MaxImageBackOff).
-const (
-	imagePullBackOffInitial = 10 * time.Second
-	imagePullBackOffMax     = 300 * time.Second
-)
+// imagePullBackOffs is the image manager's back-off of WithImagePullBackOff
+// (workload.KubeletImageBackOff): per pod UID and image, with the message
+// of the pull that failed last.
+type imagePullBackOffs map[string]*imageBackOffEntry
 
-// imagePullBackOff is the image manager's back-off of WithImagePullBackOff:
-// per pod UID and image, with the message of the pull that failed last.
-type imagePullBackOff struct {
-	bo *flowcontrol.Backoff
-	// lastErr holds "ErrImagePull: <message>" of the latest failed pull
-	// per key, for the message of the back-off (prevPullErrMsg in
+// imageBackOffEntry is the back-off of one image of a pod.
+type imageBackOffEntry struct {
+	st workload.BackOffState
+	// lastErr is "ErrImagePull: <message>" of the latest failed pull, for
+	// the message of the back-off (prevPullErrMsg in
 	// pkg/kubelet/images/image_manager.go).
-	lastErr map[string]string
-	// until holds when the back-off of each key ends, to notify the agent
-	// then (podsync.go).
-	until map[string]time.Time
-}
-
-func newImagePullBackOff(c clock.Clock) *imagePullBackOff {
-	return &imagePullBackOff{bo: flowcontrol.NewFakeBackOff(imagePullBackOffInitial, imagePullBackOffMax, c), lastErr: map[string]string{}, until: map[string]time.Time{}}
+	lastErr string
+	// until is when the back-off ends, to notify the agent then
+	// (podsync.go).
+	until time.Time
 }
 
 // imageBackOffKey names an image of a pod for the back-off, as pullImage
@@ -47,27 +39,19 @@ func imageBackOffKey(uid types.UID, image string) string {
 // inImageBackOff reports whether the start of c must not pull its image
 // yet, failing res with ErrImagePullBackOff then. The caller holds p.mu.
 func (s *syncer) inImageBackOff(res *pkgcontainer.SyncResult, c *v1.Container) bool {
-	ib := s.p.imageBackOff
-	if ib == nil {
+	if s.p.imageBackOff == nil {
 		return false
 	}
-	key := imageBackOffKey(s.ps.ref.UID, c.Image)
-	if !ib.bo.IsInBackOffSinceUpdate(key, s.now) {
+	e := s.p.imageBackOff[imageBackOffKey(s.ps.ref.UID, c.Image)]
+	if e == nil || !e.st.InBackOffSinceUpdate(workload.KubeletImageBackOff, s.now) {
 		return false
 	}
-	msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
-	if prev, ok := ib.lastErr[key]; ok {
-		msg += ": " + prev
-	}
+	msg := fmt.Sprintf("Back-off pulling image %q: %s", c.Image, e.lastErr)
 	res.Fail(ErrImagePullBackOff, msg)
 	prev, had := s.ps.lastStartErr[c.Name]
 	s.ps.setStartErr(c.Name, kri.ReasonItem{Err: ErrImagePullBackOff, Message: msg})
 	s.p.publish(Event{At: s.now, Type: EventContainerBackOff, Pod: s.ps.ref, Container: c.Name, Message: msg})
-	until := ib.until[key]
-	if until.IsZero() {
-		until = s.now.Add(ib.bo.Get(key))
-	}
-	s.failedStart(c.Name, prev, had, until) // podsync.go: the agent syncs when the back-off ends
+	s.failedStart(c.Name, prev, had, e.until) // podsync.go: the agent syncs when the back-off ends
 	return true
 }
 
@@ -81,10 +65,14 @@ func (s *syncer) pullFailed(c *v1.Container, err error, message string) (time.Ti
 		return time.Time{}, false
 	}
 	key := imageBackOffKey(s.ps.ref.UID, c.Image)
-	ib.bo.Next(key, s.now)
-	ib.lastErr[key] = fmt.Sprintf("%s: %s", ErrImagePull, message)
-	ib.until[key] = s.now.Add(ib.bo.Get(key))
-	return ib.until[key], true
+	e := ib[key]
+	if e == nil {
+		e = &imageBackOffEntry{}
+		ib[key] = e
+	}
+	e.until = s.now.Add(e.st.Next(workload.KubeletImageBackOff, s.now, s.now))
+	e.lastErr = fmt.Sprintf("%s: %s", ErrImagePull, message)
+	return e.until, true
 }
 
 // isPullError reports whether err is a failed pull: ErrImagePull, or an
@@ -101,10 +89,7 @@ func (p *PodProvider) forgetImageBackOff(ps *podState) {
 	}
 	for _, list := range [][]v1.Container{ps.pod.Spec.InitContainers, ps.pod.Spec.Containers} {
 		for i := range list {
-			key := imageBackOffKey(ps.ref.UID, list[i].Image)
-			p.imageBackOff.bo.DeleteEntry(key)
-			delete(p.imageBackOff.lastErr, key)
-			delete(p.imageBackOff.until, key)
+			delete(p.imageBackOff, imageBackOffKey(ps.ref.UID, list[i].Image))
 		}
 	}
 }

@@ -43,7 +43,7 @@ func (c *core) KillPod(ctx context.Context, pod *v1.Pod, runningPod pkgcontainer
 		return nil
 	}
 	pickContainer, pickSandbox := p.runningPodPicks(runningPod)
-	deadline := p.terminate(ps, now, p.gracePeriod(pod, ps.pod, gracePeriodOverride), pickContainer)
+	deadline := p.terminate(ps, now, gracePeriod(pod, ps.pod, gracePeriodOverride), pickContainer)
 	p.stopSandboxes(ps, now, pickSandbox)
 	// The exit of each container it stops notifies the agent (podsync.go),
 	// the last one's once they have all stopped, whether KillPod waits for
@@ -140,25 +140,18 @@ func (p *PodProvider) waitLocked(ctx context.Context, deadline time.Time) error 
 	}
 }
 
+// minimumGracePeriod is the kubelet runtime's minimumGracePeriodInSeconds,
+// the pod simulation's MinimumGracePeriod under WithMinimumGracePeriod
+// (newSim): the floor after the preStop hook.
+const minimumGracePeriod = kri.RuntimeMinimumGracePeriodSeconds * time.Second
+
 // gracePeriod picks the grace period KillPod gives a container: the
 // override, else the pod's DeletionGracePeriodSeconds, else its
 // TerminationGracePeriodSeconds (the pod as handed in, else as last synced),
 // else 30s: the order of the kubelet's runtime (kuberuntime_container.go
-// setTerminationGracePeriod and killContainer), with its 2-second floor
-// (minimumGracePeriodInSeconds) under WithMinimumGracePeriod.
-func (p *PodProvider) gracePeriod(pod, stored *v1.Pod, override *int64) time.Duration {
-	g := gracePeriod(pod, stored, override)
-	if p.minimumGracePeriod {
-		g = max(g, minimumGracePeriod)
-	}
-	return g
-}
-
-// minimumGracePeriod is the kubelet runtime's minimumGracePeriodInSeconds.
-const minimumGracePeriod = kri.RuntimeMinimumGracePeriodSeconds * time.Second
-
-// gracePeriod is PodProvider.gracePeriod without the floor: pod's, else
-// stored's (workload.GracePeriod).
+// setTerminationGracePeriod and killContainer; workload.GracePeriod). The
+// 2-second floor of WithMinimumGracePeriod is the pod simulation's, after
+// the preStop hook.
 func gracePeriod(pod, stored *v1.Pod, override *int64) time.Duration {
 	if pod == nil {
 		pod = stored
@@ -227,7 +220,7 @@ func (c *core) CleanupPods(ctx context.Context, pods []*v1.Pod, runningPods []*p
 		// As the kubelet's pod workers kill a pod no longer desired, with
 		// the grace period of its spec (killContainer in
 		// pkg/kubelet/kuberuntime/kuberuntime_container.go), then forget it.
-		p.terminate(ps, now, p.gracePeriod(nil, ps.pod, nil), nil)
+		p.terminate(ps, now, gracePeriod(nil, ps.pod, nil), nil)
 		p.stopSandboxes(ps, now, nil)
 		ps.orphan = true
 		p.advancePod(ps, now)

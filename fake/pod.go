@@ -55,7 +55,7 @@ type PodProvider struct {
 	startErrorInstances bool
 	backOff             map[string]workload.BackOffState // by backOffKey; nil: no crash-loop back-off
 	runningPodKill      bool
-	imageBackOff        *imagePullBackOff // nil: no image-pull back-off
+	imageBackOff        imagePullBackOffs // nil: no image-pull back-off
 	podIPs              *ipPool           // nil: sandboxes have no network
 	pid1Signals         bool
 	minimumGracePeriod  bool
@@ -111,7 +111,7 @@ func NewPodProvider(opts ...Option) *PodProvider {
 		p.backOff = map[string]workload.BackOffState{}
 	}
 	if cfg.imagePullBackOff {
-		p.imageBackOff = newImagePullBackOff(p.clock)
+		p.imageBackOff = imagePullBackOffs{}
 	}
 	if cfg.podIPs {
 		p.podIPs = newIPPool()

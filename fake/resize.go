@@ -89,7 +89,7 @@ func (s *syncer) runningInstance(name string) *instance {
 // starts c again. The caller holds p.mu; waiting releases it.
 func (s *syncer) restartForResize(ctx context.Context, c *v1.Container, in *instance) error {
 	p := s.p
-	deadline := p.terminate(s.ps, s.now, p.gracePeriod(s.pod, s.ps.pod, nil), func(x *instance) bool { return x == in })
+	deadline := p.terminate(s.ps, s.now, gracePeriod(s.pod, s.ps.pod, nil), func(x *instance) bool { return x == in })
 	if err := p.waitLocked(ctx, deadline); err != nil {
 		return fmt.Errorf("fake: SyncPod of pod %q: container %q killed for its resize is still terminating: %w", podKey(s.pod.Namespace, s.pod.Name), c.Name, err)
 	}

@@ -161,17 +161,14 @@ func (p *PodProvider) probeFunc(ps *podState, c *workload.PodContainer, r *workl
 // killForProbe kills run r of container c, whose liveness or startup
 // probe failed at at, as KillPod would, with grace (the probe's
 // terminationGracePeriodSeconds, else the pod's grace period: the pod
-// simulation's GracePeriod, which podFor keeps), at least 2s under
-// WithMinimumGracePeriod; the next SyncPod restarts it as the restart
+// simulation's GracePeriod, which podFor keeps), at least 2s after the
+// preStop hook under WithMinimumGracePeriod; the next SyncPod restarts it as the restart
 // policy (and back-off) allow, as the kubelet's computePodActions does.
 // The caller holds p.mu.
 func (p *PodProvider) killForProbe(ps *podState, c *workload.PodContainer, r *workload.Run, at time.Time, grace time.Duration) {
 	in := instanceOf(r)
 	if in == nil {
 		return
-	}
-	if p.minimumGracePeriod {
-		grace = max(grace, minimumGracePeriod)
 	}
 	p.terminate(ps, at, grace, func(x *instance) bool { return x == in })
 }

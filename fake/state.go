@@ -255,15 +255,15 @@ func (in *instance) state() pkgcontainer.State {
 
 func (in *instance) active() bool { return in.State() != workload.InstanceExited }
 
-// exitReason is the reason of the exited instance: "StartError" for a
-// failed start, else workload.ExitReason of its exit code; "" while it is
-// active.
+// exitReason is the reason of the exited instance:
+// workload.ReasonStartError for a failed start, else workload.ExitReason
+// of its exit code; "" while it is active.
 func (in *instance) exitReason() string {
 	if in.active() {
 		return ""
 	}
 	if in.StartFailed {
-		return reasonStartError
+		return workload.ReasonStartError
 	}
 	return workload.ExitReason(in.ExitCode())
 }
@@ -276,13 +276,6 @@ func (in *instance) terminating() bool {
 	_, _, ending := in.Stopping()
 	return ending
 }
-
-// Exit code and reason of an instance the runtime created but could not
-// start, as containerd reports it.
-const (
-	exitCodeStartError = 128
-	reasonStartError   = "StartError"
-)
 
 // instanceByID returns the instance id of container name, nil if the fake
 // does not remember it.

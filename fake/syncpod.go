@@ -80,8 +80,9 @@ func (p *PodProvider) podFor(pod *v1.Pod, now time.Time) *podState {
 		ps.sim.UID, ps.sim.Namespace, ps.sim.Name = pod.UID, pod.Namespace, pod.Name
 		ps.sim.RestartPolicy = pod.Spec.RestartPolicy
 		// The grace period of the kills the pod decides (a failed probe
-		// or postStart hook), with the floor of WithMinimumGracePeriod.
-		ps.sim.GracePeriod = p.gracePeriod(nil, ps.pod, nil)
+		// or postStart hook); the pod simulation adds the floor of
+		// WithMinimumGracePeriod after the preStop hook.
+		ps.sim.GracePeriod = gracePeriod(nil, ps.pod, nil)
 		if key := ps.ref.Key(); key != ps.key {
 			if ps.key != "" && p.byKey[ps.key] == pod.UID {
 				delete(p.byKey, ps.key)
@@ -147,7 +148,7 @@ func (s *syncer) syncFromStatus(ctx context.Context) error {
 // p.mu; it is released while waiting.
 func (s *syncer) killShown(ctx context.Context) error {
 	p, st := s.p, s.status
-	deadline := p.terminate(s.ps, s.now, p.gracePeriod(s.pod, s.ps.pod, nil), func(in *instance) bool {
+	deadline := p.terminate(s.ps, s.now, gracePeriod(s.pod, s.ps.pod, nil), func(in *instance) bool {
 		for _, cs := range st.ContainerStatuses {
 			if cs.ID.ID == in.ID && cs.State == pkgcontainer.ContainerStateRunning {
 				return true
@@ -200,7 +201,7 @@ func (s *syncer) sync() {
 		}
 	})
 	if done && ps.anySidecarActive() {
-		s.p.terminate(ps, s.now, s.p.gracePeriod(s.pod, ps.pod, nil), nil)
+		s.p.terminate(ps, s.now, gracePeriod(s.pod, ps.pod, nil), nil)
 		s.p.stopSandboxes(ps, s.now, nil)
 	}
 }
@@ -301,31 +302,31 @@ func (s *syncer) newInstance(c *v1.Container, init bool, sb *sandboxState, opts 
 	if r := s.resourcesOf(c.Name); r.Requests != nil || r.Limits != nil {
 		in.resources = &r
 	}
-	restarts := s.restartCount(c.Name)
-	opts.ID, opts.Restarts, opts.Data = p.ids(), &restarts, in
+	opts.ID, opts.Data = p.ids(), in
+	if s.status != nil {
+		// The status's count; else the pod simulation's: one more than
+		// the current run's (workload.RunOptions.Restarts).
+		restarts := s.restartCount(c.Name)
+		opts.Restarts = &restarts
+	}
 	if failed != nil {
-		in.Run = ps.sim.StartFailed(ps.storedSpec(c), init, s.now, opts, exitCodeStartError, failed.Message)
+		in.Run = ps.sim.StartFailed(ps.storedSpec(c), init, s.now, opts, workload.ExitCodeStartError, failed.Message)
 		in.message, in.exited = failed.Message, true
 	} else {
 		in.Run = ps.sim.StartRun(ps.storedSpec(c), init, s.now, opts)
 	}
-	s.restarted = s.restarted || restarts > 0
+	s.restarted = s.restarted || in.Restarts > 0
 	s.publish(Event{At: s.now, Type: EventContainerCreated, Pod: ps.ref, Container: c.Name, ContainerID: in.ID})
 	return in
 }
 
-// restartCount is the restart count of a new instance of the container:
-// one more than the newest instance's, taken from the podStatus in a
-// status-driven sync (as startContainer in kuberuntime_container.go does).
+// restartCount is the restart count of a new instance of the container in
+// a status-driven sync: one more than the newest instance's as the
+// podStatus shows it, 0 when it shows none (as startContainer in
+// kuberuntime_container.go reads it).
 func (s *syncer) restartCount(name string) int {
-	if s.status != nil {
-		if st := findStatus(s.status.ContainerStatuses, name); st != nil {
-			return st.RestartCount + 1
-		}
-		return 0
-	}
-	if prev := s.ps.current(name); prev != nil {
-		return prev.Restarts + 1
+	if st := findStatus(s.status.ContainerStatuses, name); st != nil {
+		return st.RestartCount + 1
 	}
 	return 0
 }
@@ -352,7 +353,7 @@ func (s *syncer) failStart(res *pkgcontainer.SyncResult, c *v1.Container, init b
 	s.ps.setStartErr(c.Name, kri.ReasonItem{Err: err, Message: message})
 	s.p.publish(Event{At: s.now, Type: EventContainerStartFailed, Pod: s.ps.ref, Container: c.Name, Message: fmt.Sprintf("%v: %s", err, message)})
 	if in != nil {
-		s.publish(Event{At: s.now, Type: EventContainerExited, Pod: s.ps.ref, Container: c.Name, ContainerID: in.ID, ExitCode: exitCodeStartError})
+		s.publish(Event{At: s.now, Type: EventContainerExited, Pod: s.ps.ref, Container: c.Name, ContainerID: in.ID, ExitCode: workload.ExitCodeStartError})
 	}
 	s.failedStart(c.Name, prev, had, retryAt)
 }

@@ -18,7 +18,10 @@ import (
 // "restart" (a restart attempt of a container that exited then, as the
 // kubelet's doBackOff checks and moves the back-off on), "next" (the
 // back-off moved on for that event, as a Pod plans a restart), "delete"
-// (the pod forgotten), "" (nothing).
+// (the pod forgotten), "" (nothing); and for the image-pull back-off, with
+// k an image of a pod: "pull" (a pull attempt that fails unless refused,
+// as the kubelet's image manager checks and moves its back-off on),
+// "pulled" (a pull that succeeds unless refused).
 type backOffOp struct {
 	step time.Duration
 	op   string
@@ -71,6 +74,25 @@ func (p *backOffPair) do(o backOffOp) (kube, kit string) {
 		d := st.Next(p.b, t, now)
 		p.kit[key] = st
 		return "delay " + p.kube.Get(key).String(), "delay " + d.String()
+	case "pull", "pulled":
+		// The image manager's pullImage: refused while in back-off since
+		// the latest failed pull, else the pull; a failed one moves the
+		// back-off on. (One that succeeds also calls GC, which drops the
+		// entries more than 2×Max past their update: entries that
+		// IsInBackOffSinceUpdate and Next already treat as absent, so
+		// nothing pullImage reads changes; the kit has no GC, and Get
+		// would tell them apart.)
+		st := p.kit[key]
+		kubeIn := p.kube.IsInBackOffSinceUpdate(key, now)
+		kitIn := st.InBackOffSinceUpdate(p.b, now)
+		if !kubeIn && o.op == "pull" {
+			p.kube.Next(key, now)
+		}
+		if !kitIn && o.op == "pull" {
+			st.Next(p.b, now, now)
+			p.kit[key] = st
+		}
+		return fmt.Sprintf("refused %v, delay %s", kubeIn, p.kube.Get(key)), fmt.Sprintf("refused %v, delay %s", kitIn, st.Delay())
 	case "delete":
 		p.kube.DeleteEntry(key)
 		delete(p.kit, key)
@@ -79,7 +101,8 @@ func (p *backOffPair) do(o backOffOp) (kube, kit string) {
 }
 
 // state describes what both hold for every key, as doBackOff would read
-// it for exits at several times before now: in back-off, and the delay.
+// it for exits at several times before now, and as the image manager
+// reads it at now: in back-off, and the delay.
 func (p *backOffPair) state(keys int) (kube, kit string) {
 	now := p.clock.Now()
 	var kb, ks strings.Builder
@@ -93,8 +116,8 @@ func (p *backOffPair) state(keys int) (kube, kit string) {
 			fmt.Fprintf(&kb, " %v", p.kube.IsInBackOffSince(key, t))
 			fmt.Fprintf(&ks, " %v", st.InBackOffSince(p.b, t, now))
 		}
-		kb.WriteString("; ")
-		ks.WriteString("; ")
+		fmt.Fprintf(&kb, ", since update %v; ", p.kube.IsInBackOffSinceUpdate(key, now))
+		fmt.Fprintf(&ks, ", since update %v; ", st.InBackOffSinceUpdate(p.b, now))
 	}
 	return kb.String(), ks.String()
 }
@@ -105,6 +128,7 @@ func (p *backOffPair) state(keys int) (kube, kit string) {
 // difference.)
 var backOffFigures = []workload.BackOff{
 	workload.KubeletBackOff,
+	workload.KubeletImageBackOff,
 	{Initial: time.Second, Max: 4 * time.Second},
 	{Initial: time.Second, Max: time.Second},
 	{Initial: 10 * time.Second, Max: 4 * time.Second},
@@ -197,6 +221,70 @@ func TestBackOffStateAgreesOnRandomWalks(t *testing.T) {
 				}
 				if o.op != "delete" && r.Intn(3) == 0 {
 					o.ago = steps[r.Intn(len(steps))]
+				}
+				seq = append(seq, o)
+			}
+			runBackOffSequence(t, fmt.Sprintf("random walk %d", walk), b, seq, 3)
+		}
+	}
+}
+
+// imagePullSequences are failing pulls of images as the fake's
+// WithImagePullBackOff and the kubelet's image manager see them, in units
+// of the figures.
+func imagePullSequences(b workload.BackOff) map[string][]backOffOp {
+	i, m := b.Initial, b.Max
+	retries := []backOffOp{{op: "pull"}}
+	for range 12 {
+		retries = append(retries, backOffOp{step: i / 2, op: "pull"}, backOffOp{step: i, op: "pull"}, backOffOp{step: m, op: "pull"})
+	}
+	return map[string][]backOffOp{
+		"a failing pull retried every Initial/2, Initial, Max": retries,
+		"retries at the end of each back-off": {
+			{op: "pull"}, {step: i, op: "pull"}, {step: max(2*i-1, 0), op: "pull"}, {step: 1, op: "pull"}, {step: 4 * i, op: "pull"},
+			{step: m, op: "pull"}, {step: m, op: "pull"}, {step: max(m-1, 0), op: "pull"}, {step: 1, op: "pull"},
+		},
+		"a pull 2×Max after the latest failure starts over": {
+			{op: "pull"}, {step: i, op: "pull"}, {step: 2 * m, op: "pull"}, {step: i, op: "pull"}, {step: 2*m + 1, op: "pull"},
+		},
+		"a pull that succeeds, then fails again": {
+			{op: "pull"}, {step: i, op: "pull"}, {step: 2 * i, op: "pulled"}, {step: 1, op: "pull"}, {step: 2*m + 1, op: "pulled"},
+			{step: 1, op: "pull"},
+		},
+		"forgotten pods and other images": {
+			{op: "pull"}, {op: "pull", k: 1}, {step: i, op: "pull"}, {op: "delete"}, {op: "pull"},
+			{step: 1, op: "pull"}, {step: 1, op: "pull", k: 1}, {op: "delete", k: 2}, {step: i, op: "pull", k: 2},
+		},
+	}
+}
+
+// The kit's image-pull back-off (workload.BackOffState read with
+// InBackOffSinceUpdate, as the fake's WithImagePullBackOff reads it)
+// refuses pulls and reports delays as the kubelet's image manager
+// (client-go's flowcontrol.Backoff, driven as pullImage in
+// pkg/kubelet/images/image_manager.go drives it) on the same pulls at the
+// same times, on set sequences and on long random walks.
+func TestBackOffStateIsTheImageManagersBackOff(t *testing.T) {
+	for _, b := range backOffFigures {
+		for name, seq := range imagePullSequences(b) {
+			runBackOffSequence(t, name, b, seq, 3)
+		}
+		r := rand.New(rand.NewSource(1))
+		var steps []time.Duration
+		for _, d := range []time.Duration{0, 1, b.Initial / 2, b.Initial - 1, b.Initial, b.Initial + 1, b.Max - 1, b.Max, 2*b.Max - 1, 2 * b.Max, 2*b.Max + 1} {
+			steps = append(steps, max(d, 0))
+		}
+		for walk := range 20 {
+			var seq []backOffOp
+			for range 300 {
+				o := backOffOp{step: steps[r.Intn(len(steps))], k: r.Intn(3)}
+				switch n := r.Intn(20); {
+				case n < 15:
+					o.op = "pull"
+				case n < 18:
+					o.op = "pulled"
+				case n < 19:
+					o.op = "delete"
 				}
 				seq = append(seq, o)
 			}

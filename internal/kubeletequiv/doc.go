@@ -6,5 +6,7 @@
 // expansion of env values, commands and args, the resolution of a probe's
 // or hook's port, the kubelet's error reasons and termination-message
 // limits, the crash-loop back-off (workload.BackOffState against
-// client-go's flowcontrol.Backoff as the kubelet's doBackOff drives it).
+// client-go's flowcontrol.Backoff as the kubelet's doBackOff drives it) and
+// the image-pull back-off (the same, as the image manager's pullImage
+// drives it).
 package kubeletequiv

@@ -19,12 +19,22 @@ type BackOff struct {
 // WithCrashLoopBackOff both run on a BackOffState.
 var KubeletBackOff = BackOff{Initial: 10 * time.Second, Max: 300 * time.Second}
 
-// BackOffState is the crash-loop back-off of one container: the delay of
-// its latest back-off and when that was set. It is the kit's one
+// KubeletImageBackOff is the kubelet's image-pull back-off
+// (k8s.io/kubernetes/pkg/kubelet/kubelet.go: imageBackOffPeriod, 10s, and
+// MaxImageBackOff, 300s), one BackOffState per pod and image, which the
+// fake's WithImagePullBackOff runs. Unlike the crash-loop back-off it is
+// read since its latest move (InBackOffSinceUpdate), not since an exit.
+var KubeletImageBackOff = BackOff{Initial: 10 * time.Second, Max: 300 * time.Second}
+
+// BackOffState is the crash-loop back-off of one container (or the
+// image-pull back-off of one image of a pod): the delay of its latest
+// back-off and when that was set. It is the kit's one
 // implementation of the arithmetic of the kubelet's back-off, one entry of
 // client-go's flowcontrol.Backoff as the kubelet's doBackOff
 // (pkg/kubelet/kuberuntime/kuberuntime_manager.go) reads and moves it
-// (InBackOffSince, Next, Delay); a Pod plans its restarts with it and the
+// (InBackOffSince, Next, Delay), and of the image manager's image-pull
+// back-off as pullImage (pkg/kubelet/images/image_manager.go) reads it
+// (InBackOffSinceUpdate, Next); a Pod plans its restarts with it and the
 // fake's kubelet-style syncs check theirs against it. The zero value has
 // no back-off yet (as a key flowcontrol.Backoff does not hold, or one it
 // deleted); a zero delay never holds a restart back, so with Max 0 and a
@@ -64,6 +74,19 @@ func (s *BackOffState) Next(b BackOff, t, now time.Time) time.Duration {
 // ends at t.Add(Delay()).
 func (s *BackOffState) InBackOffSince(b BackOff, t, now time.Time) bool {
 	return s.delay != 0 && !s.expired(b, t) && now.Sub(t) < s.delay
+}
+
+// InBackOffSinceUpdate reports whether, at now, the back-off holds since
+// it was last moved on: it has one, now is not more than 2×Max after the
+// stamp of the latest Next, and less than Delay has passed since that
+// stamp. It is the kubelet image manager's reading of its image-pull
+// back-off (pullImage in pkg/kubelet/images/image_manager.go, with
+// flowcontrol.Backoff.IsInBackOffSinceUpdate), which refuses a pull for
+// Delay after the failed pull that moved the back-off on (Next, stamped
+// with the time of that pull); the back-off then ends at that stamp plus
+// Delay.
+func (s *BackOffState) InBackOffSinceUpdate(b BackOff, now time.Time) bool {
+	return s.delay != 0 && !s.expired(b, now) && now.Sub(s.updated) < s.delay
 }
 
 // Delay returns the delay of the latest back-off, zero if there was none.

@@ -177,5 +177,7 @@
 //
 // A container ended by SIGTERM exits with ExitCodeSIGTERM (128+15), one
 // ended by SIGKILL with ExitCodeSIGKILL (128+9). ExitReason gives the reason
-// a CRI runtime reports for an exit code.
+// a CRI runtime reports for an exit code; a container the runtime created
+// but could not start exits with ExitCodeStartError (128) and reason
+// ReasonStartError.
 package workload

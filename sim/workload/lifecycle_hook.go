@@ -155,8 +155,8 @@ func (in *Instance) PreStop(at time.Time, grace time.Duration, hook func() (Hook
 // DeletionGracePeriodSeconds, else its TerminationGracePeriodSeconds, else
 // the API's default of 30 seconds (v1.DefaultTerminationGracePeriodSeconds,
 // what the API server sets). Negative seconds count as 0. A nil pod has
-// neither. The kubelet's floor of kri.RuntimeMinimumGracePeriodSeconds is
-// the caller's to apply, after the preStop hook.
+// neither. The kubelet's floor of kri.RuntimeMinimumGracePeriodSeconds comes
+// after the preStop hook: Pod.MinimumGracePeriod.
 func GracePeriod(pod *v1.Pod, override *int64) time.Duration {
 	secs := func(s int64) time.Duration { return time.Duration(max(s, 0)) * time.Second }
 	switch {

@@ -87,9 +87,11 @@ type Pod struct {
 	// of c does when it runs at at, false when there is none (a
 	// simulator's scripted hooks). Nil: DefaultHook, the spec's handler.
 	HookFunc func(c *PodContainer, r *Run, kind HookKind, at time.Time) (Hook, bool)
-	// MinimumGracePeriod is the least a run gets after its preStop hook
-	// before SIGKILL, as the kubelet's minimumGracePeriodInSeconds (2s)
-	// gives it; zero by default: what is left of the grace period.
+	// MinimumGracePeriod is the least a run gets between SIGTERM and
+	// SIGKILL in a kill, whatever is left of the grace period after its
+	// preStop hook and its turn (a grace period of 0 runs neither), as
+	// the kubelet's killContainer gives it minimumGracePeriodInSeconds
+	// (2s); zero by default: what is left of the grace period.
 	MinimumGracePeriod time.Duration
 	// CallerStarts: the caller starts the runs (StartRun), as a node
 	// agent's sync asks a runtime for each start; Reconcile plans no start

@@ -94,9 +94,14 @@ func (p *Pod) emit(e PodEvent) {
 	}
 }
 
-// sigterm sends SIGTERM to run r of c at at (Instance.SIGTERM) and emits
-// RunExited when the run exits at once.
+// sigterm sends SIGTERM to run r of c at at (Instance.SIGTERM), as a kill
+// does once the run's preStop hook and its turn are over, with grace but at
+// least MinimumGracePeriod, and emits RunExited when the run exits at once.
+// It is the one place the floor is applied, as the kubelet's killContainer
+// applies minimumGracePeriodInSeconds once, to what is left of the grace
+// period after the hook and the wait (kuberuntime_container.go).
 func (p *Pod) sigterm(c *PodContainer, r *Run, now, at time.Time, grace time.Duration) time.Time {
+	grace = max(grace, p.MinimumGracePeriod)
 	alive := r.state != InstanceExited
 	end := r.SIGTERM(now, at, grace)
 	if alive && r.state == InstanceExited {
@@ -225,7 +230,8 @@ func (p *Pod) StartFailed(spec *v1.Container, isInit bool, now time.Time, opts R
 // order first, each waiting for its turn: once the runs stopped before it
 // will have exited as their signals say, not before its preStop hook's
 // end, and at the latest when its grace period ends; it then gets what is
-// left of grace, at least MinimumGracePeriod. Unlike Stop, which sends a
+// left of grace. Every run gets at least MinimumGracePeriod after SIGTERM
+// (a grace of 0 runs no preStop hook and no wait). Unlike Stop, which sends a
 // sidecar SIGTERM once the others have exited, StopRuns plans every signal
 // at now, so that the caller knows how long its kill takes; the pod is not
 // stopped (its caller decides what starts next).
@@ -254,7 +260,7 @@ func (p *Pod) StopRuns(now time.Time, grace time.Duration, pick func(*PodContain
 			turn := func(hookEnd time.Time, left time.Duration) (time.Time, time.Duration) {
 				end := hookEnd.Add(left)
 				at := minTime(maxTime(hookEnd, waited), end)
-				return at, max(end.Sub(at), p.MinimumGracePeriod)
+				return at, end.Sub(at)
 			}
 			deadline = maxTime(deadline, p.stopRun(c, r, now, grace, turn))
 		}

@@ -118,8 +118,8 @@ func (p *Pod) postStartFailed(c *PodContainer, r *Run, at time.Time) {
 
 // PreStop runs the preStop hook of run r of c when the caller kills it at
 // now with grace (Instance.PreStop, with the hook HookFunc says), and
-// returns when SIGTERM comes and what is left of grace then, at least
-// MinimumGracePeriod when the hook ran (HookRan).
+// returns when SIGTERM comes and what is left of grace then (HookRan when
+// the hook ran); the kill's SIGTERM gives at least MinimumGracePeriod.
 func (p *Pod) PreStop(c *PodContainer, r *Run, now time.Time, grace time.Duration) (time.Time, time.Duration) {
 	return p.preStop(c, r, now, grace)
 }
@@ -136,7 +136,6 @@ func (p *Pod) preStop(c *PodContainer, r *Run, now time.Time, grace time.Duratio
 	if !ran {
 		return at, left
 	}
-	left = max(left, p.MinimumGracePeriod)
 	p.emit(PodEvent{Kind: HookRan, Container: c, Run: r, At: now, Hook: run, HookKind: HookPreStop, From: now, Until: at, Grace: grace})
 	return at, left
 }

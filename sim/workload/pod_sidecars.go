@@ -12,8 +12,8 @@ import "time"
 // gets SIGTERM with what is left then.
 //
 // The kubelet gives a container at least 2s after its preStop hook and its
-// wait (minimumGracePeriodInSeconds); a Pod gives what is left, as its
-// Stop gives the grace period the caller names.
+// wait (minimumGracePeriodInSeconds); a Pod gives what is left, at least
+// its MinimumGracePeriod (sigterm).
 
 // stopTurn is the wait of a stopped sidecar for its turn: it gets SIGTERM
 // once the containers before it in the termination order have exited, not

@@ -88,6 +88,15 @@ const (
 	ExitCodeSIGKILL = 128 + 9
 )
 
+// The exit code and reason a CRI runtime reports for a container it created
+// but could not start (a missing executable, say; Pod.StartFailed), as
+// containerd reports them (internal/cri/server/container_start.go:
+// errorStartExitCode and errorStartReason).
+const (
+	ExitCodeStartError = 128
+	ReasonStartError   = "StartError"
+)
+
 // maxRun is the longest run a Behaviour can describe.
 const maxRun = time.Duration(math.MaxInt64)
 

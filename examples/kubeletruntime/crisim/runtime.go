@@ -24,10 +24,11 @@ import (
 
 // The exit code and reason containerd gives a container whose start failed
 // (internal/cri/server/container_start.go: errorStartExitCode,
-// errorStartReason).
+// errorStartReason): workload.ExitCodeStartError and
+// workload.ReasonStartError.
 const (
-	StartErrorExitCode = 128
-	StartErrorReason   = "StartError"
+	StartErrorExitCode = workload.ExitCodeStartError
+	StartErrorReason   = workload.ReasonStartError
 )
 
 // Options configure a RuntimeService.
