@@ -281,6 +281,9 @@ func (f *fanout[T]) subscribe(buffer int, keep func(T) bool) *subscriber[T] {
 func (f *fanout[T]) send(v T) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if len(f.subs) == 0 {
+		return // no iterator started over an empty map
+	}
 	for s := range f.subs {
 		if s.keep != nil && !s.keep(v) {
 			continue

@@ -138,6 +138,11 @@ func resizable(r v1.ResourceRequirements) v1.ResourceRequirements {
 // changedResources returns the resources (CPU, memory) whose request or
 // limit differs between applied and want.
 func changedResources(applied, want v1.ResourceRequirements) []v1.ResourceName {
+	if len(applied.Requests) == 0 && len(applied.Limits) == 0 && len(want.Requests) == 0 && len(want.Limits) == 0 {
+		// Nothing to compare: the steady sync of a container without
+		// resources looks nothing up.
+		return nil
+	}
 	var changed []v1.ResourceName
 	differ := func(a, b v1.ResourceList, name v1.ResourceName) bool {
 		qa, oka := a[name]

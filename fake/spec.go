@@ -211,27 +211,150 @@ func buildEqual(t reflect.Type, built map[reflect.Type]*equalFunc) equalFunc {
 			return true
 		}
 	case reflect.Struct:
-		type field struct {
-			offset uintptr
-			equal  equalFunc
-		}
-		fields := make([]field, t.NumField())
-		for i := range fields {
-			fields[i] = field{t.Field(i).Offset, equalFor(t.Field(i).Type, built)}
-		}
-		return func(x, y unsafe.Pointer) bool {
-			for _, f := range fields {
-				if !f.equal(unsafe.Add(x, f.offset), unsafe.Add(y, f.offset)) {
-					return false
-				}
-			}
-			return true
-		}
+		ops := structOps(t, 0, built, nil)
+		return func(x, y unsafe.Pointer) bool { return equalOps(ops, x, y) }
 	default: // maps, interfaces, funcs, channels, complex numbers
 		return func(x, y unsafe.Pointer) bool {
 			return reflect.DeepEqual(reflect.NewAt(t, x).Elem().Interface(), reflect.NewAt(t, y).Elem().Interface())
 		}
 	}
+}
+
+// fieldOp compares one field of a struct, or a run of adjacent fields that
+// compare as plain memory. The common kinds (strings, memory, pointers,
+// slices) are compared in equalOps's loop itself; a nested struct's fields
+// are the enclosing struct's ops at their offsets: a field of a container
+// costs an indirect call only for what a non-nil pointer or slice holds.
+type fieldOp struct {
+	kind   opKind
+	offset uintptr
+	// size is the length of an opMemory run, the element size of an
+	// opSlice.
+	size uintptr
+	// equal compares what an opPointer points to, an opSlice's elements
+	// (unless strings), an opFunc field.
+	equal   equalFunc
+	strings bool // an opSlice of strings: its elements are compared in place
+}
+
+type opKind uint8
+
+const (
+	opString opKind = iota
+	opMemory        // bools and integers: equal when their bytes are
+	opPointer
+	opSlice
+	opFunc
+)
+
+// structOps returns the ops of struct type t's fields, at base within the
+// value compared, appended to ops.
+func structOps(t reflect.Type, base uintptr, built map[reflect.Type]*equalFunc, ops []fieldOp) []fieldOp {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		ft, off := f.Type, base+f.Offset
+		switch {
+		case ft == quantityType || ft == resourceListType:
+			ops = append(ops, fieldOp{kind: opFunc, offset: off, equal: equalFor(ft, built)})
+		case ft.Kind() == reflect.Struct:
+			ops = structOps(ft, off, built, ops)
+		case ft.Kind() == reflect.String:
+			ops = append(ops, fieldOp{kind: opString, offset: off})
+		case plainMemory(ft.Kind()):
+			// Adjacent to the previous run (no padding between): one
+			// comparison of both.
+			if n := len(ops); n > 0 && ops[n-1].kind == opMemory && ops[n-1].offset+ops[n-1].size == off {
+				ops[n-1].size += ft.Size()
+				continue
+			}
+			ops = append(ops, fieldOp{kind: opMemory, offset: off, size: ft.Size()})
+		case ft.Kind() == reflect.Pointer:
+			ops = append(ops, fieldOp{kind: opPointer, offset: off, equal: equalFor(ft.Elem(), built)})
+		case ft.Kind() == reflect.Slice:
+			op := fieldOp{kind: opSlice, offset: off, size: ft.Elem().Size(), strings: ft.Elem().Kind() == reflect.String}
+			if !op.strings {
+				op.equal = equalFor(ft.Elem(), built)
+			}
+			ops = append(ops, op)
+		default:
+			ops = append(ops, fieldOp{kind: opFunc, offset: off, equal: equalFor(ft, built)})
+		}
+	}
+	return ops
+}
+
+// plainMemory reports whether values of kind k are equal, as
+// reflect.DeepEqual sees them, exactly when their bytes are: booleans and
+// integers (not floats: NaN, -0).
+func plainMemory(k reflect.Kind) bool {
+	switch k {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return true
+	}
+	return false
+}
+
+// equalOps reports whether the structs x and y point to are equal field by
+// field, as ops say.
+func equalOps(ops []fieldOp, x, y unsafe.Pointer) bool {
+	for i := range ops {
+		op := &ops[i]
+		fx, fy := unsafe.Add(x, op.offset), unsafe.Add(y, op.offset)
+		switch op.kind {
+		case opString:
+			if *(*string)(fx) != *(*string)(fy) {
+				return false
+			}
+		case opMemory:
+			if unsafe.String((*byte)(fx), op.size) != unsafe.String((*byte)(fy), op.size) {
+				return false
+			}
+		case opPointer:
+			px, py := *(*unsafe.Pointer)(fx), *(*unsafe.Pointer)(fy)
+			if px != py && (px == nil || py == nil || !op.equal(px, py)) {
+				return false
+			}
+		case opSlice:
+			if !equalSlice(op, (*sliceHeader)(fx), (*sliceHeader)(fy)) {
+				return false
+			}
+		default:
+			if !op.equal(fx, fy) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// equalSlice compares two slices as reflect.DeepEqual does: a nil slice
+// differs from an empty one.
+func equalSlice(op *fieldOp, sx, sy *sliceHeader) bool {
+	if sx.data == nil || sy.data == nil {
+		return sx.data == sy.data
+	}
+	if sx.len != sy.len {
+		return false
+	}
+	if sx.data == sy.data {
+		return true
+	}
+	if op.strings {
+		xs, ys := unsafe.Slice((*string)(sx.data), sx.len), unsafe.Slice((*string)(sy.data), sy.len)
+		for i := range xs {
+			if xs[i] != ys[i] {
+				return false
+			}
+		}
+		return true
+	}
+	for i := range uintptr(sx.len) {
+		if !op.equal(unsafe.Add(sx.data, i*op.size), unsafe.Add(sy.data, i*op.size)) {
+			return false
+		}
+	}
+	return true
 }
 
 // sliceHeader is the layout of a slice.
@@ -243,6 +366,9 @@ type sliceHeader struct {
 func sameResourceList(x, y v1.ResourceList) bool {
 	if len(x) != len(y) || (x == nil) != (y == nil) {
 		return false
+	}
+	if len(x) == 0 {
+		return true // no iterator started over an empty map
 	}
 	for name, q := range x {
 		r, ok := y[name]

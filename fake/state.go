@@ -187,7 +187,14 @@ func (ps *podState) previous(name string) *instance {
 // container returns the pod simulation's container name, nil if the fake
 // never started it (workload.Pod.Container, read here).
 func (ps *podState) container(name string) *workload.PodContainer {
-	for c := range ps.started() {
+	// Two plain loops, not started(): this runs for every container at
+	// every sync.
+	for _, c := range ps.sim.Init {
+		if c.Name == name {
+			return c
+		}
+	}
+	for _, c := range ps.sim.App {
 		if c.Name == name {
 			return c
 		}
@@ -329,9 +336,11 @@ func (p *PodProvider) staleness(pod *v1.Pod, st *pkgcontainer.PodStatus) string 
 	if d := sandboxDiff(st, ps); d != "" {
 		diffs = append(diffs, d)
 	}
-	for c := range ps.started() {
-		if d := containerDiff(c.Name, findStatus(st.ContainerStatuses, c.Name), c.Current); d != "" {
-			diffs = append(diffs, d)
+	for _, list := range [2][]*workload.PodContainer{ps.sim.Init, ps.sim.App} { // started(), without its closures
+		for _, c := range list {
+			if d := containerDiff(c.Name, findStatus(st.ContainerStatuses, c.Name), c.Current); d != "" {
+				diffs = append(diffs, d)
+			}
 		}
 	}
 	for _, cs := range st.ContainerStatuses {

@@ -89,7 +89,9 @@ func (p *PodProvider) podFor(pod *v1.Pod, now time.Time) *podState {
 			ps.key = key
 		}
 	}
-	p.byKey[ps.key] = pod.UID
+	if p.byKey[ps.key] != pod.UID {
+		p.byKey[ps.key] = pod.UID
+	}
 	return ps
 }
 
