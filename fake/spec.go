@@ -211,7 +211,7 @@ func buildEqual(t reflect.Type, built map[reflect.Type]*equalFunc) equalFunc {
 			return true
 		}
 	case reflect.Struct:
-		ops := structOps(t, 0, built, nil)
+		ops := withBlocks(structOps(t, 0, built, nil))
 		return func(x, y unsafe.Pointer) bool { return equalOps(ops, x, y) }
 	default: // maps, interfaces, funcs, channels, complex numbers
 		return func(x, y unsafe.Pointer) bool {
@@ -228,13 +228,19 @@ func buildEqual(t reflect.Type, built map[reflect.Type]*equalFunc) equalFunc {
 type fieldOp struct {
 	kind   opKind
 	offset uintptr
-	// size is the length of an opMemory run, the element size of an
-	// opSlice.
+	// size is the length of an opMemory run or an opBlock, the element
+	// size of an opSlice.
 	size uintptr
 	// equal compares what an opPointer points to, an opSlice's elements
 	// (unless strings), an opFunc field.
 	equal   equalFunc
 	strings bool // an opSlice of strings: its elements are compared in place
+	// width is how many bytes the field takes; bytewise is set when two
+	// values with the same bytes are equal (see withBlocks).
+	width    uintptr
+	bytewise bool
+	// skip is how many ops after an opBlock it covers.
+	skip int
 }
 
 type opKind uint8
@@ -245,7 +251,41 @@ const (
 	opPointer
 	opSlice
 	opFunc
+	// opBlock: when the bytes of the next skip fields (adjacent, each
+	// bytewise) are the same in x and y, they are equal and skipped.
+	opBlock
 )
+
+// blockOps is how many fields an opBlock covers at most: few enough that
+// one field that differs in its bytes (a set slice: the stored copy has
+// its own array) leaves the others of a container skipped by blocks.
+const blockOps = 4
+
+// withBlocks puts an opBlock before each run of up to blockOps adjacent
+// bytewise fields of ops: what is nil in both, or shares its memory
+// (strings copied by DeepCopy keep their bytes), is then compared in one
+// memory comparison. Two values with the same bytes are equal as
+// reflect.DeepEqual sees them for strings, bools and integers, pointers
+// and slices (the same target, length and array), maps (the same map),
+// and a resource.Quantity (==); not for floats (NaN), interfaces or
+// funcs, which are not bytewise.
+func withBlocks(ops []fieldOp) []fieldOp {
+	var out []fieldOp
+	for i := 0; i < len(ops); {
+		j := i
+		for j < len(ops) && j-i < blockOps && ops[j].bytewise && (j == i || ops[j-1].offset+ops[j-1].width == ops[j].offset) {
+			j++
+		}
+		if j-i >= 2 {
+			out = append(out, fieldOp{kind: opBlock, offset: ops[i].offset, size: ops[j-1].offset + ops[j-1].width - ops[i].offset, skip: j - i})
+		} else {
+			j = i + 1
+		}
+		out = append(out, ops[i:j]...)
+		i = j
+	}
+	return out
+}
 
 // structOps returns the ops of struct type t's fields, at base within the
 // value compared, appended to ops.
@@ -255,29 +295,32 @@ func structOps(t reflect.Type, base uintptr, built map[reflect.Type]*equalFunc, 
 		ft, off := f.Type, base+f.Offset
 		switch {
 		case ft == quantityType || ft == resourceListType:
-			ops = append(ops, fieldOp{kind: opFunc, offset: off, equal: equalFor(ft, built)})
+			ops = append(ops, fieldOp{kind: opFunc, offset: off, equal: equalFor(ft, built), width: ft.Size(), bytewise: true})
 		case ft.Kind() == reflect.Struct:
 			ops = structOps(ft, off, built, ops)
 		case ft.Kind() == reflect.String:
-			ops = append(ops, fieldOp{kind: opString, offset: off})
+			ops = append(ops, fieldOp{kind: opString, offset: off, width: ft.Size(), bytewise: true})
 		case plainMemory(ft.Kind()):
 			// Adjacent to the previous run (no padding between): one
 			// comparison of both.
 			if n := len(ops); n > 0 && ops[n-1].kind == opMemory && ops[n-1].offset+ops[n-1].size == off {
 				ops[n-1].size += ft.Size()
+				ops[n-1].width = ops[n-1].size
 				continue
 			}
-			ops = append(ops, fieldOp{kind: opMemory, offset: off, size: ft.Size()})
+			ops = append(ops, fieldOp{kind: opMemory, offset: off, size: ft.Size(), width: ft.Size(), bytewise: true})
 		case ft.Kind() == reflect.Pointer:
-			ops = append(ops, fieldOp{kind: opPointer, offset: off, equal: equalFor(ft.Elem(), built)})
+			ops = append(ops, fieldOp{kind: opPointer, offset: off, equal: equalFor(ft.Elem(), built), width: ft.Size(), bytewise: true})
 		case ft.Kind() == reflect.Slice:
-			op := fieldOp{kind: opSlice, offset: off, size: ft.Elem().Size(), strings: ft.Elem().Kind() == reflect.String}
+			op := fieldOp{kind: opSlice, offset: off, size: ft.Elem().Size(), strings: ft.Elem().Kind() == reflect.String, width: ft.Size(), bytewise: true}
 			if !op.strings {
 				op.equal = equalFor(ft.Elem(), built)
 			}
 			ops = append(ops, op)
 		default:
-			ops = append(ops, fieldOp{kind: opFunc, offset: off, equal: equalFor(ft, built)})
+			// A map is the same map when its bytes are; anything else
+			// (floats, interfaces, funcs) is compared on its own.
+			ops = append(ops, fieldOp{kind: opFunc, offset: off, equal: equalFor(ft, built), width: ft.Size(), bytewise: ft.Kind() == reflect.Map})
 		}
 	}
 	return ops
@@ -298,10 +341,14 @@ func plainMemory(k reflect.Kind) bool {
 // equalOps reports whether the structs x and y point to are equal field by
 // field, as ops say.
 func equalOps(ops []fieldOp, x, y unsafe.Pointer) bool {
-	for i := range ops {
+	for i := 0; i < len(ops); i++ {
 		op := &ops[i]
 		fx, fy := unsafe.Add(x, op.offset), unsafe.Add(y, op.offset)
 		switch op.kind {
+		case opBlock:
+			if unsafe.String((*byte)(fx), op.size) == unsafe.String((*byte)(fy), op.size) {
+				i += op.skip
+			}
 		case opString:
 			if *(*string)(fx) != *(*string)(fy) {
 				return false

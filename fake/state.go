@@ -294,7 +294,11 @@ const (
 // instanceByID returns the instance id of container name, nil if the fake
 // does not remember it.
 func (ps *podState) instanceByID(name, id string) *instance {
-	for _, in := range [2]*instance{ps.current(name), ps.previous(name)} {
+	c := ps.container(name)
+	if c == nil {
+		return nil
+	}
+	for _, in := range [2]*instance{instanceOf(c.Current), instanceOf(c.Previous)} {
 		if in != nil && in.ID == id {
 			return in
 		}
