@@ -69,6 +69,9 @@ type PodProvider struct {
 	notifying     bool
 	notifyStopped bool
 	pending       []types.UID
+	// releases counts the releases of p.mu (unlock): a pod settled by a
+	// lock section is up to date until the next one ends (settle).
+	releases uint64
 
 	log    callLog
 	events *eventHub

@@ -88,6 +88,10 @@ type podState struct {
 	sim    *workload.Pod
 	wake   clock.Timer
 	wakeAt time.Time
+	// settled is the count of p.mu's releases at which the pod stops
+	// being known up to date at settledAt (0: not known); see settle.
+	settled   uint64
+	settledAt time.Time
 }
 
 // anyActive reports whether some instance of the pod is created or
@@ -318,8 +322,12 @@ func (p *PodProvider) staleness(pod *v1.Pod, st *pkgcontainer.PodStatus) string 
 	p.mu.Lock()
 	defer p.unlock()
 	ps := p.pods[pod.UID]
-	if ps != nil && !p.advancePod(ps, p.clock.Now()) {
-		ps = nil
+	if ps != nil {
+		if now := p.clock.Now(); p.advanced(ps, now) {
+			p.settle(ps, now) // read only from here on
+		} else {
+			ps = nil
+		}
 	}
 	if st == nil {
 		if ps == nil || (len(ps.sandboxes) == 0 && len(ps.sim.Init)+len(ps.sim.App) == 0) {

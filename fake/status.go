@@ -34,9 +34,10 @@ func (c *core) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.Pod
 	now := p.clock.Now()
 	status := &pkgcontainer.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace, TimeStamp: now}
 	ps := p.pods[pod.UID]
-	if ps == nil || !p.advancePod(ps, now) {
+	if ps == nil || !p.advanced(ps, now) {
 		return status, nil
 	}
+	p.settle(ps, now) // read only from here on
 	var active string
 	if sb := ps.activeSandbox(); sb != nil {
 		active = sb.id

@@ -40,7 +40,7 @@ func (c *core) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer
 	}
 	now := p.clock.Now()
 	ps := p.podFor(pod, now)
-	p.advancePod(ps, now)
+	p.advanced(ps, now)
 
 	s := syncer{p: p, ps: ps, pod: pod, now: now}
 	defer func() { p.paceSyncNotification(ps, now, s.restarted) }() // podsync.go
@@ -75,6 +75,7 @@ func (p *PodProvider) podFor(pod *v1.Pod, now time.Time) *podState {
 	}
 	ps.orphan = false
 	if ps.pod == nil || !sameSpec(ps.pod, pod) {
+		ps.settled = 0 // the pod simulation changes below
 		ps.pod = specCopy(pod)
 		ps.ref = refOf(pod)
 		ps.sim.UID, ps.sim.Namespace, ps.sim.Name = pod.UID, pod.Namespace, pod.Name
