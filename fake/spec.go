@@ -1,7 +1,9 @@
 package fake
 
 import (
+	"math/bits"
 	"reflect"
+	"slices"
 	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
@@ -79,15 +81,133 @@ func specCopy(pod *v1.Pod) *v1.Pod {
 // compared whole by sameContainers; a resource quantity whose cached
 // string differs makes them unequal, which only costs a copy.
 func sameSpec(stored, pod *v1.Pod) bool {
+	return samePodFields(stored, pod) &&
+		sameContainers(stored.Spec.InitContainers, pod.Spec.InitContainers) && sameContainers(stored.Spec.Containers, pod.Spec.Containers)
+}
+
+// samePodFields is sameSpec on the pod's own fields, containers left out.
+func samePodFields(stored, pod *v1.Pod) bool {
 	if stored.Namespace != pod.Namespace || stored.Name != pod.Name || stored.UID != pod.UID ||
 		stored.Spec.RestartPolicy != pod.Spec.RestartPolicy || stored.Spec.HostNetwork != pod.Spec.HostNetwork {
 		return false
 	}
-	if !samePtr(stored.Spec.TerminationGracePeriodSeconds, pod.Spec.TerminationGracePeriodSeconds) ||
-		!samePtr(stored.Spec.ShareProcessNamespace, pod.Spec.ShareProcessNamespace) {
+	return samePtr(stored.Spec.TerminationGracePeriodSeconds, pod.Spec.TerminationGracePeriodSeconds) &&
+		samePtr(stored.Spec.ShareProcessNamespace, pod.Spec.ShareProcessNamespace)
+}
+
+// sameStoredSpec is sameSpec(stored, pod) for a stored copy whose
+// containers' steady fields are steady (steadyFieldsOf(stored)): what
+// podFor calls at every SyncPod. The fields a caller's unchanged pod
+// shares the bytes of with the stored copy (in a container, most: the
+// strings, and the many fields a pod leaves unset) are compared a run at a
+// time (sameStoredContainer).
+func sameStoredSpec(stored *v1.Pod, steady []uint64, pod *v1.Pod) bool {
+	init, app := stored.Spec.InitContainers, stored.Spec.Containers
+	if !samePodFields(stored, pod) || len(init) != len(pod.Spec.InitContainers) || len(app) != len(pod.Spec.Containers) {
 		return false
 	}
-	return sameContainers(stored.Spec.InitContainers, pod.Spec.InitContainers) && sameContainers(stored.Spec.Containers, pod.Spec.Containers)
+	for i := range init {
+		if !sameStoredContainer(&init[i], &pod.Spec.InitContainers[i], steady[i]) {
+			return false
+		}
+	}
+	for i := range app {
+		if !sameStoredContainer(&app[i], &pod.Spec.Containers[i], steady[len(init)+i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// containerOps are the ops of v1.Container's fields (structOps, without
+// blocks); containerRun[i] is the end of the run of adjacent bytewise ops
+// from op i (i for an op that is not bytewise).
+var containerOps, containerRun = containerPlan()
+
+func containerPlan() ([]fieldOp, []int) {
+	ops := structOps(reflect.TypeFor[v1.Container](), 0, map[reflect.Type]*equalFunc{}, nil)
+	run := make([]int, len(ops))
+	for i := len(ops) - 1; i >= 0; i-- {
+		switch {
+		case !ops[i].bytewise:
+			run[i] = i
+		case i+1 < len(ops) && ops[i+1].bytewise && ops[i].offset+ops[i].width == ops[i+1].offset:
+			run[i] = run[i+1]
+		default:
+			run[i] = i + 1
+		}
+	}
+	return ops, run
+}
+
+// steadyFieldsOf returns steadyFields of stored's containers, init
+// containers first.
+func steadyFieldsOf(stored *v1.Pod) []uint64 {
+	init, app := stored.Spec.InitContainers, stored.Spec.Containers
+	out := make([]uint64, len(init)+len(app))
+	for i := range init {
+		out[i] = steadyFields(&init[i])
+	}
+	for i := range app {
+		out[len(init)+i] = steadyFields(&app[i])
+	}
+	return out
+}
+
+// steadyFields returns the set of c's bytewise fields (containerOps, the
+// first 64; bit i for op i) whose bytes are the same in the container c
+// was copied from (specCopy's DeepCopy) while that is unchanged: strings
+// (DeepCopy copies a string's header, not its bytes), bools and integers,
+// and every field that is zero (nil). A set pointer, slice or map has
+// memory of its own in the copy.
+func steadyFields(c *v1.Container) uint64 {
+	var steady uint64
+	for i, op := range containerOps[:min(len(containerOps), 64)] {
+		if !op.bytewise {
+			continue
+		}
+		b := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(c), op.offset)), op.width)
+		if op.kind == opString || op.kind == opMemory || !slices.ContainsFunc(b, func(x byte) bool { return x != 0 }) {
+			steady |= 1 << i
+		}
+	}
+	return steady
+}
+
+// sameStoredContainer reports sameContainer(x, y) for a stored container x
+// whose steady fields are steady (steadyFields(x)): each run of them
+// adjacent in memory is compared in one memory comparison, equal when y
+// has the same bytes there (bytewise fields: see withBlocks); a run whose
+// bytes differ, and the other fields, op by op. steady only decides what
+// is compared in one go: a wrong one costs time, never a wrong answer.
+func sameStoredContainer(x, y *v1.Container, steady uint64) bool {
+	px, py := unsafe.Pointer(x), unsafe.Pointer(y)
+	ops := containerOps
+	for i := 0; i < len(ops); {
+		j := len(ops)
+		switch {
+		case i >= 64:
+		case steady>>i&1 != 0:
+			// Op i and the steady ops after it, as far as they are
+			// adjacent.
+			j = min(i+bits.TrailingZeros64(^(steady>>i)), containerRun[i])
+		default:
+			// Op i and the other ops after it, compared op by op.
+			j = min(i+bits.TrailingZeros64(steady>>i), len(ops))
+		}
+		if j-i >= 2 && steady>>i&1 != 0 {
+			from, to := ops[i].offset, ops[j-1].offset+ops[j-1].width
+			if unsafe.String((*byte)(unsafe.Add(px, from)), to-from) == unsafe.String((*byte)(unsafe.Add(py, from)), to-from) {
+				i = j
+				continue
+			}
+		}
+		if !equalOps(ops[i:j], px, py) {
+			return false
+		}
+		i = j
+	}
+	return true
 }
 
 // samePtr reports whether a and b are both nil or point to equal values.

@@ -64,7 +64,10 @@ type podState struct {
 	key string // ref.Key(), kept to look scripts up without allocating
 	// pod is a private copy of what the fake uses of the latest pod handed
 	// to SyncPod (see specCopy).
-	pod       *v1.Pod
+	pod *v1.Pod
+	// steady is steadyFieldsOf(pod), for podFor's comparison
+	// (sameStoredSpec).
+	steady    []uint64
 	createdAt time.Time
 	// sandboxes, newest first.
 	sandboxes []*sandboxState

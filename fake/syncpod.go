@@ -74,9 +74,10 @@ func (p *PodProvider) podFor(pod *v1.Pod, now time.Time) *podState {
 		p.pods[pod.UID] = ps
 	}
 	ps.orphan = false
-	if ps.pod == nil || !sameSpec(ps.pod, pod) {
+	if ps.pod == nil || !sameStoredSpec(ps.pod, ps.steady, pod) {
 		ps.settled = 0 // the pod simulation changes below
 		ps.pod = specCopy(pod)
+		ps.steady = steadyFieldsOf(ps.pod)
 		ps.ref = refOf(pod)
 		ps.sim.UID, ps.sim.Namespace, ps.sim.Name = pod.UID, pod.Namespace, pod.Name
 		ps.sim.RestartPolicy = pod.Spec.RestartPolicy
