@@ -225,11 +225,16 @@ func (p *Pod) Containers() []*PodContainer { return slices.Concat(p.Init, p.App)
 
 // Container returns the container named name, nil if the pod has none.
 func (p *Pod) Container(name string) *PodContainer {
-	for _, list := range [2][]*PodContainer{p.Init, p.App} {
-		for _, c := range list {
-			if c.Name == name {
-				return c
-			}
+	// Two plain loops: a start order asks this for every container at
+	// every sync.
+	for _, c := range p.Init {
+		if c.Name == name {
+			return c
+		}
+	}
+	for _, c := range p.App {
+		if c.Name == name {
+			return c
 		}
 	}
 	return nil
