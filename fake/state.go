@@ -351,12 +351,29 @@ func (p *PodProvider) staleness(pod *v1.Pod, st *pkgcontainer.PodStatus) string 
 	if d := sandboxDiff(st, ps); d != "" {
 		diffs = append(diffs, d)
 	}
+	// shown: the statuses (of the first 64) a started container found.
+	var shown uint64
 	for _, list := range [2][]*workload.PodContainer{ps.sim.Init, ps.sim.App} { // started(), without its closures
 		for _, c := range list {
-			if d := containerDiff(c.Name, findStatus(st.ContainerStatuses, c.Name), c.Current); d != "" {
+			var cs *pkgcontainer.Status // findStatus(st.ContainerStatuses, c.Name), read here
+			for i, s := range st.ContainerStatuses {
+				if s != nil && s.Name == c.Name {
+					cs = s
+					if i < 64 {
+						shown |= 1 << i
+					}
+					break
+				}
+			}
+			if d := containerDiff(c.Name, cs, c.Current); d != "" {
 				diffs = append(diffs, d)
 			}
 		}
+	}
+	if n := len(st.ContainerStatuses); n < 64 && shown == 1<<n-1 {
+		// Every status is one a started container found: none shows a
+		// container the runtime does not have.
+		return strings.Join(diffs, "; ")
 	}
 	for _, cs := range st.ContainerStatuses {
 		if cs != nil && ps.container(cs.Name) == nil && findStatus(st.ContainerStatuses, cs.Name) == cs {
