@@ -62,6 +62,9 @@ func refOf(pod *v1.Pod) PodRef {
 type podState struct {
 	ref PodRef
 	key string // ref.Key(), kept to look scripts up without allocating
+	// byKeyGen is p.byKeyGen when byKey last named this pod under key (0:
+	// not yet): podFor looks byKey up again only after a change.
+	byKeyGen uint64
 	// pod is a private copy of what the fake uses of the latest pod handed
 	// to SyncPod (see specCopy).
 	pod *v1.Pod

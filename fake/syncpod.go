@@ -87,12 +87,20 @@ func (p *PodProvider) podFor(pod *v1.Pod, now time.Time) *podState {
 		if key := ps.ref.Key(); key != ps.key {
 			if ps.key != "" && p.byKey[ps.key] == pod.UID {
 				delete(p.byKey, ps.key)
+				p.byKeyGen++
 			}
 			ps.key = key
+			ps.byKeyGen = 0
 		}
 	}
-	if p.byKey[ps.key] != pod.UID {
-		p.byKey[ps.key] = pod.UID
+	// byKey names this pod under its key unless another pod took the key
+	// since (a change of byKey) or the key is new.
+	if ps.byKeyGen == 0 || ps.byKeyGen != p.byKeyGen {
+		if p.byKey[ps.key] != pod.UID {
+			p.byKey[ps.key] = pod.UID
+			p.byKeyGen++
+		}
+		ps.byKeyGen = p.byKeyGen
 	}
 	return ps
 }
