@@ -120,7 +120,7 @@ func (l *callLog) begin(c Call) uint64 {
 		l.ring[l.start] = c
 		l.start = (l.start + 1) % l.size
 	}
-	l.notifyLocked(c)
+	l.notifyLocked(&c)
 	return c.Seq
 }
 
@@ -136,7 +136,7 @@ func (l *callLog) end(seq uint64, c Call) {
 	} else {
 		c.Seq, c.Returned = seq, true
 	}
-	l.notifyLocked(c)
+	l.notifyLocked(&c)
 }
 
 func (l *callLog) entryLocked(seq uint64) *Call {
@@ -150,7 +150,7 @@ func (l *callLog) entryLocked(seq uint64) *Call {
 	return &l.ring[(l.start+int(seq-oldest))%len(l.ring)]
 }
 
-func (l *callLog) notifyLocked(c Call) {
+func (l *callLog) notifyLocked(c *Call) {
 	l.subs.send(c)
 	if l.changed != nil {
 		close(l.changed)

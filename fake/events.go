@@ -82,7 +82,7 @@ func (h *eventHub) publish(e Event) {
 	defer h.mu.Unlock()
 	h.seq++
 	e.Seq = h.seq
-	h.subs.send(e)
+	h.subs.send(&e)
 	h.broadcastLocked()
 }
 
@@ -275,18 +275,21 @@ func (f *fanout[T]) subscribe(buffer int, keep func(T) bool) *subscriber[T] {
 	return s
 }
 
-// send hands v to every subscriber that keeps it, dropping it for those
-// whose buffer is full. The keep functions run inside f's lock and the
-// sender's.
-func (f *fanout[T]) send(v T) {
+// send hands *v to every subscriber that keeps it, dropping it for those
+// whose buffer is full (by pointer: a Call is copied only for a
+// subscriber). The keep functions run inside f's lock and the sender's.
+func (f *fanout[T]) send(v *T) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if len(f.subs) == 0 {
+		return // no iterator started over an empty map
+	}
 	for s := range f.subs {
-		if s.keep != nil && !s.keep(v) {
+		if s.keep != nil && !s.keep(*v) {
 			continue
 		}
 		select {
-		case s.ch <- v:
+		case s.ch <- *v:
 		default:
 			s.dropped.Add(1)
 		}

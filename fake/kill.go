@@ -189,6 +189,7 @@ func (p *PodProvider) forget(uid types.UID) {
 	delete(p.pods, uid)
 	if p.byKey[ps.key] == uid {
 		delete(p.byKey, ps.key)
+		p.byKeyGen++
 	}
 	p.publish(Event{At: p.clock.Now(), Type: EventPodDeleted, Pod: ps.ref})
 }

@@ -40,11 +40,13 @@ type PodProvider struct {
 	// mu guards the simulated state and the scripts. It may be held while
 	// calling the clock, so clock callbacks must never take it. It is
 	// released with unlock, which then notifies the agent (podsync.go).
-	mu      sync.Mutex
-	pods    map[types.UID]*podState
-	byKey   map[string]types.UID
-	scripts scriptBook
-	seq     uint64
+	mu    sync.Mutex
+	pods  map[types.UID]*podState
+	byKey map[string]types.UID
+	// byKeyGen counts the changes of byKey, from 1 (podState.byKeyGen).
+	byKeyGen uint64
+	scripts  scriptBook
+	seq      uint64
 	// imageIDs holds imageID of each image an instance was created with,
 	// for the instances of an image to share it.
 	imageIDs map[string]string
@@ -69,6 +71,9 @@ type PodProvider struct {
 	notifying     bool
 	notifyStopped bool
 	pending       []types.UID
+	// releases counts the releases of p.mu (unlock): a pod settled by a
+	// lock section is up to date until the next one ends (settle).
+	releases uint64
 
 	log    callLog
 	events *eventHub
@@ -96,6 +101,7 @@ func NewPodProvider(opts ...Option) *PodProvider {
 		ids:                 cfg.ids,
 		pods:                map[types.UID]*podState{},
 		byKey:               map[string]types.UID{},
+		byKeyGen:            1,
 		statusDriven:        cfg.statusDriven,
 		startErrorInstances: cfg.startErrorInstances,
 		runningPodKill:      cfg.runningPodKill,

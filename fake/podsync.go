@@ -98,6 +98,7 @@ func (c *core) SetPodSyncHandler(h kri.PodSyncHandler) {
 func (p *PodProvider) unlock() {
 	uids := p.pending
 	p.pending = nil
+	p.releases++
 	p.mu.Unlock()
 	for i, uid := range uids {
 		if !slices.Contains(uids[:i], uid) {

@@ -138,6 +138,11 @@ func resizable(r v1.ResourceRequirements) v1.ResourceRequirements {
 // changedResources returns the resources (CPU, memory) whose request or
 // limit differs between applied and want.
 func changedResources(applied, want v1.ResourceRequirements) []v1.ResourceName {
+	if len(applied.Requests) == 0 && len(applied.Limits) == 0 && len(want.Requests) == 0 && len(want.Limits) == 0 {
+		// Nothing to compare: the steady sync of a container without
+		// resources looks nothing up.
+		return nil
+	}
 	var changed []v1.ResourceName
 	differ := func(a, b v1.ResourceList, name v1.ResourceName) bool {
 		qa, oka := a[name]
@@ -168,10 +173,13 @@ func restartOnResize(c *v1.Container, changed []v1.ResourceName) bool {
 // containerResources is what the status of an instance running with r
 // reports, nil when r has no CPU or memory request or limit.
 func containerResources(r v1.ResourceRequirements) *pkgcontainer.ContainerResources {
+	if len(r.Requests) == 0 && len(r.Limits) == 0 {
+		return nil // nothing made for an instance without resources
+	}
 	q := func(l v1.ResourceList, name v1.ResourceName) *resource.Quantity {
 		if v, ok := l[name]; ok {
-			v = v.DeepCopy()
-			return &v
+			c := v.DeepCopy() // on the heap only when found
+			return &c
 		}
 		return nil
 	}

@@ -51,6 +51,28 @@ func (p *PodProvider) advancePod(ps *podState, now time.Time) bool {
 	return true
 }
 
+// settle records that pod ps has just been brought up to date at now
+// (advancePod) by a lock section that changes nothing of the fake after
+// it: until that section's release of p.mu, nothing can change the pod, so
+// advancing it again at now would do nothing (Advance leaves no event due
+// by now, dueRetries no wake-up, and an orphan is forgotten at once).
+// GetPodStatus and the staleness check settle the pod they read, and the
+// lock section that follows (SyncPod's, as a pod worker calls them) skips
+// the advance (advanced). The caller holds p.mu.
+func (p *PodProvider) settle(ps *podState, now time.Time) {
+	ps.settled, ps.settledAt = p.releases+1, now
+}
+
+// advanced brings pod ps up to date at now (advancePod) unless a lock
+// section that ended last settled it at now (settle), and reports whether
+// the fake still knows it. The caller holds p.mu.
+func (p *PodProvider) advanced(ps *podState, now time.Time) bool {
+	if ps.settled != 0 && ps.settled == p.releases && ps.settledAt.Equal(now) {
+		return true
+	}
+	return p.advancePod(ps, now)
+}
+
 // advanceSim carries out the events of the pod's runs due by now, each at
 // its own instant (workload.Pod.Advance, which reports them to
 // onRunEvent), and sets the wake-up of its next one. The caller holds

@@ -62,9 +62,15 @@ func refOf(pod *v1.Pod) PodRef {
 type podState struct {
 	ref PodRef
 	key string // ref.Key(), kept to look scripts up without allocating
+	// byKeyGen is p.byKeyGen when byKey last named this pod under key (0:
+	// not yet): podFor looks byKey up again only after a change.
+	byKeyGen uint64
 	// pod is a private copy of what the fake uses of the latest pod handed
 	// to SyncPod (see specCopy).
-	pod       *v1.Pod
+	pod *v1.Pod
+	// steady is steadyFieldsOf(pod), for podFor's comparison
+	// (sameStoredSpec).
+	steady    []uint64
 	createdAt time.Time
 	// sandboxes, newest first.
 	sandboxes []*sandboxState
@@ -88,6 +94,10 @@ type podState struct {
 	sim    *workload.Pod
 	wake   clock.Timer
 	wakeAt time.Time
+	// settled is the count of p.mu's releases at which the pod stops
+	// being known up to date at settledAt (0: not known); see settle.
+	settled   uint64
+	settledAt time.Time
 }
 
 // anyActive reports whether some instance of the pod is created or
@@ -187,7 +197,14 @@ func (ps *podState) previous(name string) *instance {
 // container returns the pod simulation's container name, nil if the fake
 // never started it (workload.Pod.Container, read here).
 func (ps *podState) container(name string) *workload.PodContainer {
-	for c := range ps.started() {
+	// Two plain loops, not started(): this runs for every container at
+	// every sync.
+	for _, c := range ps.sim.Init {
+		if c.Name == name {
+			return c
+		}
+	}
+	for _, c := range ps.sim.App {
 		if c.Name == name {
 			return c
 		}
@@ -280,7 +297,11 @@ func (in *instance) terminating() bool {
 // instanceByID returns the instance id of container name, nil if the fake
 // does not remember it.
 func (ps *podState) instanceByID(name, id string) *instance {
-	for _, in := range [2]*instance{ps.current(name), ps.previous(name)} {
+	c := ps.container(name)
+	if c == nil {
+		return nil
+	}
+	for _, in := range [2]*instance{instanceOf(c.Current), instanceOf(c.Previous)} {
 		if in != nil && in.ID == id {
 			return in
 		}
@@ -300,8 +321,12 @@ func (p *PodProvider) staleness(pod *v1.Pod, st *pkgcontainer.PodStatus) string 
 	p.mu.Lock()
 	defer p.unlock()
 	ps := p.pods[pod.UID]
-	if ps != nil && !p.advancePod(ps, p.clock.Now()) {
-		ps = nil
+	if ps != nil {
+		if now := p.clock.Now(); p.advanced(ps, now) {
+			p.settle(ps, now) // read only from here on
+		} else {
+			ps = nil
+		}
 	}
 	if st == nil {
 		if ps == nil || (len(ps.sandboxes) == 0 && len(ps.sim.Init)+len(ps.sim.App) == 0) {
@@ -322,10 +347,29 @@ func (p *PodProvider) staleness(pod *v1.Pod, st *pkgcontainer.PodStatus) string 
 	if d := sandboxDiff(st, ps); d != "" {
 		diffs = append(diffs, d)
 	}
-	for c := range ps.started() {
-		if d := containerDiff(c.Name, findStatus(st.ContainerStatuses, c.Name), c.Current); d != "" {
-			diffs = append(diffs, d)
+	// shown: the statuses (of the first 64) a started container found.
+	var shown uint64
+	for _, list := range [2][]*workload.PodContainer{ps.sim.Init, ps.sim.App} { // started(), without its closures
+		for _, c := range list {
+			var cs *pkgcontainer.Status // findStatus(st.ContainerStatuses, c.Name), read here
+			for i, s := range st.ContainerStatuses {
+				if s != nil && s.Name == c.Name {
+					cs = s
+					if i < 64 {
+						shown |= 1 << i
+					}
+					break
+				}
+			}
+			if d := containerDiff(c.Name, cs, c.Current); d != "" {
+				diffs = append(diffs, d)
+			}
 		}
+	}
+	if n := len(st.ContainerStatuses); n < 64 && shown == 1<<n-1 {
+		// Every status is one a started container found: none shows a
+		// container the runtime does not have.
+		return strings.Join(diffs, "; ")
 	}
 	for _, cs := range st.ContainerStatuses {
 		if cs != nil && ps.container(cs.Name) == nil && findStatus(st.ContainerStatuses, cs.Name) == cs {

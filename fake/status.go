@@ -34,19 +34,37 @@ func (c *core) GetPodStatus(ctx context.Context, pod *v1.Pod) (*pkgcontainer.Pod
 	now := p.clock.Now()
 	status := &pkgcontainer.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace, TimeStamp: now}
 	ps := p.pods[pod.UID]
-	if ps == nil || !p.advancePod(ps, now) {
+	if ps == nil || !p.advanced(ps, now) {
 		return status, nil
 	}
+	p.settle(ps, now) // read only from here on
 	var active string
 	if sb := ps.activeSandbox(); sb != nil {
 		active = sb.id
 	}
-	for _, in := range ps.instancesNewestFirst() {
+	// The lists are made at their length (nil while empty), not grown.
+	all := ps.instancesNewestFirst()
+	inActive := 0
+	for _, in := range all {
+		if active != "" && in.sandboxID == active {
+			inActive++
+		}
+	}
+	if len(all) > 0 {
+		status.ContainerStatuses = make([]*pkgcontainer.Status, 0, len(all))
+	}
+	if inActive > 0 {
+		status.ActiveContainerStatuses = make([]*pkgcontainer.Status, 0, inActive)
+	}
+	for _, in := range all {
 		st := in.status()
 		status.ContainerStatuses = append(status.ContainerStatuses, st)
 		if active != "" && in.sandboxID == active {
 			status.ActiveContainerStatuses = append(status.ActiveContainerStatuses, in.status())
 		}
+	}
+	if len(ps.sandboxes) > 0 {
+		status.SandboxStatuses = make([]*runtimeapi.PodSandboxStatus, 0, len(ps.sandboxes))
 	}
 	for _, sb := range ps.sandboxes {
 		status.SandboxStatuses = append(status.SandboxStatuses, sb.status(ps.ref, p.podIPs != nil))

@@ -40,7 +40,7 @@ func (c *core) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *pkgcontainer
 	}
 	now := p.clock.Now()
 	ps := p.podFor(pod, now)
-	p.advancePod(ps, now)
+	p.advanced(ps, now)
 
 	s := syncer{p: p, ps: ps, pod: pod, now: now}
 	defer func() { p.paceSyncNotification(ps, now, s.restarted) }() // podsync.go
@@ -74,8 +74,10 @@ func (p *PodProvider) podFor(pod *v1.Pod, now time.Time) *podState {
 		p.pods[pod.UID] = ps
 	}
 	ps.orphan = false
-	if ps.pod == nil || !sameSpec(ps.pod, pod) {
+	if ps.pod == nil || !sameStoredSpec(ps.pod, ps.steady, pod) {
+		ps.settled = 0 // the pod simulation changes below
 		ps.pod = specCopy(pod)
+		ps.steady = steadyFieldsOf(ps.pod)
 		ps.ref = refOf(pod)
 		ps.sim.UID, ps.sim.Namespace, ps.sim.Name = pod.UID, pod.Namespace, pod.Name
 		ps.sim.RestartPolicy = pod.Spec.RestartPolicy
@@ -86,11 +88,21 @@ func (p *PodProvider) podFor(pod *v1.Pod, now time.Time) *podState {
 		if key := ps.ref.Key(); key != ps.key {
 			if ps.key != "" && p.byKey[ps.key] == pod.UID {
 				delete(p.byKey, ps.key)
+				p.byKeyGen++
 			}
 			ps.key = key
+			ps.byKeyGen = 0
 		}
 	}
-	p.byKey[ps.key] = pod.UID
+	// byKey names this pod under its key unless another pod took the key
+	// since (a change of byKey) or the key is new.
+	if ps.byKeyGen == 0 || ps.byKeyGen != p.byKeyGen {
+		if p.byKey[ps.key] != pod.UID {
+			p.byKey[ps.key] = pod.UID
+			p.byKeyGen++
+		}
+		ps.byKeyGen = p.byKeyGen
+	}
 	return ps
 }
 

@@ -221,31 +221,31 @@ func (in *Instance) Next() (time.Time, bool) {
 	case InstanceCreated:
 		return in.startsAt, true
 	case InstanceRunning:
+		// The earliest of its exit on its own, its end and a SIGTERM
+		// due, of those it has (straight-line: this runs for every run at
+		// every Next and Advance of a pod).
 		var next time.Time
-		for _, t := range in.times() {
-			if !t.IsZero() && (next.IsZero() || t.Before(next)) {
-				next = t
-			}
+		if !in.untilKilled {
+			next = in.startsAt.Add(in.runFor)
+		}
+		if in.ending {
+			next = earliest(next, in.endAt)
+		}
+		if in.termPending {
+			next = earliest(next, in.termAt)
 		}
 		return next, !next.IsZero()
 	}
 	return time.Time{}, false
 }
 
-// times returns the times of the running instance's events: its exit on
-// its own, its end, a SIGTERM due; zero for those it does not have.
-func (in *Instance) times() [3]time.Time {
-	var t [3]time.Time
-	if exitAt, natural := in.ExitsAt(); natural {
-		t[0] = exitAt
+// earliest returns the earlier of next and t, a zero time standing for
+// none.
+func earliest(next, t time.Time) time.Time {
+	if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+		return t
 	}
-	if in.ending {
-		t[1] = in.endAt
-	}
-	if in.termPending {
-		t[2] = in.termAt
-	}
-	return t
+	return next
 }
 
 // Advance carries out the events of the instance due at or before now, each

@@ -227,11 +227,16 @@ func (p *Pod) Containers() []*PodContainer { return slices.Concat(p.Init, p.App)
 
 // Container returns the container named name, nil if the pod has none.
 func (p *Pod) Container(name string) *PodContainer {
-	for _, list := range [2][]*PodContainer{p.Init, p.App} {
-		for _, c := range list {
-			if c.Name == name {
-				return c
-			}
+	// Two plain loops: a start order asks this for every container at
+	// every sync.
+	for _, c := range p.Init {
+		if c.Name == name {
+			return c
+		}
+	}
+	for _, c := range p.App {
+		if c.Name == name {
+			return c
 		}
 	}
 	return nil
@@ -362,31 +367,39 @@ func (p *Pod) due() (e event) {
 			e = event{kind: kind, c: c, r: r, at: t}
 		}
 	}
-	lists := [2][]*PodContainer{p.Init, p.App} // p.Containers(), without a copy
-	for li, all := range lists {
-		for i, c := range all {
-			for _, r := range c.live() {
-				if r == nil {
-					continue
-				}
-				if t, ok := r.Next(); ok {
-					consider(eventInstance, c, r, t)
-				}
-				if r.postStartFail {
-					consider(eventPostStart, c, r, r.postStartEnd)
-				}
-				if r.state == InstanceRunning && r.Prober != nil {
-					if t, ok := r.Prober.Next(); ok {
-						consider(eventProbe, c, r, t)
-					}
-				}
+	run := func(c *PodContainer, r *Run) {
+		if r == nil || r.state == InstanceExited { // c.live(), read here
+			return
+		}
+		if t, ok := r.Next(); ok {
+			consider(eventInstance, c, r, t)
+		}
+		if r.postStartFail {
+			consider(eventPostStart, c, r, r.postStartEnd)
+		}
+		if r.state == InstanceRunning && r.Prober != nil {
+			if t, ok := r.Prober.Next(); ok {
+				consider(eventProbe, c, r, t)
 			}
-			if li == 0 && c.Current != nil && c.Current.state == InstanceRunning && c.Current.turn != nil {
-				consider(eventTurn, c, c.Current, p.turnAt(i))
-			}
-			if c.pending {
-				consider(eventStart, c, nil, maxTime(c.startAt, p.busyUntil))
-			}
+		}
+	}
+	// p.Containers(), without a copy, and plain loops: this runs at
+	// every Next and Advance.
+	for i, c := range p.Init {
+		run(c, c.Previous)
+		run(c, c.Current)
+		if c.Current != nil && c.Current.state == InstanceRunning && c.Current.turn != nil {
+			consider(eventTurn, c, c.Current, p.turnAt(i))
+		}
+		if c.pending {
+			consider(eventStart, c, nil, maxTime(c.startAt, p.busyUntil))
+		}
+	}
+	for _, c := range p.App {
+		run(c, c.Previous)
+		run(c, c.Current)
+		if c.pending {
+			consider(eventStart, c, nil, maxTime(c.startAt, p.busyUntil))
 		}
 	}
 	return e
