@@ -110,30 +110,30 @@ type Instance struct {
 	startsAt  time.Time
 	// startedAt is startsAt once it runs, zero before.
 	startedAt time.Time
-	// untilKilled: it does not exit on its own; else it does runFor after
-	// its start with exitCode.
-	untilKilled bool
-	runFor      time.Duration
-	exitCode    int
-	// ending: it ends at endAt with endCode (a signal's outcome), unless it
-	// exits on its own before.
-	ending  bool
-	endAt   time.Time
-	endCode int
-	// termPending: SIGTERM is due at termAt with termGrace (SIGTERMAt).
-	termPending bool
-	termAt      time.Time
-	termGrace   time.Duration
+	// Unless untilKilled (it does not exit on its own), it exits runFor
+	// after its start with exitCode.
+	runFor time.Duration
+	// When ending, it ends at endAt with endCode (a signal's outcome),
+	// unless it exits on its own before.
+	endAt time.Time
+	// When termPending, SIGTERM is due at termAt with termGrace
+	// (SIGTERMAt).
+	termAt    time.Time
+	termGrace time.Duration
 	// finishedAt and code once it has exited.
 	finishedAt time.Time
-	code       int
 	// writes are what other processes (hooks, execs) wrote to its files,
 	// At counted from startsAt, in the order they were recorded.
 	writes []Write
-	// preStopRan: its preStop hook ran (once per instance), until
+	// When preStopRan, its preStop hook ran (once per instance), until
 	// preStopEnd (PreStop).
-	preStopRan bool
 	preStopEnd time.Time
+
+	// The exit codes and flags above, packed together (an instance per
+	// run of every container a simulator keeps: 32 bytes of padding less
+	// each).
+	exitCode, endCode, code                      int32
+	untilKilled, ending, termPending, preStopRan bool
 }
 
 // NewInstance returns an instance of a container whose command behaves as
@@ -146,7 +146,7 @@ func NewInstance(b Behaviour, createdAt time.Time, opts InstanceOptions) *Instan
 	if opts.StartsAt.After(createdAt) {
 		in.startsAt = opts.StartsAt
 	}
-	in.untilKilled, in.runFor, in.exitCode = b.RunsUntilKilled, b.RunFor, b.ExitCode
+	in.untilKilled, in.runFor, in.exitCode = b.RunsUntilKilled, b.RunFor, int32(b.ExitCode)
 	if opts.Shutdown != nil {
 		in.shutdown = *opts.Shutdown
 	} else {
@@ -159,7 +159,7 @@ func NewInstance(b Behaviour, createdAt time.Time, opts InstanceOptions) *Instan
 // for d, whatever its command says (a script of a test double). Call it
 // before the instance runs.
 func (in *Instance) ExitAfter(d time.Duration, code int) {
-	in.untilKilled, in.runFor, in.exitCode = false, d, code
+	in.untilKilled, in.runFor, in.exitCode = false, d, int32(code)
 }
 
 // IgnoreSIGTERM makes the instance ignore SIGTERM from now on, whatever its
@@ -194,7 +194,7 @@ func (in *Instance) StartedAt() time.Time { return in.startedAt }
 func (in *Instance) FinishedAt() time.Time { return in.finishedAt }
 
 // ExitCode returns the code the instance exited with, 0 before.
-func (in *Instance) ExitCode() int { return in.code }
+func (in *Instance) ExitCode() int { return int(in.code) }
 
 // ExitsAt returns when the instance exits on its own, and false when it
 // does not (it runs until killed).
@@ -209,7 +209,7 @@ func (in *Instance) ExitsAt() (time.Time, bool) {
 // ends at the returned time with the returned code unless it exits on its
 // own before. It is false once the instance has exited.
 func (in *Instance) Stopping() (at time.Time, code int, ok bool) {
-	return in.endAt, in.endCode, in.ending
+	return in.endAt, int(in.endCode), in.ending
 }
 
 // Next returns when the next event of the instance is due: its start while
@@ -275,9 +275,9 @@ func (in *Instance) Advance(now time.Time) (started, exited bool) {
 	killed := in.ending && !in.endAt.After(now)
 	switch {
 	case natural && (!killed || !exitAt.After(in.endAt)):
-		in.Exit(exitAt, in.exitCode)
+		in.Exit(exitAt, int(in.exitCode))
 	case killed:
-		in.Exit(in.endAt, in.endCode)
+		in.Exit(in.endAt, int(in.endCode))
 	default:
 		return started, false
 	}
@@ -295,7 +295,7 @@ func (in *Instance) Exit(at time.Time, code int) {
 	if in.state == InstanceRunning && at.Before(in.startedAt) {
 		at = in.startedAt
 	}
-	in.state, in.finishedAt, in.code = InstanceExited, at, code
+	in.state, in.finishedAt, in.code = InstanceExited, at, int32(code)
 	in.ending, in.endAt, in.endCode = false, time.Time{}, 0
 	in.termPending = false
 }
@@ -380,7 +380,7 @@ func (in *Instance) endWith(now, end time.Time, code int) time.Time {
 		return now
 	}
 	if !in.ending || in.endAt.After(end) {
-		in.ending, in.endAt, in.endCode = true, end, code
+		in.ending, in.endAt, in.endCode = true, end, int32(code)
 	}
 	return in.endAt
 }
@@ -437,5 +437,5 @@ func (in *Instance) TerminationMessage(c *v1.Container) string {
 	if in.state != InstanceExited || in.startedAt.IsZero() {
 		return ""
 	}
-	return in.played().TerminationMessage(c, in.finishedAt.Sub(in.startedAt), in.code)
+	return in.played().TerminationMessage(c, in.finishedAt.Sub(in.startedAt), int(in.code))
 }

@@ -134,15 +134,17 @@ type PodContainer struct {
 	// attempt. Nil otherwise.
 	Waiting *Waiting
 
-	// pending: a start is due at startAt.
-	pending bool
+	// startAt: a start is due then, when pending.
 	startAt time.Time
 	// backOff is the container's crash-loop back-off, stamped with the
 	// times of the events it was moved on for.
 	backOff BackOffState
-	// replace: the running run is stopped because the image changed; the
-	// next run starts once it has exited, whatever the restart policy.
-	replace bool
+	// pending: a start is due at startAt. replace: the running run is
+	// stopped because the image changed; the next run starts once it has
+	// exited, whatever the restart policy. (Together, not beside what they
+	// are about: a PodContainer of 256 bytes, not 264, fits a smaller
+	// allocation.)
+	pending, replace bool
 }
 
 // Run is one run of a container: an Instance, with what a runtime reports
