@@ -223,6 +223,24 @@ func (k *KusciaFaithful) Start(ctx context.Context) error {
 	return nil
 }
 
+// WaitForCacheSync starts the informers with ctx, as Start does, and waits
+// for their caches to sync: an error if ctx ends first. kuscia's agent runs
+// Start in a goroutine of its own and syncs pods at once
+// (pods_controller.go Run), so for the pods it syncs at its start the
+// informer may list a backend pod only once its kubelet has written the
+// status: the informer adds it, K8sProvider's handlers ignore adds, and
+// nothing tells the agent to sync it again. For every pod created once the
+// caches have synced, the backend's writes reach the update handler. A
+// caller that waits here before the first SyncPod models those pods, made
+// sure rather than left to which goroutine runs first.
+func (k *KusciaFaithful) WaitForCacheSync(ctx context.Context) error {
+	k.factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), k.synced...) {
+		return fmt.Errorf("kubebackend: the informers on backend namespace %s did not sync", k.namespace)
+	}
+	return nil
+}
+
 // Stop does nothing, as K8sProvider's: Start goes on until its ctx is done.
 func (k *KusciaFaithful) Stop() {}
 

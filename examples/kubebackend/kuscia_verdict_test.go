@@ -123,6 +123,13 @@ func TestKusciaFaithfulChild(t *testing.T) {
 			// syncs a new pod twice in quick succession, made sure
 			// rather than left to timing.
 			b.SetCacheLag(kusciaCacheLag)
+			// The informers have listed before the first SyncPod, as
+			// for every pod created after kuscia's agent started: its
+			// race at the start is not the suite's to judge, one spec in
+			// ten lost it under load.
+			if err := b.WaitForCacheSync(ctx); err != nil {
+				return nil, err
+			}
 			return b, nil
 		},
 		Capabilities: suiteCapabilities,

@@ -212,9 +212,9 @@ func TestKusciaFaithfulNotifiesAsK8sProvider(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The fake clientset's watch replays the pods it has when it starts
-	// (an informer takes them as updates): a probe pod, touched until its
-	// call comes, shows the watch past its start.
+	// The informer may list the probe pod or see its creation (an add,
+	// which calls nothing): a probe pod, touched until its call comes,
+	// shows the informer's watch running.
 	if _, err := pods.Create(t.Context(), backendPod("probe", kusciaAgent, "uid-probe"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

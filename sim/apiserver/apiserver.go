@@ -35,12 +35,44 @@ type Server struct {
 	mu       sync.Mutex
 	rv       int64
 	statuses map[string][]corev1.PodStatus // by namespace/name, in order written
+	// history holds the latest writes of pods (at most keep, maxHistory
+	// but in tests), oldest first, for a watch to resume from a
+	// resourceVersion (watchPods).
+	history []podEvent
+	keep    int
+}
+
+// podEvent is one write of a pod: its event type, the pod after it (its
+// resourceVersion the write's), and the pod before it (nil for a create),
+// so that a filtered watch resumed over it knows whether the pod matched.
+type podEvent struct {
+	typ       watch.EventType
+	pod, prev *corev1.Pod
+	rv        int64
+}
+
+// maxHistory is how many writes of pods a Server keeps for watches to
+// resume from; a watch from a resourceVersion older than those fails with
+// 410 Gone (Expired), as the API server's watch cache does, and an informer
+// lists again.
+const maxHistory = 10000
+
+// record keeps a write of a pod in the history. The caller is a reactor:
+// the fake clientset runs them one at a time, watches' included.
+func (s *Server) record(typ watch.EventType, pod, prev *corev1.Pod) {
+	rv, _ := strconv.ParseInt(pod.ResourceVersion, 10, 64)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.history) >= s.keep {
+		s.history = s.history[1:] // append moves the rest when it grows
+	}
+	s.history = append(s.history, podEvent{typ: typ, pod: pod.DeepCopy(), prev: prev, rv: rv})
 }
 
 // New returns a Server holding objects (stored as given, as
 // fake.NewClientset stores them).
 func New(objects ...runtime.Object) *Server {
-	s := &Server{Clientset: fake.NewClientset(objects...), statuses: map[string][]corev1.PodStatus{}}
+	s := &Server{Clientset: fake.NewClientset(objects...), statuses: map[string][]corev1.PodStatus{}, keep: maxHistory}
 	s.PrependReactor("create", "*", s.stampCreate)
 	s.PrependReactor("create", "pods", s.createPod)
 	s.PrependReactor("update", "pods", s.updatePod)
@@ -136,6 +168,7 @@ func (s *Server) createPod(action clienttesting.Action) (bool, runtime.Object, e
 	if err := s.Tracker().Create(podsResource, pod, ns); err != nil {
 		return true, nil, err
 	}
+	s.record(watch.Added, pod, nil)
 	return true, pod.DeepCopy(), nil
 }
 
@@ -168,6 +201,7 @@ func (s *Server) updatePod(action clienttesting.Action) (bool, runtime.Object, e
 		return true, nil, apierrors.NewConflict(podsResource.GroupResource(), in.Name,
 			fmt.Errorf("precondition failed: UID in object meta: %s, stored: %s", in.UID, cur.UID))
 	}
+	prev := cur.DeepCopy()
 	var next *corev1.Pod
 	if sub == "status" {
 		next = cur
@@ -183,6 +217,7 @@ func (s *Server) updatePod(action clienttesting.Action) (bool, runtime.Object, e
 	if err := s.Tracker().Update(podsResource, next, ns); err != nil {
 		return true, nil, err
 	}
+	s.record(watch.Modified, next, prev)
 	if sub == "status" {
 		s.mu.Lock()
 		k := ns + "/" + next.Name
@@ -224,10 +259,14 @@ func (s *Server) deletePod(action clienttesting.Action) (bool, runtime.Object, e
 			fmt.Errorf("precondition failed: UID in precondition: %s, UID in object meta: %s", *pre.UID, pod.UID))
 	}
 	grace := gracePeriod(pod, opts)
+	prev := pod.DeepCopy()
 	if grace <= 0 {
 		if err := s.Tracker().Delete(podsResource, pod.Namespace, pod.Name); err != nil {
 			return true, nil, err
 		}
+		gone := pod.DeepCopy()
+		gone.ResourceVersion = s.nextRV() // the deletion's, as the API server gives it
+		s.record(watch.Deleted, gone, prev)
 		return true, pod, nil
 	}
 	deadline := metav1.NewTime(time.Now().Add(time.Duration(grace) * time.Second))
@@ -239,6 +278,7 @@ func (s *Server) deletePod(action clienttesting.Action) (bool, runtime.Object, e
 	if err := s.Tracker().Update(podsResource, pod, pod.Namespace); err != nil {
 		return true, nil, err
 	}
+	s.record(watch.Modified, pod, prev)
 	return true, pod, nil
 }
 
@@ -295,6 +335,9 @@ func (s *Server) listPods(action clienttesting.Action) (bool, runtime.Object, er
 	}
 	all := obj.(*corev1.PodList)
 	out := &corev1.PodList{ListMeta: all.ListMeta}
+	s.mu.Lock()
+	out.ResourceVersion = strconv.FormatInt(s.rv, 10) // the list is as of the latest write
+	s.mu.Unlock()
 	for _, p := range all.Items {
 		if match(&p) {
 			out.Items = append(out.Items, p)
@@ -313,8 +356,15 @@ func (s *Server) watchPods(action clienttesting.Action) (bool, watch.Interface, 
 	if err != nil {
 		return true, nil, err
 	}
-	// The watch starts before the list: a pod written between the two is
-	// in both, never in neither.
+	// No write comes between the steps below: the fake clientset runs its
+	// reactors (this one and the writes') one at a time.
+	var replay []watch.Event
+	if rv := r.ResourceVersion; rv != "" && rv != "0" {
+		replay, err = s.since(rv, action.GetNamespace(), match)
+		if err != nil {
+			return true, nil, err
+		}
+	}
 	w, err := s.Tracker().Watch(podsResource, action.GetNamespace())
 	if err != nil {
 		return true, nil, err
@@ -324,23 +374,72 @@ func (s *Server) watchPods(action clienttesting.Action) (bool, watch.Interface, 
 		w.Stop()
 		return true, nil, err
 	}
-	return true, replayThenForward(obj.(*corev1.PodList).Items, w, match), nil
+	current := obj.(*corev1.PodList).Items
+	shown := map[string]bool{}
+	for i := range current {
+		if match(&current[i]) {
+			shown[key(&current[i])] = true
+		}
+	}
+	if r.ResourceVersion == "" || r.ResourceVersion == "0" {
+		// From now on, with the pods there are as Added first.
+		for i := range current {
+			if match(&current[i]) {
+				replay = append(replay, watch.Event{Type: watch.Added, Object: &current[i]})
+			}
+		}
+	}
+	return true, replayThenForward(replay, w, match, shown), nil
 }
 
-// replayThenForward returns a watch that reports each pod of current that
-// matches as added, then the events of w as a watch filtered by match
-// reports them: a pod that comes to match is added, one that stops
-// matching is deleted, the others' events are dropped. Its goroutine ends
-// when the watch is stopped or w ends.
-func replayThenForward(current []corev1.Pod, w watch.Interface, match func(*corev1.Pod) bool) watch.Interface {
+// since returns the events a watch of namespace ("" for all) filtered by
+// match reports for the writes after resourceVersion rv, oldest first: a
+// pod that comes to match is added, one that stops matching is deleted.
+// An rv older than the history fails with 410 Gone (Expired), one that is
+// no number with BadRequest.
+func (s *Server) since(rv, namespace string, match func(*corev1.Pod) bool) ([]watch.Event, error) {
+	from, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q: %v", rv, err))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.history) > 0 && from < s.history[0].rv-1 {
+		return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, s.history[0].rv-1))
+	}
+	var out []watch.Event
+	for _, e := range s.history {
+		if e.rv <= from || (namespace != "" && e.pod.Namespace != namespace) {
+			continue
+		}
+		was, is := e.prev != nil && match(e.prev), match(e.pod)
+		switch {
+		case e.typ == watch.Deleted && was:
+			out = append(out, watch.Event{Type: watch.Deleted, Object: e.pod.DeepCopy()})
+		case e.typ == watch.Deleted:
+		case is && !was:
+			out = append(out, watch.Event{Type: watch.Added, Object: e.pod.DeepCopy()})
+		case is:
+			out = append(out, watch.Event{Type: watch.Modified, Object: e.pod.DeepCopy()})
+		case was:
+			out = append(out, watch.Event{Type: watch.Deleted, Object: e.pod.DeepCopy()})
+		}
+	}
+	return out, nil
+}
+
+// replayThenForward returns a watch that reports the events of replay,
+// then those of w as a watch filtered by match reports them, shown being
+// the pods (namespace/name) the watch has reported as there once replay
+// is sent: a pod that comes to match is added, one that stops matching is
+// deleted, the others' events are dropped. Its goroutine ends when the
+// watch is stopped or w ends.
+func replayThenForward(replay []watch.Event, w watch.Interface, match func(*corev1.Pod) bool, shown map[string]bool) watch.Interface {
 	out := make(chan watch.Event)
 	proxy := watch.NewProxyWatcher(out)
 	go func() {
 		defer close(out)
 		defer w.Stop()
-		// shown: the pods (namespace/name) this watch has reported as
-		// there (added or modified, not deleted since).
-		shown := map[string]bool{}
 		send := func(e watch.Event) bool {
 			select {
 			case out <- e:
@@ -349,12 +448,9 @@ func replayThenForward(current []corev1.Pod, w watch.Interface, match func(*core
 				return false
 			}
 		}
-		for i := range current {
-			if match(&current[i]) {
-				shown[key(&current[i])] = true
-				if !send(watch.Event{Type: watch.Added, Object: &current[i]}) {
-					return
-				}
+		for _, e := range replay {
+			if !send(e) {
+				return
 			}
 		}
 		for {

@@ -399,3 +399,133 @@ func TestConcurrentWritesTakeDistinctResourceVersions(t *testing.T) {
 		}
 	}
 }
+
+// nextEvents reads n events of w, failing t after 10s without one.
+func nextEvents(t *testing.T, w watch.Interface, n int) []string {
+	t.Helper()
+	var got []string
+	for range n {
+		select {
+		case e := <-w.ResultChan():
+			p, _ := e.Object.(*corev1.Pod)
+			if p == nil {
+				t.Fatalf("after %v the watch sent %s %T, want a pod", got, e.Type, e.Object)
+			}
+			got = append(got, fmt.Sprintf("%s %s rv=%s phase=%s", e.Type, p.Name, p.ResourceVersion, p.Status.Phase))
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the watch sent %v, then nothing for 10s; want %d events", got, n)
+		}
+	}
+	return got
+}
+
+// TestWatchResumesFromTheListsResourceVersion: an informer lists, then
+// watches from the list's resourceVersion. A pod created and written
+// twice in between must reach it as those three events, as the API server
+// sends them, not folded into one Added of its latest version: an informer
+// that had not listed the pod then calls its add handler only, and a
+// provider that relays only updates (kuscia's K8sProvider) never tells its
+// agent of the pod.
+func TestWatchResumesFromTheListsResourceVersion(t *testing.T) {
+	ctx := context.Background()
+	s := New()
+	pods := s.CoreV1().Pods("ns")
+	if _, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "before"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := pods.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list.ResourceVersion != "1" {
+		t.Fatalf("List after one write has resourceVersion %q, want 1", list.ResourceVersion)
+	}
+	p, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, phase := range []corev1.PodPhase{corev1.PodPending, corev1.PodRunning} {
+		p.Status.Phase = phase
+		if p, err = pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	p.Status.Phase = corev1.PodSucceeded
+	if _, err := pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(nextEvents(t, w, 4), "; ")
+	want := "ADDED app rv=2 phase=; MODIFIED app rv=3 phase=Pending; MODIFIED app rv=4 phase=Running; MODIFIED app rv=5 phase=Succeeded"
+	if got != want {
+		t.Errorf("watch from the list's resourceVersion 1 sent\n\t%s\nwant\n\t%s", got, want)
+	}
+}
+
+// TestAResumedFilteredWatchReportsPodsComingAndGoing: resumed from a
+// resourceVersion, a label-selected watch reports the writes since as the
+// API server's filtered watch does: a pod that comes to match is added,
+// one that stops matching is deleted, one that never matched is not shown.
+func TestAResumedFilteredWatchReportsPodsComingAndGoing(t *testing.T) {
+	ctx := context.Background()
+	s := New()
+	pods := s.CoreV1().Pods("ns")
+	a, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "other"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a.Labels = map[string]string{"app": "x"}
+	if a, err = pods.Update(ctx, a, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a.Labels = nil
+	if _, err = pods.Update(ctx, a, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: "1", LabelSelector: "app=x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	got := strings.Join(nextEvents(t, w, 2), "; ")
+	if want := "ADDED a rv=3 phase=; DELETED a rv=4 phase="; got != want {
+		t.Errorf("watch of app=x from resourceVersion 1 sent\n\t%s\nwant\n\t%s", got, want)
+	}
+}
+
+// TestAWatchFromBeforeTheHistoryIsGone: a resourceVersion older than the
+// writes the Server keeps fails with 410 Gone (Expired), on which an
+// informer lists again; one that is no number is a bad request.
+func TestAWatchFromBeforeTheHistoryIsGone(t *testing.T) {
+	ctx := context.Background()
+	s := New()
+	s.keep = 10 // maxHistory, made small
+	pods := s.CoreV1().Pods("ns")
+	p, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "busy"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range s.keep + 1 { // the Server keeps writes 3 to keep+2
+		if p, err = pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: "1"}); !apierrors.IsResourceExpired(err) {
+		t.Errorf("watch from resourceVersion 1 after %d writes: err %v, want 410 Gone (Expired)", s.keep+2, err)
+	}
+	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: "2"})
+	if err != nil {
+		t.Fatalf("watch from resourceVersion 2, just before the oldest write kept: %v", err)
+	}
+	w.Stop()
+	if _, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: "x"}); !apierrors.IsBadRequest(err) {
+		t.Errorf("watch from resourceVersion x: err %v, want BadRequest", err)
+	}
+}

@@ -43,11 +43,16 @@
 //     (BadRequest). A watch reports a pod that comes to match as Added and
 //     one that stops matching as Deleted, as the API server's filtered
 //     watches do.
-//   - A watch of pods first reports every pod that matches as Added, then
-//     the changes: client-go's fake tracker keeps no history to resume a
-//     watch from the resourceVersion of an informer's list, so a pod
-//     created between the list and the watch would otherwise be lost. An
-//     informer takes a pod it already has as an update.
+//   - A List of pods carries the resourceVersion of the latest write, and a
+//     Watch from a resourceVersion reports every write of a pod since, in
+//     order, as the API server's watch cache does: an informer that lists,
+//     then watches from its list's resourceVersion, sees a pod created and
+//     written in between as its creation and each write (its update
+//     handler is called), not as one Added of its latest version. The
+//     Server keeps the latest 10,000 writes of pods; a Watch from before
+//     them fails with 410 Gone (Expired), and an informer lists again. A
+//     Watch from no resourceVersion (or "0") first reports every pod that
+//     matches as Added, then the changes.
 //
 // Times come from the time package, so inside a testing/synctest bubble
 // they are the bubble's clock. A Server is safe for concurrent use, as the
@@ -75,10 +80,11 @@
 //   - Nothing is validated or defaulted (an invalid pod IP or an empty
 //     container name is accepted), no admission runs, finalizers and owner
 //     references hold nothing back, namespaces need not exist.
-//   - A watch ignores the resourceVersion it is asked for (it always starts
-//     with the pods there are), sends no bookmarks and never expires (no 410
-//     Gone); a malformed label or field selector panics inside client-go's
-//     fake before the Server sees it.
+//   - A watch sends no bookmarks, and the writes it resumes over are those
+//     of the Server's reactors: a Patch, Apply or DeleteCollection of a pod
+//     is reported only to the watches open when it happens. A malformed
+//     label or field selector panics inside client-go's fake before the
+//     Server sees it.
 //   - Timestamps keep the time package's precision; the API server keeps
 //     whole seconds.
 package apiserver
