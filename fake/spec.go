@@ -300,25 +300,9 @@ func buildEqual(t reflect.Type, built map[reflect.Type]*equalFunc) equalFunc {
 			return elem(px, py)
 		}
 	case reflect.Slice:
-		elem, size := equalFor(t.Elem(), built), t.Elem().Size()
+		op := &fieldOp{kind: opSlice, size: t.Elem().Size(), equal: equalFor(t.Elem(), built)}
 		return func(x, y unsafe.Pointer) bool {
-			// A slice is a pointer to its array, a length and a capacity.
-			sx, sy := (*sliceHeader)(x), (*sliceHeader)(y)
-			if sx.data == nil || sy.data == nil {
-				return sx.data == sy.data
-			}
-			if sx.len != sy.len {
-				return false
-			}
-			if sx.data == sy.data {
-				return true
-			}
-			for i := range uintptr(sx.len) {
-				if !elem(unsafe.Add(sx.data, i*size), unsafe.Add(sy.data, i*size)) {
-					return false
-				}
-			}
-			return true
+			return equalSlice(op, (*sliceHeader)(x), (*sliceHeader)(y))
 		}
 	case reflect.Array:
 		elem, size := equalFor(t.Elem(), built), t.Elem().Size()

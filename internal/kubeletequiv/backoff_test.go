@@ -203,10 +203,7 @@ func TestBackOffStateIsTheKubeletsBackOff(t *testing.T) {
 func TestBackOffStateAgreesOnRandomWalks(t *testing.T) {
 	for _, b := range backOffFigures {
 		r := rand.New(rand.NewSource(1))
-		var steps []time.Duration // the clock never goes back, no exit is in the future
-		for _, d := range []time.Duration{0, 1, b.Initial / 2, b.Initial - 1, b.Initial, b.Initial + 1, b.Max - 1, b.Max, 2*b.Max - 1, 2 * b.Max, 2*b.Max + 1} {
-			steps = append(steps, max(d, 0))
-		}
+		steps := walkSteps(b) // the clock never goes back, no exit is in the future
 		for walk := range 20 {
 			var seq []backOffOp
 			for range 300 {
@@ -270,10 +267,7 @@ func TestBackOffStateIsTheImageManagersBackOff(t *testing.T) {
 			runBackOffSequence(t, name, b, seq, 3)
 		}
 		r := rand.New(rand.NewSource(1))
-		var steps []time.Duration
-		for _, d := range []time.Duration{0, 1, b.Initial / 2, b.Initial - 1, b.Initial, b.Initial + 1, b.Max - 1, b.Max, 2*b.Max - 1, 2 * b.Max, 2*b.Max + 1} {
-			steps = append(steps, max(d, 0))
-		}
+		steps := walkSteps(b)
 		for walk := range 20 {
 			var seq []backOffOp
 			for range 300 {
@@ -291,4 +285,14 @@ func TestBackOffStateIsTheImageManagersBackOff(t *testing.T) {
 			runBackOffSequence(t, fmt.Sprintf("random walk %d", walk), b, seq, 3)
 		}
 	}
+}
+
+// walkSteps are the clock steps of the random walks: around the edges of
+// the figures b, none negative.
+func walkSteps(b workload.BackOff) []time.Duration {
+	var steps []time.Duration
+	for _, d := range []time.Duration{0, 1, b.Initial / 2, b.Initial - 1, b.Initial, b.Initial + 1, b.Max - 1, b.Max, 2*b.Max - 1, 2 * b.Max, 2*b.Max + 1} {
+		steps = append(steps, max(d, 0))
+	}
+	return steps
 }
