@@ -11,11 +11,11 @@ import (
 )
 
 // This file keeps a private copy of a pod's spec (specCopy) and compares
-// one handed in with it (sameSpec), containers whole, without allocating,
-// on every Kubernetes release the kit supports.
+// one handed in with it (sameStoredSpec), containers whole, without
+// allocating, on every Kubernetes release the kit supports.
 //
-// Contract: sameContainer(x, y) == reflect.DeepEqual(x, y) for any two
-// containers. Every field of v1.Container is compared, recursively, with
+// Contract: sameStoredContainer(x, y, steady) == reflect.DeepEqual(x, y)
+// for any two containers, whatever steady says. Every field of v1.Container is compared, recursively, with
 // reflect.DeepEqual's rules: a nil slice or map differs from an empty one,
 // pointers are compared by what they point to. No field is skipped, for
 // the fake hands its stored containers whole to code that reads what it
@@ -71,21 +71,8 @@ func specCopy(pod *v1.Pod) *v1.Pod {
 	return out
 }
 
-// sameSpec reports whether specCopy(pod) would equal stored (as
-// reflect.DeepEqual sees them), without reflection and without allocating:
-// a sync with an unchanged pod copies nothing. It reads all of pod that
-// specCopy keeps, on every call: a caller may edit the *v1.Pod it hands
-// SyncPod in place between two calls without changing its ResourceVersion
-// or Generation, so nothing cheaper (the pointer, a version, a hash kept
-// from the last call) can tell that the spec is unchanged. Containers are
-// compared whole by sameContainers; a resource quantity whose cached
-// string differs makes them unequal, which only costs a copy.
-func sameSpec(stored, pod *v1.Pod) bool {
-	return samePodFields(stored, pod) &&
-		sameContainers(stored.Spec.InitContainers, pod.Spec.InitContainers) && sameContainers(stored.Spec.Containers, pod.Spec.Containers)
-}
-
-// samePodFields is sameSpec on the pod's own fields, containers left out.
+// samePodFields is sameStoredSpec on the pod's own fields, containers left
+// out.
 func samePodFields(stored, pod *v1.Pod) bool {
 	if stored.Namespace != pod.Namespace || stored.Name != pod.Name || stored.UID != pod.UID ||
 		stored.Spec.RestartPolicy != pod.Spec.RestartPolicy || stored.Spec.HostNetwork != pod.Spec.HostNetwork {
@@ -95,9 +82,16 @@ func samePodFields(stored, pod *v1.Pod) bool {
 		samePtr(stored.Spec.ShareProcessNamespace, pod.Spec.ShareProcessNamespace)
 }
 
-// sameStoredSpec is sameSpec(stored, pod) for a stored copy whose
-// containers' steady fields are steady (steadyFieldsOf(stored)): what
-// podFor calls at every SyncPod. The fields a caller's unchanged pod
+// sameStoredSpec reports whether specCopy(pod) would equal stored (as
+// reflect.DeepEqual sees them), for a stored copy whose containers' steady
+// fields are steady (steadyFieldsOf(stored)), without reflection and
+// without allocating: a sync with an unchanged pod copies nothing. podFor
+// calls it at every SyncPod. It reads all of pod that specCopy keeps, on
+// every call: a caller may edit the *v1.Pod it hands SyncPod in place
+// between two calls without changing its ResourceVersion or Generation, so
+// nothing cheaper (the pointer, a version, a hash kept from the last call)
+// can tell that the spec is unchanged. A resource quantity whose cached
+// string differs makes containers unequal, which only costs a copy. The fields a caller's unchanged pod
 // shares the bytes of with the stored copy (in a container, most: the
 // strings, and the many fields a pod leaves unset) are compared a run at a
 // time (sameStoredContainer).
@@ -215,26 +209,6 @@ func sameStoredContainer(x, y *v1.Container, steady uint64) bool {
 // reflect.DeepEqual.
 func samePtr[T comparable](a, b *T) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
-}
-
-// sameContainers reports whether x and y hold equal containers in the same
-// order. An empty list equals a nil one: specCopy stores both as nil.
-func sameContainers(x, y []v1.Container) bool {
-	if len(x) != len(y) {
-		return false
-	}
-	for i := range x {
-		if !sameContainer(&x[i], &y[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-var containerEqual = equalFor(reflect.TypeFor[v1.Container](), map[reflect.Type]*equalFunc{})
-
-func sameContainer(x, y *v1.Container) bool {
-	return containerEqual(unsafe.Pointer(x), unsafe.Pointer(y))
 }
 
 // equalFunc reports reflect.DeepEqual of the two values of one type that x

@@ -17,6 +17,15 @@ import (
 	"github.com/kri-kit/testkit/kri"
 )
 
+// sameContainer and sameSpec are what podFor decides with no field known
+// to share its bytes (steady 0) and with those of the stored copy: each
+// must be reflect.DeepEqual.
+func sameContainer(x, y *v1.Container) bool { return sameStoredContainer(x, y, 0) }
+
+func sameSpec(stored, pod *v1.Pod) bool {
+	return sameStoredSpec(stored, steadyFieldsOf(stored), pod)
+}
+
 // filler sets every exported field reachable from a value to a non-zero
 // value of its own: pointers to filled values, slices of two filled
 // elements, maps of two entries.

@@ -202,27 +202,19 @@ func TestBackOffStateIsTheKubeletsBackOff(t *testing.T) {
 // and forgotten pods.
 func TestBackOffStateAgreesOnRandomWalks(t *testing.T) {
 	for _, b := range backOffFigures {
-		r := rand.New(rand.NewSource(1))
-		steps := walkSteps(b) // the clock never goes back, no exit is in the future
-		for walk := range 20 {
-			var seq []backOffOp
-			for range 300 {
-				o := backOffOp{step: steps[r.Intn(len(steps))], k: r.Intn(3)}
-				switch n := r.Intn(20); {
-				case n < 14:
-					o.op = "restart"
-				case n < 17:
-					o.op = "next"
-				case n < 18:
-					o.op = "delete"
-				}
-				if o.op != "delete" && r.Intn(3) == 0 {
-					o.ago = steps[r.Intn(len(steps))]
-				}
-				seq = append(seq, o)
+		randomWalks(t, b, func(r *rand.Rand, steps []time.Duration, o *backOffOp) {
+			switch n := r.Intn(20); {
+			case n < 14:
+				o.op = "restart"
+			case n < 17:
+				o.op = "next"
+			case n < 18:
+				o.op = "delete"
 			}
-			runBackOffSequence(t, fmt.Sprintf("random walk %d", walk), b, seq, 3)
-		}
+			if o.op != "delete" && r.Intn(3) == 0 {
+				o.ago = steps[r.Intn(len(steps))] // no exit is in the future
+			}
+		})
 	}
 }
 
@@ -266,33 +258,36 @@ func TestBackOffStateIsTheImageManagersBackOff(t *testing.T) {
 		for name, seq := range imagePullSequences(b) {
 			runBackOffSequence(t, name, b, seq, 3)
 		}
-		r := rand.New(rand.NewSource(1))
-		steps := walkSteps(b)
-		for walk := range 20 {
-			var seq []backOffOp
-			for range 300 {
-				o := backOffOp{step: steps[r.Intn(len(steps))], k: r.Intn(3)}
-				switch n := r.Intn(20); {
-				case n < 15:
-					o.op = "pull"
-				case n < 18:
-					o.op = "pulled"
-				case n < 19:
-					o.op = "delete"
-				}
-				seq = append(seq, o)
+		randomWalks(t, b, func(r *rand.Rand, _ []time.Duration, o *backOffOp) {
+			switch n := r.Intn(20); {
+			case n < 15:
+				o.op = "pull"
+			case n < 18:
+				o.op = "pulled"
+			case n < 19:
+				o.op = "delete"
 			}
-			runBackOffSequence(t, fmt.Sprintf("random walk %d", walk), b, seq, 3)
-		}
+		})
 	}
 }
 
-// walkSteps are the clock steps of the random walks: around the edges of
-// the figures b, none negative.
-func walkSteps(b workload.BackOff) []time.Duration {
+// randomWalks runs 20 walks of 300 ops with figures b, each a clock step
+// around the figures' edges (the clock never goes back) on one of three
+// keys, its op set by pick, the same walks on every run.
+func randomWalks(t *testing.T, b workload.BackOff, pick func(r *rand.Rand, steps []time.Duration, o *backOffOp)) {
+	t.Helper()
 	var steps []time.Duration
 	for _, d := range []time.Duration{0, 1, b.Initial / 2, b.Initial - 1, b.Initial, b.Initial + 1, b.Max - 1, b.Max, 2*b.Max - 1, 2 * b.Max, 2*b.Max + 1} {
 		steps = append(steps, max(d, 0))
 	}
-	return steps
+	r := rand.New(rand.NewSource(1))
+	for walk := range 20 {
+		var seq []backOffOp
+		for range 300 {
+			o := backOffOp{step: steps[r.Intn(len(steps))], k: r.Intn(3)}
+			pick(r, steps, &o)
+			seq = append(seq, o)
+		}
+		runBackOffSequence(t, fmt.Sprintf("random walk %d", walk), b, seq, 3)
+	}
 }
