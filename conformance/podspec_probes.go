@@ -40,7 +40,7 @@ var podspecProbesSpecs = []*specDef{
 }
 
 // crashLoopBackOff is the kubelet's first restart back-off of a container
-// that exited (kubelet.go, backOffPeriod: 10s, doubling up to 5 minutes),
+// that exited (kubelet.go, initialCrashLoopBackOff: 10s, doubling up to 5 minutes),
 // which a provider built on its runtime manager waits before a restart.
 const crashLoopBackOff = 10 * time.Second
 

@@ -30,8 +30,7 @@ const RuntimeType = "sim"
 
 // The default crash-loop back-off of the simulated kubelet: short, so that
 // the conformance suite sees several restarts within a second or two. The
-// kubelet uses 10s doubling to 5m (kubelet.go, backOffPeriod and
-// MaxContainerBackOff).
+// kubelet uses 10s doubling to 5m (workload.KubeletBackOff).
 const (
 	DefaultBackOffInitial = 200 * time.Millisecond
 	DefaultBackOffMax     = 2 * time.Second

@@ -33,8 +33,8 @@ import (
 // The kubelet's defaults this provider starts from.
 const (
 	// DefaultInitialBackOff and DefaultMaxBackOff bound the crash-loop
-	// back-off, as the kubelet's backOffPeriod and MaxContainerBackOff
-	// (pkg/kubelet/kubelet.go).
+	// back-off, as the kubelet's initialCrashLoopBackOff and
+	// MaxCrashLoopBackOff (pkg/kubelet/kubelet.go, workload.KubeletBackOff).
 	DefaultInitialBackOff = 10 * time.Second
 	DefaultMaxBackOff     = 300 * time.Second
 	// DefaultGCPeriod is how often Start collects dead containers and
@@ -99,7 +99,8 @@ type Provider struct {
 	events *notifier
 	// retry is how long after a failed start without a back-off of its
 	// own the agent is asked to sync again: the initial back-off, as the
-	// kubelet's backOffPeriod is both.
+	// kubelet's pod workers retry after backOffPeriod, the same 10s as
+	// initialCrashLoopBackOff.
 	retry time.Duration
 
 	runtime     kuberuntime.KubeGenericRuntime

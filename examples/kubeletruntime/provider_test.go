@@ -21,6 +21,7 @@ import (
 	"github.com/kri-kit/testkit/examples/kubeletruntime"
 	"github.com/kri-kit/testkit/examples/kubeletruntime/crisim"
 	"github.com/kri-kit/testkit/kri"
+	"github.com/kri-kit/testkit/sim/workload"
 )
 
 func newProvider(t *testing.T, opts kubeletruntime.Options) *kubeletruntime.Provider {
@@ -101,6 +102,16 @@ func describe(st *pkgcontainer.PodStatus) string {
 		b.WriteString(c.Name + "=" + string(c.State) + " ")
 	}
 	return b.String()
+}
+
+// TestDefaultBackOffIsTheKubelets ties the provider's default back-off to
+// the kit's one statement of the kubelet's (workload.KubeletBackOff, which
+// internal/kubeletequiv checks against the kubelet's source).
+func TestDefaultBackOffIsTheKubelets(t *testing.T) {
+	got := workload.BackOff{Initial: kubeletruntime.DefaultInitialBackOff, Max: kubeletruntime.DefaultMaxBackOff}
+	if got != workload.KubeletBackOff {
+		t.Errorf("DefaultInitialBackOff, DefaultMaxBackOff = %v, %v; the kubelet's crash-loop back-off is %v, %v", got.Initial, got.Max, workload.KubeletBackOff.Initial, workload.KubeletBackOff.Max)
+	}
 }
 
 func TestNewRejectsBadOptions(t *testing.T) {

@@ -16,8 +16,7 @@ import (
 
 // The default crash-loop back-off of a Service: short, so that the
 // conformance suite sees several restarts within a second or two. The
-// kubelet's runtime uses 10s doubling to 5m (kubelet.go, backOffPeriod and
-// MaxContainerBackOff).
+// kubelet's runtime uses 10s doubling to 5m (workload.KubeletBackOff).
 const (
 	DefaultBackOffInitial = 200 * time.Millisecond
 	DefaultBackOffMax     = 2 * time.Second

@@ -8,5 +8,7 @@
 // limits, the crash-loop back-off (workload.BackOffState against
 // client-go's flowcontrol.Backoff as the kubelet's doBackOff drives it) and
 // the image-pull back-off (the same, as the image manager's pullImage
-// drives it).
+// drives it), and workload's back-off figures against the constants in the
+// kubelet's source. make test-release runs them against every Kubernetes
+// release the kit is tested with.
 package kubeletequiv

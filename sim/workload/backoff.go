@@ -14,9 +14,10 @@ type BackOff struct {
 }
 
 // KubeletBackOff is the kubelet's crash-loop back-off
-// (k8s.io/kubernetes/pkg/kubelet/kubelet.go: backOffPeriod, 10s, and
-// MaxContainerBackOff, 300s), which a Pod and the fake's
-// WithCrashLoopBackOff both run on a BackOffState.
+// (k8s.io/kubernetes/pkg/kubelet/kubelet.go: initialCrashLoopBackOff, 10s,
+// and MaxCrashLoopBackOff, 300s, its alpha gates off), which a Pod and the
+// fake's WithCrashLoopBackOff both run on a BackOffState.
+// internal/kubeletequiv checks both figures against the kubelet's source.
 var KubeletBackOff = BackOff{Initial: 10 * time.Second, Max: 300 * time.Second}
 
 // KubeletImageBackOff is the kubelet's image-pull back-off
