@@ -155,8 +155,9 @@ test-k8s-all:
 ## test-release: what a Kubernetes release can change, the default of
 ## test-k8s: every module moved to the release builds and vets (the kit,
 ## testdata/consumer, vk/ and its providers' modules), kri/podstatus's
-## tests (the kubelet's status rules), internal/kubeletequiv's (the
-## simulations' rules and figures against the kubelet's), the fake's gate
+## tests (the kubelet's status rules), internal/kubeletequiv's back-off
+## tests (workload's back-off and its figures against the kubelet's), the
+## fake's gate
 ## (TestFakeIsConformant, the suite against the fake) and the vk suite's
 ## reference provider (TestReferenceProviderPassesEverySpec: VK's own
 ## controllers of that release). The mutants and variants judge the suite's
@@ -164,7 +165,7 @@ test-k8s-all:
 test-release:
 	$(GO) vet $(RACE) $(PKGS)
 	cd testdata/consumer && $(GO) vet $(RACE) ./...
-	$(COLOR) $(GO) test $(RACE) ./kri/podstatus/... ./internal/kubeletequiv/ && $(GO) test $(RACE) -run '^TestFakeIsConformant$$' ./conformance/
+	$(COLOR) $(GO) test $(RACE) ./kri/podstatus/... && $(GO) test $(RACE) -run '^TestBackOff' ./internal/kubeletequiv/ && $(GO) test $(RACE) -run '^TestFakeIsConformant$$' ./conformance/
 	$(COLOR) cd vk && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -run '^TestReferenceProviderPassesEverySpec$$' .
 	for m in $(VK_PROVIDER_MODULES); do (cd $$m && $(GO) vet $(RACE) ./...) || exit 1; done
 

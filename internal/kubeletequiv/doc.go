@@ -9,6 +9,8 @@
 // client-go's flowcontrol.Backoff as the kubelet's doBackOff drives it) and
 // the image-pull back-off (the same, as the image manager's pullImage
 // drives it), and workload's back-off figures against the constants in the
-// kubelet's source. make test-release runs them against every Kubernetes
-// release the kit is tested with.
+// kubelet's source. make test-release runs the back-off tests against every
+// Kubernetes release the kit is tested with; the others follow the release
+// this module requires (v1.37 no longer reads a probe port "443" that names
+// no port as the number 443, which sim/workload's ContainerPort still does).
 package kubeletequiv
