@@ -29,9 +29,10 @@ import (
 // them turns it red.
 func TestBackOffFiguresAreTheKubelets(t *testing.T) {
 	dir := moduleDir(t, "k8s.io/kubernetes")
-	consts := sourceConsts(t, filepath.Join(dir, "pkg/kubelet/apis/config/v1beta1/defaults.go"), "v1beta1.")
+	consts := sourceConsts(parseSource(t, filepath.Join(dir, "pkg/kubelet/apis/config/v1beta1/defaults.go")), "v1beta1.")
 	kubeletGo := filepath.Join(dir, "pkg/kubelet/kubelet.go")
-	maps.Copy(consts, sourceConsts(t, kubeletGo, ""))
+	kubelet := parseSource(t, kubeletGo)
+	maps.Copy(consts, sourceConsts(kubelet, ""))
 
 	for _, c := range []struct {
 		kit     string
@@ -58,7 +59,7 @@ func TestBackOffFiguresAreTheKubelets(t *testing.T) {
 		}
 	}
 
-	expiry, err := crashLoopExpiry(kubeletGo, consts)
+	expiry, err := crashLoopExpiry(kubelet, consts)
 	if err != nil {
 		t.Fatalf("the kubelet's crash-loop back-off expiry (%s: klet.crashLoopBackOff.HasExpiredFunc): %v", kubeletGo, err)
 	}
@@ -82,14 +83,19 @@ func moduleDir(t *testing.T, path string) string {
 	return dir
 }
 
-// sourceConsts parses file and returns the expressions of its package-level
-// constants and variables by name, each name prefixed with prefix.
-func sourceConsts(t *testing.T, file, prefix string) map[string]ast.Expr {
+// parseSource parses a Go file of the kubelet's source.
+func parseSource(t *testing.T, file string) *ast.File {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.SkipObjectResolution)
 	if err != nil {
 		t.Fatalf("reading the kubelet's source: %v", err)
 	}
+	return f
+}
+
+// sourceConsts returns the expressions of f's package-level constants and
+// variables by name, each name prefixed with prefix.
+func sourceConsts(f *ast.File, prefix string) map[string]ast.Expr {
 	consts := map[string]ast.Expr{}
 	for _, d := range f.Decls {
 		g, ok := d.(*ast.GenDecl)
@@ -164,14 +170,10 @@ func evalDuration(e ast.Expr, consts map[string]ast.Expr, depth int) (time.Durat
 	return 0, fmt.Errorf("cannot read %s as a duration", types.ExprString(e))
 }
 
-// crashLoopExpiry finds where file sets klet.crashLoopBackOff.HasExpiredFunc
+// crashLoopExpiry finds where f sets klet.crashLoopBackOff.HasExpiredFunc
 // and evaluates the duration its function compares the time since the
 // latest update with (eventTime.Sub(lastUpdate) > D).
-func crashLoopExpiry(file string, consts map[string]ast.Expr) (time.Duration, error) {
-	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.SkipObjectResolution)
-	if err != nil {
-		return 0, err
-	}
+func crashLoopExpiry(f *ast.File, consts map[string]ast.Expr) (time.Duration, error) {
 	var lit *ast.FuncLit
 	ast.Inspect(f, func(n ast.Node) bool {
 		a, ok := n.(*ast.AssignStmt)
